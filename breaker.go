@@ -1,0 +1,311 @@
+package breaker
+
+import (
+	"math"
+	"time"
+
+	"go.uber.org/atomic"
+)
+
+// CircuitBreaker is the breaker of one rule. The Manager makes one for each loaded rule: a
+// *ResponseTimeBreaker for SlowRequestRatio, an *ExceptionBreaker for ErrorRatio and
+// ErrorCount. Every method is safe for concurrent use.
+type CircuitBreaker interface {
+	// Rule returns the rule the breaker enforces.
+	Rule() Rule
+	// State returns the breaker's state. It changes only when a call arrives or completes.
+	State() State
+	// TryPass reports whether the breaker admits the call of e, and records the admission in e
+	// so that OnRequestComplete can tell this call from one admitted before a state change.
+	// It may move the breaker from OPEN to HALF_OPEN, making the call its probe. The Manager
+	// calls it for every call; call it yourself only for an Entry the Manager did not check
+	// with this breaker.
+	TryPass(e *Entry) bool
+	// OnRequestComplete counts the outcome of e's call, if this breaker admitted it in its
+	// current period, and moves the breaker if the outcome calls for it. Entry.Exit calls it.
+	OnRequestComplete(e *Entry)
+}
+
+// circuit is the state machine shared by both kinds of breaker.
+//
+// Its state is the current period, read with one atomic load and replaced by compare-and-swap,
+// so exactly one goroutine makes each transition and reports it. A call keeps the period that
+// admitted it; when it completes in a later period its outcome is ignored.
+type circuit struct {
+	m            *Manager
+	rule         atomic.Pointer[Rule] // replaced only when a reload changes the ID
+	strategy     Strategy
+	threshold    float64
+	maxRT        int64
+	minCalls     uint64
+	retryTimeout int64
+	probeTimeout int64
+	interval     time.Duration
+	buckets      uint32
+	cur          atomic.Pointer[period]
+}
+
+// period is one stretch of a breaker's life in one state. Only blocked changes after it is
+// published.
+type period struct {
+	state    State
+	gen      uint64                     // counts the breaker's transitions
+	retryAt  int64                      // OPEN, HALF_OPEN: when a probe may pass
+	deadline int64                      // HALF_OPEN: when the probe counts as failed
+	window   *leapArray                 // CLOSED: the calls of this period; nil once retired
+	blocked  atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
+}
+
+// outcome is how a completed call counts.
+type outcome uint8
+
+const (
+	succeeded outcome = iota
+	failed
+	ignored // counts neither way, as a call its caller gave up on
+)
+
+// verdict is the first half of admission.
+type verdict uint8
+
+const (
+	admitted verdict = iota
+	probeDue         // OPEN and the retry time has come: the call may become the probe
+	rejected
+)
+
+// init makes c a CLOSED breaker for r with an empty window.
+func (c *circuit) init(m *Manager, r Rule) {
+	c.m = m
+	c.strategy = r.Strategy
+	c.threshold = r.Threshold
+	c.maxRT = int64(r.MaxAllowedRT)
+	c.minCalls = r.minRequestAmount()
+	c.retryTimeout = int64(r.RetryTimeout)
+	c.probeTimeout = int64(r.probeTimeout())
+	c.interval = r.statInterval()
+	c.buckets = r.bucketCount()
+	c.rule.Store(&r)
+	c.cur.Store(&period{state: Closed, window: newLeapArray(c.interval, c.buckets)})
+}
+
+// Rule returns the rule the breaker enforces.
+func (c *circuit) Rule() Rule { return *c.rule.Load() }
+
+// State returns the breaker's state.
+func (c *circuit) State() State { return c.cur.Load().state }
+
+// TryPass reports whether the breaker admits e's call; see CircuitBreaker.
+func (c *circuit) TryPass(e *Entry) bool {
+	now := lazyNow{m: c.m}
+	p, v := c.check(&now)
+	switch v {
+	case rejected:
+		return false
+	case probeDue:
+		q, ok := c.probe(p, now.get())
+		if !ok {
+			return false
+		}
+		p = q
+	}
+	if e != nil {
+		if c.strategy == SlowRequestRatio && !e.call.timed {
+			e.call.start, e.call.timed = now.get(), true
+		}
+		e.call.record(c, p)
+	}
+	return true
+}
+
+// OnRequestComplete counts the outcome of e's call; see CircuitBreaker.
+func (c *circuit) OnRequestComplete(e *Entry) {
+	if e == nil {
+		return
+	}
+	a := e.call.find(c)
+	if a == nil {
+		return
+	}
+	now := c.m.now()
+	c.complete(a.p, now, now-e.call.start, c.m.classify(e.Err()))
+	a.p = nil
+}
+
+// check reads the breaker for a call arriving at now. It changes nothing but a probe that
+// has timed out.
+func (c *circuit) check(now *lazyNow) (*period, verdict) {
+	p := c.cur.Load()
+	if p.state == Closed {
+		return p, admitted
+	}
+	return c.checkNotClosed(p, now.get())
+}
+
+func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
+	for {
+		switch {
+		case p.state == Closed:
+			return p, admitted
+		case p.state == Open && now >= p.retryAt:
+			return p, probeDue
+		case p.state == Open, now < p.deadline:
+			return p, rejected
+		}
+		// The probe has run past its deadline: it counts as failed.
+		q := c.newPeriod(p, Open, satAdd(now, c.retryTimeout))
+		if c.move(p, q, ProbeTimedOut, 0, now) {
+			return q, rejected
+		}
+		p = c.cur.Load()
+	}
+}
+
+// probe tries to make the call the probe of the OPEN period p. Only one caller wins.
+func (c *circuit) probe(p *period, now int64) (*period, bool) {
+	q := c.newPeriod(p, HalfOpen, p.retryAt)
+	q.deadline = satAdd(now, c.probeTimeout)
+	return q, c.move(p, q, RetryTimeoutElapsed, 0, now)
+}
+
+// releaseProbe returns a probe that will not run to OPEN, with the retry time unchanged, so
+// the next call may probe.
+func (c *circuit) releaseProbe(p *period, reason Reason, now int64) {
+	c.move(p, c.newPeriod(p, Open, p.retryAt), reason, 0, now)
+}
+
+// complete counts a call that the period p admitted and that completed at now after rt.
+func (c *circuit) complete(p *period, now, rt int64, o outcome) {
+	if p == nil || c.cur.Load() != p {
+		return // admitted before the last transition
+	}
+	switch p.state {
+	case Closed:
+		c.count(p, now, rt, o)
+	case HalfOpen:
+		c.decideProbe(p, now, rt, o)
+	}
+}
+
+func (c *circuit) count(p *period, now, rt int64, o outcome) {
+	if p.window == nil || o == ignored {
+		return
+	}
+	bad := c.isBad(rt, o)
+	head := p.window.add(now, bad)
+	if !bad && !p.window.mayHoldBad(head) {
+		return // a good call over a window with no bad call cannot trip
+	}
+	total, badCalls := p.window.sum(head)
+	if total < c.minCalls {
+		return
+	}
+	if measure, trips := c.measure(total, badCalls); trips {
+		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ThresholdExceeded, measure, now)
+	}
+}
+
+func (c *circuit) decideProbe(p *period, now, rt int64, o outcome) {
+	switch {
+	case now >= p.deadline:
+		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ProbeTimedOut, 0, now)
+	case o == ignored:
+		c.releaseProbe(p, ProbeIgnored, now)
+	case c.isBad(rt, o):
+		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ProbeFailed, 0, now)
+	default:
+		c.move(p, c.newPeriod(p, Closed, 0), ProbeSucceeded, 0, now)
+	}
+}
+
+// isBad reports whether a call counts against the rule: slow for SlowRequestRatio (whatever
+// its error), failed for the error strategies. It also judges the probe.
+func (c *circuit) isBad(rt int64, o outcome) bool {
+	if c.strategy == SlowRequestRatio {
+		return isSlow(rt, c.maxRT)
+	}
+	return o == failed
+}
+
+// measure returns the ratio or count of bad calls and whether it meets the threshold.
+// Ratios are divided, not multiplied out: 12/15 and 0.8 round to the same float64, so they
+// compare equal as the user meant.
+func (c *circuit) measure(total, bad uint64) (float64, bool) {
+	var m float64
+	if c.strategy == ErrorCount {
+		m = float64(bad)
+	} else {
+		m = float64(bad) / float64(total)
+	}
+	return m, m >= c.threshold
+}
+
+// newPeriod builds the period that follows p.
+func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
+	q := &period{state: s, gen: p.gen + 1, retryAt: retryAt}
+	if s == Closed {
+		q.window = newLeapArray(c.interval, c.buckets)
+	} else {
+		q.blocked.Store(c.blockError(s, retryAt))
+	}
+	return q
+}
+
+func (c *circuit) blockError(s State, retryAt int64) *BlockError {
+	r := c.rule.Load()
+	return &BlockError{Resource: r.Resource, Rule: r, State: s, RetryAt: c.m.timeAt(retryAt)}
+}
+
+// move replaces the period from with to, and reports the transition if it won.
+func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now int64) bool {
+	if !c.cur.CompareAndSwap(from, to) {
+		return false
+	}
+	r := c.rule.Load()
+	c.m.notify(StateChange{
+		Resource: r.Resource,
+		Rule:     *r,
+		From:     from.state,
+		To:       to.state,
+		Reason:   reason,
+		Snapshot: snapshot,
+		At:       c.m.timeAt(now),
+	})
+	return true
+}
+
+// retire replaces the breaker's period with a final CLOSED one that counts nothing, so calls
+// still in flight under a dropped rule change nothing. It returns the transition to report
+// when the breaker was not CLOSED.
+func (c *circuit) retire(now int64) (StateChange, bool) {
+	for {
+		p := c.cur.Load()
+		if c.cur.CompareAndSwap(p, &period{state: Closed, gen: p.gen + 1}) {
+			r := c.rule.Load()
+			return StateChange{
+				Resource: r.Resource, Rule: *r, From: p.state, To: Closed,
+				Reason: RuleChanged, At: c.m.timeAt(now),
+			}, p.state != Closed
+		}
+	}
+}
+
+// relabel gives a kept breaker the ID of the rule that reloaded it.
+func (c *circuit) relabel(r Rule) {
+	c.rule.Store(&r)
+	if p := c.cur.Load(); p.state != Closed {
+		p.blocked.Store(c.blockError(p.state, p.retryAt))
+	}
+}
+
+// satAdd adds without overflow.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	if b > 0 && s < a {
+		return math.MaxInt64
+	}
+	if b < 0 && s > a {
+		return math.MinInt64
+	}
+	return s
+}

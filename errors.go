@@ -1,0 +1,54 @@
+package breaker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrBlocked is matched by every *BlockError: errors.Is(err, ErrBlocked) holds for every call
+// that Enter, Do or Execute did not let through.
+var ErrBlocked = errors.New("breaker: call blocked")
+
+// ErrOpen is matched by a *BlockError whose call a breaker rejected (OPEN, or HALF_OPEN with
+// its probe in flight), as opposed to one that a slot blocked.
+var ErrOpen = errors.New("breaker: circuit open")
+
+// BlockError is the error of a call that was not let through. Enter, Do and Execute return it.
+//
+// A breaker hands the same *BlockError to every call it rejects in one period, so rejecting
+// costs no allocation: read it, do not modify it.
+type BlockError struct {
+	// Resource is the name the call was made under.
+	Resource string
+	// Rule is the rule whose breaker rejected the call; nil when a slot blocked it.
+	Rule *Rule
+	// State is that breaker's state at rejection: Open or HalfOpen. Closed when a slot
+	// blocked the call.
+	State State
+	// RetryAt is when that breaker lets (or let) a probe through; zero when a slot blocked
+	// the call. While HALF_OPEN it is already past: the next probe waits for the current one.
+	RetryAt time.Time
+	// Cause is the slot's error, when a slot blocked the call.
+	Cause error
+}
+
+// Error describes who blocked the call.
+func (e *BlockError) Error() string {
+	if e.Rule == nil {
+		return fmt.Sprintf("breaker: call to %q blocked: %v", e.Resource, e.Cause)
+	}
+	rule := e.Rule.Strategy.String()
+	if e.Rule.ID != "" {
+		rule = fmt.Sprintf("%q (%v)", e.Rule.ID, e.Rule.Strategy)
+	}
+	return fmt.Sprintf("breaker: call to %q rejected: circuit %v by rule %s", e.Resource, e.State, rule)
+}
+
+// Is reports whether target is ErrBlocked, or ErrOpen when a breaker rejected the call.
+func (e *BlockError) Is(target error) bool {
+	return target == ErrBlocked || (target == ErrOpen && e.Rule != nil)
+}
+
+// Unwrap returns the slot's error, if any.
+func (e *BlockError) Unwrap() error { return e.Cause }

@@ -1,0 +1,142 @@
+package breaker
+
+import (
+	"sync"
+	"time"
+
+	"go.uber.org/atomic"
+)
+
+// leapArray is a sliding window of equal buckets. Times are nanoseconds since the manager's
+// epoch. At time t the window holds the bucket containing t and the buckets before it, one
+// StatInterval in all.
+//
+// The window never runs backwards: a call whose time falls before the newest bucket written
+// is counted in that newest bucket, so a clock that steps back loses nothing.
+//
+// Counting is lock-free; a bucket is reset under mu, once, by the first call to reach it in a
+// new lap, and only published after it is zeroed, so no count lands before the reset.
+type leapArray struct {
+	bucketLen int64
+	interval  int64
+	head      atomic.Int64 // start of the newest bucket written
+	lastBad   atomic.Int64 // start of the newest bucket that counted a bad call
+	mu        sync.Mutex   // serialises bucket resets
+	buckets   []bucket
+}
+
+type bucket struct {
+	start atomic.Int64
+	total atomic.Uint64
+	bad   atomic.Uint64
+}
+
+// Times are clamped to ±2^61 ns (about 73 years) around the epoch, so window arithmetic can
+// never overflow; noStart is older than any real bucket.
+const (
+	maxTick = 1 << 61
+	minTick = -maxTick
+	noStart = -1 << 62
+)
+
+func newLeapArray(interval time.Duration, buckets uint32) *leapArray {
+	w := &leapArray{
+		bucketLen: int64(interval) / int64(buckets),
+		interval:  int64(interval),
+		buckets:   make([]bucket, buckets),
+	}
+	w.head.Store(noStart)
+	w.lastBad.Store(noStart)
+	for i := range w.buckets {
+		w.buckets[i].start.Store(noStart)
+	}
+	return w
+}
+
+// add counts one call completed at now, bad or not, and returns the start of the bucket that
+// counted it.
+func (w *leapArray) add(now int64, bad bool) int64 {
+	start := w.advance(floorTo(now, w.bucketLen))
+	for {
+		b := &w.buckets[w.index(start)]
+		s := b.start.Load()
+		switch {
+		case s == start:
+			if bad {
+				// Published before the count, so a reader that sees the count sees this too.
+				raiseTo(&w.lastBad, start)
+				b.bad.Inc()
+			}
+			b.total.Inc()
+			return start
+		case s < start:
+			w.reset(b, start)
+		default:
+			// The window moved a whole lap while this call was on its way: count it in the
+			// newest bucket.
+			start = w.head.Load()
+		}
+	}
+}
+
+// advance moves the head to start if start is newer, and returns the head.
+func (w *leapArray) advance(start int64) int64 {
+	for {
+		h := w.head.Load()
+		if start <= h {
+			return h
+		}
+		if w.head.CompareAndSwap(h, start) {
+			return start
+		}
+	}
+}
+
+func (w *leapArray) reset(b *bucket, start int64) {
+	w.mu.Lock()
+	if b.start.Load() < start {
+		b.total.Store(0)
+		b.bad.Store(0)
+		b.start.Store(start)
+	}
+	w.mu.Unlock()
+}
+
+// sum returns the calls in the window whose newest bucket starts at head.
+func (w *leapArray) sum(head int64) (total, bad uint64) {
+	oldest := head - w.interval
+	for i := range w.buckets {
+		b := &w.buckets[i]
+		if s := b.start.Load(); s > oldest && s <= head {
+			total += b.total.Load()
+			bad += b.bad.Load()
+		}
+	}
+	return total, bad
+}
+
+// mayHoldBad reports whether the window whose newest bucket starts at head may hold a bad
+// call. When it cannot, a good call cannot trip the breaker and the window need not be summed.
+func (w *leapArray) mayHoldBad(head int64) bool {
+	return w.lastBad.Load() > head-w.interval
+}
+
+func (w *leapArray) index(start int64) int {
+	n := int64(len(w.buckets))
+	return int(((start/w.bucketLen)%n + n) % n)
+}
+
+// floorTo rounds t down to a multiple of step, also for negative t.
+func floorTo(t, step int64) int64 {
+	return t - ((t%step)+step)%step
+}
+
+// raiseTo sets a to v if v is greater.
+func raiseTo(a *atomic.Int64, v int64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}

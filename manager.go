@@ -1,0 +1,345 @@
+package breaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/atomic"
+)
+
+// Manager holds the rules and breakers of a set of resources and checks every call made
+// through it. Create one with NewManager, or use Default.
+//
+// Every method is safe for concurrent use. A Manager starts no goroutines and no timers: its
+// breakers change state only when calls arrive or complete.
+type Manager struct {
+	clock  Clock
+	system bool      // clock is the system clock: read it as time.Since(epoch)
+	epoch  time.Time // times inside the library are nanoseconds since epoch
+	slots  []Slot
+	logger *slog.Logger
+
+	rules     atomic.Pointer[ruleSet]
+	loadMu    sync.Mutex // serialises LoadRules
+	observers observers
+}
+
+// ruleSet is what one LoadRules installed. It is never changed after it is published.
+type ruleSet struct {
+	rules      []Rule
+	resources  map[string]*resource
+	byIdentity map[Rule]*breakerRef
+}
+
+// resource is the breakers of one resource, in rule order.
+type resource struct {
+	breakers []*circuit
+	public   []CircuitBreaker
+	timed    bool // a breaker needs each call's response time
+}
+
+type breakerRef struct {
+	c      *circuit
+	public CircuitBreaker
+}
+
+// Clock tells the time. The Manager reads it once when a call enters (only if a rule needs the
+// response time or a breaker is not CLOSED) and once when it exits.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Option configures a Manager.
+type Option interface {
+	apply(*Manager)
+}
+
+type optionFunc func(*Manager)
+
+func (f optionFunc) apply(m *Manager) { f(m) }
+
+// WithClock makes the Manager read time from c instead of the system clock; a nil c keeps the
+// system clock. Tests use it with a fake clock.
+func WithClock(c Clock) Option {
+	return optionFunc(func(m *Manager) {
+		if c != nil {
+			m.clock, m.system = c, false
+		}
+	})
+}
+
+// WithSlots adds slots that every call goes through after the built-in breaker check, in the
+// order given.
+func WithSlots(slots ...Slot) Option {
+	return optionFunc(func(m *Manager) { m.slots = append(m.slots, slots...) })
+}
+
+// WithLogger sets where the Manager logs what it cannot return, such as a panicking observer.
+// The default, and what a nil l means, is slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(m *Manager) {
+		if l != nil {
+			m.logger = l
+		}
+	})
+}
+
+// NewManager returns a Manager with no rules: every call passes until LoadRules.
+func NewManager(opts ...Option) *Manager {
+	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default()}
+	for _, o := range opts {
+		o.apply(m)
+	}
+	m.epoch = m.clock.Now()
+	m.rules.Store(&ruleSet{})
+	return m
+}
+
+// LoadRules replaces every rule of the Manager with rules; a nil or empty slice removes them
+// all. It validates every rule first: if one is invalid, or two rules of a resource are
+// identical, it returns a *RuleError (wrapping ErrInvalidRule) that names the rule's index,
+// resource and field, and changes nothing.
+//
+// A rule identical to a loaded one, but perhaps for its ID, keeps its breaker with its state
+// and window. The breakers of changed or removed rules are dropped; observers hear of each one
+// that was not CLOSED as a change to CLOSED with Reason RuleChanged. Calls in flight exit
+// without error; their outcomes no longer count for dropped breakers.
+func (m *Manager) LoadRules(rules []Rule) error {
+	seen := make(map[Rule]int, len(rules))
+	for i, r := range rules {
+		if reason, field := r.check(); reason != "" {
+			return &RuleError{Index: i, Resource: r.Resource, Field: field, Reason: reason}
+		}
+		key := r.identity()
+		if j, dup := seen[key]; dup {
+			return &RuleError{Index: i, Resource: r.Resource,
+				Reason: fmt.Sprintf("is identical to rule %d: a resource may not have the same rule twice", j)}
+		}
+		seen[key] = i
+	}
+
+	m.loadMu.Lock()
+	old := m.rules.Load()
+	now := m.now()
+	next := &ruleSet{
+		rules:      slices.Clone(rules),
+		resources:  make(map[string]*resource),
+		byIdentity: make(map[Rule]*breakerRef, len(rules)),
+	}
+	for _, r := range rules {
+		key := r.identity()
+		ref, kept := old.byIdentity[key]
+		if kept {
+			if ref.c.Rule().ID != r.ID {
+				ref.c.relabel(r)
+			}
+		} else {
+			ref = m.newBreaker(r)
+		}
+		next.byIdentity[key] = ref
+		res := next.resources[r.Resource]
+		if res == nil {
+			res = &resource{}
+			next.resources[r.Resource] = res
+		}
+		res.breakers = append(res.breakers, ref.c)
+		res.public = append(res.public, ref.public)
+		res.timed = res.timed || r.Strategy == SlowRequestRatio
+	}
+	m.rules.Store(next)
+
+	var changes []StateChange
+	for _, r := range old.rules {
+		key := r.identity()
+		if _, kept := next.byIdentity[key]; kept {
+			continue
+		}
+		if change, report := old.byIdentity[key].c.retire(now); report {
+			changes = append(changes, change)
+		}
+	}
+	m.loadMu.Unlock()
+
+	for _, c := range changes {
+		m.notify(c)
+	}
+	return nil
+}
+
+func (m *Manager) newBreaker(r Rule) *breakerRef {
+	if r.Strategy == SlowRequestRatio {
+		b := &ResponseTimeBreaker{}
+		b.init(m, r)
+		return &breakerRef{c: &b.circuit, public: b}
+	}
+	b := &ExceptionBreaker{}
+	b.init(m, r)
+	return &breakerRef{c: &b.circuit, public: b}
+}
+
+// Rules returns the loaded rules, in the order given to LoadRules.
+func (m *Manager) Rules() []Rule {
+	return slices.Clone(m.rules.Load().rules)
+}
+
+// Breakers returns the breakers of resource, in rule order; none when it has no rules.
+func (m *Manager) Breakers(resource string) []CircuitBreaker {
+	if res := m.rules.Load().resources[resource]; res != nil {
+		return slices.Clone(res.public)
+	}
+	return nil
+}
+
+// Enter checks a call to resource. When the call may go ahead it returns an Entry, which the
+// caller must Exit when the call ends, after SetError if it failed. Otherwise it returns a nil
+// Entry and a *BlockError.
+//
+// A resource with no rules, and no slots configured, passes at the cost of a map lookup.
+func (m *Manager) Enter(resource string) (*Entry, error) {
+	e := &Entry{m: m, resource: resource}
+	if res := m.rules.Load().resources[resource]; res != nil {
+		if blocked := m.admit(&e.call, res); blocked != nil {
+			return nil, blocked
+		}
+	}
+	if len(m.slots) > 0 {
+		if blocked := m.enterSlots(e); blocked != nil {
+			return nil, blocked
+		}
+	}
+	return e, nil
+}
+
+// Do calls fn if the breakers of resource let the call through, and returns fn's error; if
+// not, it returns a *BlockError without calling fn.
+//
+// fn's error is the call's outcome: nil is a success, context.Canceled (the caller gave up)
+// counts neither way, and any other error is a failure. If fn panics, the call counts as
+// failed and the panic goes on up.
+func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
+	if len(m.slots) > 0 {
+		return m.doEntry(ctx, resource, fn)
+	}
+	res := m.rules.Load().resources[resource]
+	if res == nil {
+		return fn(ctx)
+	}
+	var c call
+	if blocked := m.admit(&c, res); blocked != nil {
+		return blocked
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			m.finish(&c, failed)
+		}
+	}()
+	err := fn(ctx)
+	returned = true
+	m.finish(&c, m.classify(err))
+	return err
+}
+
+// doEntry is Do through an Entry, which the user slots need.
+func (m *Manager) doEntry(ctx context.Context, resource string, fn func(context.Context) error) error {
+	e, err := m.Enter(resource)
+	if err != nil {
+		return err
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			e.SetError(errPanicked)
+		}
+		e.Exit()
+	}()
+	err = fn(ctx)
+	returned = true
+	e.SetError(err)
+	return err
+}
+
+// errPanicked is the error an Entry records for a call whose fn panicked.
+var errPanicked = errors.New("breaker: call panicked")
+
+// Execute is Do for a function that returns a value. When the call is blocked it returns T's
+// zero value and the *BlockError.
+func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(context.Context) (T, error)) (T, error) {
+	var out T
+	err := m.Do(ctx, resource, func(ctx context.Context) error {
+		var err error
+		out, err = fn(ctx)
+		return err
+	})
+	return out, err
+}
+
+// classify says how a call's error counts.
+func (m *Manager) classify(err error) outcome {
+	switch {
+	case err == nil:
+		return succeeded
+	case errors.Is(err, context.Canceled):
+		return ignored
+	}
+	return failed
+}
+
+// now reads the clock as nanoseconds since the epoch, clamped so window arithmetic cannot
+// overflow.
+func (m *Manager) now() int64 {
+	var d time.Duration
+	if m.system {
+		d = time.Since(m.epoch) // monotonic, and cheaper than time.Now
+	} else {
+		d = m.clock.Now().Sub(m.epoch)
+	}
+	return min(max(int64(d), minTick), maxTick)
+}
+
+// timeAt converts nanoseconds since the epoch back to a time of the manager's clock.
+func (m *Manager) timeAt(t int64) time.Time {
+	return m.epoch.Add(time.Duration(t)).Round(0)
+}
+
+// lazyNow reads the clock at most once, and only if asked.
+type lazyNow struct {
+	m    *Manager
+	t    int64
+	read bool
+}
+
+func (l *lazyNow) get() int64 {
+	if !l.read {
+		l.t, l.read = l.m.now(), true
+	}
+	return l.t
+}
+
+var defaultManager = NewManager()
+
+// Default returns the process-wide Manager that the package-level functions use.
+func Default() *Manager { return defaultManager }
+
+// LoadRules replaces the rules of the default Manager; see Manager.LoadRules.
+func LoadRules(rules []Rule) error { return defaultManager.LoadRules(rules) }
+
+// Enter checks a call with the default Manager; see Manager.Enter.
+func Enter(resource string) (*Entry, error) { return defaultManager.Enter(resource) }
+
+// Do runs fn through the default Manager; see Manager.Do.
+func Do(ctx context.Context, resource string, fn func(context.Context) error) error {
+	return defaultManager.Do(ctx, resource, fn)
+}
+
+// AddObserver registers o with the default Manager; see Manager.AddObserver.
+func AddObserver(o Observer) (remove func()) { return defaultManager.AddObserver(o) }

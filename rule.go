@@ -1,0 +1,208 @@
+package breaker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Strategy is what a rule measures to decide when its breaker trips.
+type Strategy int32
+
+const (
+	// SlowRequestRatio trips when slow calls / calls >= Threshold. A call is slow when its
+	// response time is greater than MaxAllowedRT.
+	SlowRequestRatio Strategy = iota
+	// ErrorRatio trips when failed calls / calls >= Threshold.
+	ErrorRatio
+	// ErrorCount trips when failed calls >= Threshold.
+	ErrorCount
+)
+
+// String returns the strategy's name as written in Go: "SlowRequestRatio", "ErrorRatio" or
+// "ErrorCount".
+func (s Strategy) String() string {
+	switch s {
+	case SlowRequestRatio:
+		return "SlowRequestRatio"
+	case ErrorRatio:
+		return "ErrorRatio"
+	case ErrorCount:
+		return "ErrorCount"
+	}
+	return "Strategy(" + strconv.Itoa(int(s)) + ")"
+}
+
+func (s Strategy) isRatio() bool { return s == SlowRequestRatio || s == ErrorRatio }
+
+// Defaults for the zero values of the optional Rule fields.
+const (
+	DefaultMinRequestAmount = 5
+	DefaultStatInterval     = time.Second
+	DefaultBucketCount      = 10
+)
+
+// MaxStatInterval bounds Rule.StatInterval.
+const MaxStatInterval = 24 * time.Hour
+
+// MaxBucketCount bounds Rule.BucketCount, so that one rule cannot claim memory out of proportion.
+const MaxBucketCount = 1000
+
+// minBucketLength is the shortest bucket a window may have.
+const minBucketLength = time.Millisecond
+
+// Rule says when the calls of one resource should be rejected. Each rule of a resource gets its
+// own breaker with its own sliding window. The zero value is not a valid rule: Resource,
+// RetryTimeout and a Threshold are required, and MaxAllowedRT too for SlowRequestRatio.
+//
+// A rule's identity is every field but ID: reloading an identical rule keeps its breaker.
+type Rule struct {
+	// ID is a free label for logs and observers; it is not part of a rule's identity.
+	ID string
+	// Resource is the name calls are made under. Required.
+	Resource string
+	// Strategy is what the rule measures.
+	Strategy Strategy
+	// Threshold is, for the ratio strategies, a ratio in (0, 1]; for ErrorCount a whole
+	// number >= 1. The breaker trips when the measure is greater than or equal to it.
+	Threshold float64
+	// MaxAllowedRT is the response time above which a call is slow (SlowRequestRatio only,
+	// required there; a call that took exactly MaxAllowedRT is not slow). The other strategies
+	// ignore it.
+	MaxAllowedRT time.Duration
+	// MinRequestAmount is how many calls the window must hold before the rule may trip;
+	// 0 means DefaultMinRequestAmount.
+	MinRequestAmount uint64
+	// StatInterval is the length of the sliding window; 0 means DefaultStatInterval.
+	StatInterval time.Duration
+	// BucketCount is how many buckets the window is split into; 0 means DefaultBucketCount.
+	// StatInterval must divide into BucketCount equal buckets of at least 1ms.
+	BucketCount uint32
+	// RetryTimeout is how long the breaker stays OPEN before it lets one probe call through.
+	// Required.
+	RetryTimeout time.Duration
+	// ProbeTimeout is how long a probe may run before it counts as failed; 0 means
+	// RetryTimeout.
+	ProbeTimeout time.Duration
+}
+
+// RuleError is the error for an invalid rule. It wraps ErrInvalidRule.
+type RuleError struct {
+	// Index is the rule's position in the slice given to LoadRules, or -1 from Rule.Validate.
+	Index int
+	// Resource is the rule's resource.
+	Resource string
+	// Field names the offending field; empty when the rule as a whole is at fault.
+	Field string
+	// Reason says what is wrong and what is allowed.
+	Reason string
+}
+
+// Error describes the rule, the field and the allowed values.
+func (e *RuleError) Error() string {
+	where := "breaker: invalid rule"
+	if e.Index >= 0 {
+		where += " " + strconv.Itoa(e.Index)
+	}
+	where += fmt.Sprintf(" (resource %q)", e.Resource)
+	if e.Field == "" {
+		return where + ": " + e.Reason
+	}
+	return where + ": " + e.Field + " " + e.Reason
+}
+
+// Unwrap returns ErrInvalidRule.
+func (e *RuleError) Unwrap() error { return ErrInvalidRule }
+
+// ErrInvalidRule is wrapped by every error that Rule.Validate, LoadRules and the rule parsers
+// return for a rule that cannot be loaded. Use errors.As with *RuleError for the details.
+var ErrInvalidRule = errors.New("breaker: invalid rule")
+
+// Validate reports whether the rule can be loaded: nil, or a *RuleError (wrapping
+// ErrInvalidRule) that names the field and the allowed values.
+func (r Rule) Validate() error {
+	if reason, field := r.check(); reason != "" {
+		return &RuleError{Index: -1, Resource: r.Resource, Field: field, Reason: reason}
+	}
+	return nil
+}
+
+// check returns what is wrong with the rule and the field at fault, or "" when it is valid.
+func (r Rule) check() (reason, field string) {
+	if r.Resource == "" {
+		return "is required", "Resource"
+	}
+	switch r.Strategy {
+	case SlowRequestRatio, ErrorRatio, ErrorCount:
+	default:
+		return fmt.Sprintf("must be SlowRequestRatio, ErrorRatio or ErrorCount, got %d", int32(r.Strategy)), "Strategy"
+	}
+	t := r.Threshold
+	switch {
+	case math.IsNaN(t) || math.IsInf(t, 0):
+		return fmt.Sprintf("must be a finite number, got %v", t), "Threshold"
+	case r.Strategy.isRatio() && (t <= 0 || t > 1):
+		return fmt.Sprintf("must be in (0, 1] for %v, got %v", r.Strategy, t), "Threshold"
+	case r.Strategy == ErrorCount && (t < 1 || t != math.Trunc(t)):
+		return fmt.Sprintf("must be a whole number >= 1 for ErrorCount, got %v", t), "Threshold"
+	}
+	if r.MaxAllowedRT < 0 {
+		return fmt.Sprintf("must not be negative, got %v", r.MaxAllowedRT), "MaxAllowedRT"
+	}
+	if r.Strategy == SlowRequestRatio && r.MaxAllowedRT == 0 {
+		return "is required for SlowRequestRatio: set a duration > 0", "MaxAllowedRT"
+	}
+	if r.StatInterval < 0 || r.StatInterval > MaxStatInterval {
+		return fmt.Sprintf("must be in [0, %v], got %v", MaxStatInterval, r.StatInterval), "StatInterval"
+	}
+	if r.BucketCount > MaxBucketCount {
+		return fmt.Sprintf("must be at most %d, got %d", MaxBucketCount, r.BucketCount), "BucketCount"
+	}
+	interval, buckets := r.statInterval(), time.Duration(r.bucketCount())
+	if interval%buckets != 0 || interval/buckets < minBucketLength {
+		return fmt.Sprintf("%v must divide into %d equal buckets of at least %v", interval, buckets, minBucketLength), "StatInterval"
+	}
+	if r.RetryTimeout <= 0 {
+		return fmt.Sprintf("must be > 0, got %v", r.RetryTimeout), "RetryTimeout"
+	}
+	if r.ProbeTimeout < 0 {
+		return fmt.Sprintf("must not be negative, got %v", r.ProbeTimeout), "ProbeTimeout"
+	}
+	return "", ""
+}
+
+func (r Rule) minRequestAmount() uint64 {
+	if r.MinRequestAmount == 0 {
+		return DefaultMinRequestAmount
+	}
+	return r.MinRequestAmount
+}
+
+func (r Rule) statInterval() time.Duration {
+	if r.StatInterval == 0 {
+		return DefaultStatInterval
+	}
+	return r.StatInterval
+}
+
+func (r Rule) bucketCount() uint32 {
+	if r.BucketCount == 0 {
+		return DefaultBucketCount
+	}
+	return r.BucketCount
+}
+
+func (r Rule) probeTimeout() time.Duration {
+	if r.ProbeTimeout == 0 {
+		return r.RetryTimeout
+	}
+	return r.ProbeTimeout
+}
+
+// identity is the rule without its ID: two rules with the same identity are the same rule.
+func (r Rule) identity() Rule {
+	r.ID = ""
+	return r
+}

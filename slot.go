@@ -1,0 +1,212 @@
+package breaker
+
+import (
+	"go.uber.org/atomic"
+)
+
+// Slot is a step of the chain every call goes through. The built-in breaker check runs first;
+// the slots given to WithSlots run after it, in order.
+type Slot interface {
+	// OnEntry checks the call. A non-nil error blocks it: the later slots do not run, the
+	// slots before get OnExit at once, and the caller gets a *BlockError whose Cause is the
+	// error.
+	OnEntry(e *Entry) error
+	// OnExit runs when the call exits, for every slot whose OnEntry passed, in reverse order.
+	OnExit(e *Entry)
+}
+
+// Entry is one call that was let through. Exit it exactly once when the call ends; until then
+// the breakers of its resource count it as in flight.
+//
+// Its methods are safe for concurrent use; Exit may run on another goroutine than Enter.
+type Entry struct {
+	m        *Manager
+	resource string
+	call     call
+	passed   int // the user slots whose OnEntry passed
+	err      atomic.Error
+	exited   atomic.Bool
+}
+
+// call is what the breakers of a resource admitted: for each, the period that admitted the
+// call, so its completion can be told from one of an earlier period.
+type call struct {
+	start  int64 // when the call entered; set when a breaker needs its response time
+	timed  bool
+	n      int
+	inline [4]admission // enough for the usual few rules of a resource, without allocating
+	more   []admission
+}
+
+type admission struct {
+	c *circuit
+	p *period // nil once completed
+}
+
+func (c *call) record(b *circuit, p *period) {
+	if c.n < len(c.inline) {
+		c.inline[c.n] = admission{b, p}
+	} else {
+		c.more = append(c.more, admission{b, p})
+	}
+	c.n++
+}
+
+func (c *call) at(i int) *admission {
+	if i < len(c.inline) {
+		return &c.inline[i]
+	}
+	return &c.more[i-len(c.inline)]
+}
+
+func (c *call) find(b *circuit) *admission {
+	for i := 0; i < c.n; i++ {
+		if a := c.at(i); a.c == b {
+			return a
+		}
+	}
+	return nil
+}
+
+func (c *call) forget() {
+	c.n = 0
+	c.more = c.more[:0]
+}
+
+// Resource returns the name the call was made under.
+func (e *Entry) Resource() string { return e.resource }
+
+// SetError records that the call failed with err; nil is ignored. The Manager classifies err
+// at Exit: context.Canceled counts neither way, any other error as a failure. After Exit it
+// does nothing.
+func (e *Entry) SetError(err error) {
+	if err != nil && !e.exited.Load() {
+		e.err.Store(err)
+	}
+}
+
+// Err returns the error given to SetError, or nil.
+func (e *Entry) Err() error { return e.err.Load() }
+
+// Exit completes the call: the slots get OnExit in reverse order, then the breakers count the
+// outcome. A second Exit does nothing.
+func (e *Entry) Exit() {
+	if e == nil || !e.exited.CompareAndSwap(false, true) {
+		return
+	}
+	if e.passed == 0 {
+		e.m.finish(&e.call, e.m.classify(e.err.Load()))
+		return
+	}
+	// The breakers count the call even if a slot's OnExit panics.
+	defer func() { e.m.finish(&e.call, e.m.classify(e.err.Load())) }()
+	e.m.exitSlots(e)
+}
+
+// admit is the built-in breaker check: the call passes only if every breaker of res admits
+// it. A breaker whose retry time has come takes the call as its probe only when no other
+// breaker rejects it. It returns nil or the first rejecting breaker's error.
+func (m *Manager) admit(c *call, res *resource) *BlockError {
+	now := lazyNow{m: m}
+	if res.timed {
+		c.start, c.timed = now.get(), true
+	}
+	var blocked *BlockError
+	probes := false
+	for _, b := range res.breakers {
+		p, v := b.check(&now)
+		switch v {
+		case admitted:
+			c.record(b, p)
+		case probeDue:
+			c.record(b, p)
+			probes = true
+		case rejected:
+			if blocked == nil {
+				blocked = p.blocked.Load()
+			}
+		}
+	}
+	if blocked == nil && probes {
+		blocked = m.takeProbes(c, now.get())
+	}
+	if blocked != nil {
+		c.forget()
+	}
+	return blocked
+}
+
+// takeProbes makes the call the probe of each breaker that is due. If another call won one of
+// them, it gives back those it took.
+func (m *Manager) takeProbes(c *call, now int64) *BlockError {
+	for i := 0; i < c.n; i++ {
+		a := c.at(i)
+		if a.p.state != Open {
+			continue
+		}
+		q, ok := a.c.probe(a.p, now)
+		if !ok {
+			blocked := a.p.blocked.Load()
+			if cur := a.c.cur.Load(); cur.state != Closed {
+				blocked = cur.blocked.Load()
+			}
+			m.releaseProbes(c, ProbeBlocked, now)
+			return blocked
+		}
+		a.p = q
+	}
+	return nil
+}
+
+// releaseProbes returns every probe the call holds to OPEN with its retry time unchanged.
+func (m *Manager) releaseProbes(c *call, reason Reason, now int64) {
+	for i := 0; i < c.n; i++ {
+		if a := c.at(i); a.p != nil && a.p.state == HalfOpen {
+			a.c.releaseProbe(a.p, reason, now)
+		}
+	}
+}
+
+// enterSlots runs the user slots' OnEntry. When one blocks the call, or panics, the slots
+// before it get OnExit and the breakers give back their probes.
+func (m *Manager) enterSlots(e *Entry) (blocked *BlockError) {
+	done := false
+	defer func() {
+		if !done {
+			m.exitSlots(e)
+			m.releaseProbes(&e.call, ProbeBlocked, m.now())
+		}
+	}()
+	for i, s := range m.slots {
+		if err := s.OnEntry(e); err != nil {
+			return &BlockError{Resource: e.resource, Cause: err}
+		}
+		e.passed = i + 1
+	}
+	done = true
+	return nil
+}
+
+// exitSlots runs OnExit of the slots whose OnEntry passed, last first.
+func (m *Manager) exitSlots(e *Entry) {
+	for i := e.passed - 1; i >= 0; i-- {
+		m.slots[i].OnExit(e)
+	}
+	e.passed = 0
+}
+
+// finish counts the outcome of a call in every breaker that admitted it.
+func (m *Manager) finish(c *call, o outcome) {
+	if c.n == 0 {
+		return
+	}
+	now := m.now()
+	var rt int64
+	if c.timed {
+		rt = now - c.start
+	}
+	for i := 0; i < c.n; i++ {
+		a := c.at(i)
+		a.c.complete(a.p, now, rt, o)
+	}
+}
