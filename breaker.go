@@ -251,9 +251,11 @@ func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
 	return q
 }
 
+// blockError builds the error of the calls a period rejects. It has its own copy of the rule,
+// so a caller that changes it changes nothing else.
 func (c *circuit) blockError(s State, retryAt int64) *BlockError {
-	r := c.rule.Load()
-	return &BlockError{Resource: r.Resource, Rule: r, State: s, RetryAt: c.m.timeAt(retryAt)}
+	r := c.Rule()
+	return &BlockError{Resource: r.Resource, Rule: &r, State: s, RetryAt: c.m.timeAt(retryAt)}
 }
 
 // move replaces the period from with to, and reports the transition if it won.
