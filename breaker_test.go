@@ -1,0 +1,424 @@
+package breaker_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+)
+
+var errDown = errors.New("downstream failed")
+
+func errorCount(threshold float64, minRequests uint64) breaker.Rule {
+	return breaker.Rule{Resource: "svc", Strategy: breaker.ErrorCount, Threshold: threshold,
+		MinRequestAmount: minRequests, RetryTimeout: 5 * time.Second}
+}
+
+func errorRatio(threshold float64, minRequests uint64) breaker.Rule {
+	return breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: threshold,
+		MinRequestAmount: minRequests, RetryTimeout: 5 * time.Second}
+}
+
+func slowRatio(threshold float64, minRequests uint64) breaker.Rule {
+	return breaker.Rule{Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: threshold,
+		MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: minRequests, RetryTimeout: 5 * time.Second}
+}
+
+// M1: the examples of the spec, call by call.
+func TestTripExamples(t *testing.T) {
+	t.Run("ErrorCount 3: the third error trips, Snapshot 3", func(t *testing.T) {
+		h := newHarness(t, errorCount(3, 1))
+		h.completeN("svc", 2, errDown)
+		assert.Equal(t, breaker.Closed, h.state("svc", 0))
+		h.completeN("svc", 1, errDown)
+		assert.Equal(t, breaker.Open, h.state("svc", 0))
+		assert.Equal(t, []string{tripped}, h.events.transitions())
+		assert.Equal(t, 3.0, h.events.last().Snapshot)
+	})
+	t.Run("ErrorRatio 0.5, min 4: S,E,S,E trips after the fourth, Snapshot 0.5", func(t *testing.T) {
+		h := newHarness(t, errorRatio(0.5, 4))
+		for i, err := range []error{nil, errDown, nil} {
+			require.NoError(t, h.complete("svc", 0, err))
+			assert.Equal(t, breaker.Closed, h.state("svc", 0), "after call %d", i+1)
+		}
+		require.NoError(t, h.complete("svc", 0, errDown))
+		assert.Equal(t, breaker.Open, h.state("svc", 0))
+		assert.Equal(t, 0.5, h.events.last().Snapshot)
+	})
+	t.Run("ErrorRatio 0.5, min 5: E×4 stays CLOSED, then S makes 4/5 and trips", func(t *testing.T) {
+		h := newHarness(t, errorRatio(0.5, 5))
+		h.completeN("svc", 4, errDown)
+		assert.Equal(t, breaker.Closed, h.state("svc", 0))
+		h.completeN("svc", 1, nil)
+		assert.Equal(t, breaker.Open, h.state("svc", 0))
+		assert.Equal(t, 0.8, h.events.last().Snapshot)
+	})
+	t.Run("SlowRequestRatio 1.0, 50ms, min 3: three 60ms calls trip", func(t *testing.T) {
+		h := newHarness(t, slowRatio(1.0, 3))
+		for i := 0; i < 3; i++ {
+			assert.Equal(t, breaker.Closed, h.state("svc", 0))
+			require.NoError(t, h.complete("svc", 60*time.Millisecond, nil))
+		}
+		assert.Equal(t, breaker.Open, h.state("svc", 0))
+		assert.Equal(t, 1.0, h.events.last().Snapshot)
+	})
+	t.Run("12 slow of 15 meets 0.8", func(t *testing.T) {
+		r := slowRatio(0.8, 15)
+		r.StatInterval = time.Minute
+		h := newHarness(t, r)
+		for i := 0; i < 3; i++ {
+			require.NoError(t, h.complete("svc", 10*time.Millisecond, nil))
+		}
+		for i := 0; i < 12; i++ {
+			assert.Equal(t, breaker.Closed, h.state("svc", 0), "after %d slow calls", i)
+			require.NoError(t, h.complete("svc", 60*time.Millisecond, nil))
+		}
+		assert.Equal(t, breaker.Open, h.state("svc", 0))
+		assert.Equal(t, 0.8, h.events.last().Snapshot)
+	})
+}
+
+// M1: just below, at and above each threshold, and the MinRequestAmount gate.
+func TestTripBoundaries(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     breaker.Rule
+		good     int // calls that succeed, first
+		bad      int // then calls that fail (or are slow)
+		wantOpen bool
+	}{
+		{"ErrorCount below", errorCount(5, 1), 0, 4, false},
+		{"ErrorCount at", errorCount(5, 1), 0, 5, true},
+		{"ErrorCount successes do not count", errorCount(5, 1), 100, 4, false},
+		{"ErrorCount gated by MinRequestAmount", errorCount(2, 10), 0, 9, false},
+		{"ErrorCount gate reached", errorCount(2, 10), 0, 10, true},
+		{"ErrorRatio below", errorRatio(0.5, 10), 6, 4, false},
+		{"ErrorRatio at", errorRatio(0.5, 10), 5, 5, true},
+		{"ErrorRatio above", errorRatio(0.5, 10), 3, 7, true},
+		{"ErrorRatio 1.0 below", errorRatio(1.0, 10), 1, 9, false},
+		{"ErrorRatio 1.0 at", errorRatio(1.0, 10), 0, 10, true},
+		{"ErrorRatio gated by MinRequestAmount", errorRatio(0.1, 10), 0, 9, false},
+		{"ErrorRatio default MinRequestAmount 5 not reached", errorRatio(0.1, 0), 0, 4, false},
+		{"ErrorRatio default MinRequestAmount 5 reached", errorRatio(0.1, 0), 0, 5, true},
+		{"SlowRatio below", slowRatio(0.3, 10), 8, 2, false},
+		{"SlowRatio at", slowRatio(0.3, 10), 7, 3, true},
+		{"SlowRatio above", slowRatio(0.3, 10), 6, 4, true},
+		{"SlowRatio gated by MinRequestAmount", slowRatio(0.3, 10), 0, 9, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.give)
+			slow := tt.give.Strategy == breaker.SlowRequestRatio
+			for i := 0; i < tt.good; i++ {
+				require.NoError(t, h.complete("svc", time.Millisecond, nil))
+			}
+			for i := 0; i < tt.bad; i++ {
+				if slow {
+					require.NoError(t, h.complete("svc", 51*time.Millisecond, nil))
+				} else {
+					require.NoError(t, h.complete("svc", time.Millisecond, errDown))
+				}
+			}
+			want := breaker.Closed
+			if tt.wantOpen {
+				want = breaker.Open
+			}
+			assert.Equal(t, want, h.state("svc", 0))
+		})
+	}
+}
+
+// M1: a call that took exactly MaxAllowedRT is not slow; one nanosecond more is.
+func TestSlowMeansGreaterThanMaxAllowedRT(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     time.Duration
+		wantOpen bool
+	}{
+		{"equal is not slow", 50 * time.Millisecond, false},
+		{"one ns more is slow", 50*time.Millisecond + 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, slowRatio(1.0, 3))
+			for i := 0; i < 3; i++ {
+				require.NoError(t, h.complete("svc", tt.give, nil))
+			}
+			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
+		})
+	}
+}
+
+// M1: SlowRequestRatio measures time only; a fast failing call is not slow.
+func TestSlowRatioIgnoresErrors(t *testing.T) {
+	h := newHarness(t, slowRatio(0.5, 4))
+	h.completeN("svc", 10, errDown)
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// M2: OPEN rejects with ErrOpen until trip time + RetryTimeout, then admits one probe.
+func TestOpenRejectsUntilRetryTime(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.at(time.Second)
+	h.completeN("svc", 1, errDown)
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+
+	h.at(time.Second + 5*time.Second - 1)
+	err := h.complete("svc", 0, nil)
+	assert.ErrorIs(t, err, breaker.ErrOpen)
+	assert.ErrorIs(t, err, breaker.ErrBlocked)
+	var be *breaker.BlockError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, breaker.Open, be.State)
+	assert.Equal(t, "svc", be.Resource)
+	require.NotNil(t, be.Rule)
+	assert.Equal(t, breaker.ErrorCount, be.Rule.Strategy)
+	assert.Equal(t, h.clock.Now().Add(1), be.RetryAt)
+
+	h.at(time.Second + 5*time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0))
+	assert.Equal(t, []string{tripped, probing}, h.events.transitions())
+
+	// M3: every other call is rejected while the probe is in flight.
+	err = h.complete("svc", 0, nil)
+	assert.ErrorIs(t, err, breaker.ErrOpen)
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, breaker.HalfOpen, be.State)
+	probe.Exit()
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// M3: the spec's example: the probe's success empties the window.
+func TestProbeSuccessEmptiesWindow(t *testing.T) {
+	r := errorCount(5, 1)
+	r.StatInterval = 60 * time.Second
+	h := newHarness(t, r)
+	h.completeN("svc", 5, errDown)
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+
+	h.at(5 * time.Second)
+	h.completeN("svc", 1, nil)
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+
+	h.at(5*time.Second + 20*time.Millisecond)
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
+}
+
+// M3: a failed probe reopens the breaker with a new retry time counted from its completion.
+func TestProbeFailureSetsNewRetryTime(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	h.at(5 * time.Second)
+	require.NoError(t, h.complete("svc", 2*time.Second, errDown)) // the probe ends at 7s
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, []string{tripped, probing, reopened}, h.events.transitions())
+
+	h.at(12*time.Second - 1)
+	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
+	h.at(12 * time.Second)
+	assert.NoError(t, h.complete("svc", 0, nil))
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// M3: each strategy judges its probe by what it measures.
+func TestProbeJudgement(t *testing.T) {
+	tests := []struct {
+		name      string
+		give      breaker.Rule
+		probeRT   time.Duration
+		probeErr  error
+		wantState breaker.State
+	}{
+		{"slow: fast probe with an error succeeds", slowRatio(1, 1), 50 * time.Millisecond, errDown, breaker.Closed},
+		{"slow: slow probe without error fails", slowRatio(1, 1), 51 * time.Millisecond, nil, breaker.Open},
+		{"error ratio: slow probe without error succeeds", errorRatio(1, 1), time.Second, nil, breaker.Closed},
+		{"error ratio: fast probe with an error fails", errorRatio(1, 1), 0, errDown, breaker.Open},
+		{"error count: probe with an error fails", errorCount(1, 1), 0, errDown, breaker.Open},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.give)
+			require.NoError(t, h.complete("svc", time.Second, errDown)) // trips every rule above
+			require.Equal(t, breaker.Open, h.state("svc", 0))
+			h.clock.Advance(5 * time.Second)
+			require.NoError(t, h.complete("svc", tt.probeRT, tt.probeErr))
+			assert.Equal(t, tt.wantState, h.state("svc", 0))
+		})
+	}
+}
+
+// M4: a call admitted before a transition neither decides the probe nor enters the new window.
+func TestStaleCallsAreIgnored(t *testing.T) {
+	h := newHarness(t, errorCount(2, 1))
+	early, err := h.m.Enter("svc") // admitted while CLOSED
+	require.NoError(t, err)
+	h.completeN("svc", 2, errDown)
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+
+	h.at(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	require.Equal(t, breaker.HalfOpen, h.state("svc", 0))
+
+	early.SetError(errDown)
+	early.Exit() // finishes while HALF_OPEN: must not decide the probe
+	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0))
+
+	late, err := h.m.Enter("svc")
+	assert.Nil(t, late)
+	assert.ErrorIs(t, err, breaker.ErrOpen)
+
+	probe.Exit()
+	require.Equal(t, breaker.Closed, h.state("svc", 0))
+
+	// An old call finishing now must not count in the new window either.
+	h2 := newHarness(t, errorCount(2, 1))
+	old, err := h2.m.Enter("svc")
+	require.NoError(t, err)
+	h2.completeN("svc", 2, errDown)
+	h2.at(5 * time.Second)
+	h2.completeN("svc", 1, nil) // probe succeeds: a new, empty window
+	old.SetError(errDown)
+	old.Exit()
+	h2.completeN("svc", 1, errDown) // one error in the new window: below 2
+	assert.Equal(t, breaker.Closed, h2.state("svc", 0))
+}
+
+// M5: a probe that runs past ProbeTimeout counts as failed; its late completion is ignored.
+func TestProbeTimeout(t *testing.T) {
+	r := errorCount(1, 1)
+	r.ProbeTimeout = time.Second
+	h := newHarness(t, r)
+	h.completeN("svc", 1, errDown)
+	h.at(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+
+	h.at(6*time.Second - 1)
+	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
+	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0))
+
+	h.at(6 * time.Second) // the first call at the deadline finds the breaker OPEN again
+	err = h.complete("svc", 0, nil)
+	var be *breaker.BlockError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, breaker.Open, be.State)
+	assert.Equal(t, h.clock.Now().Add(5*time.Second), be.RetryAt)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	last := h.events.last()
+	assert.Equal(t, breaker.ProbeTimedOut, last.Reason)
+	assert.Equal(t, h.clock.Now(), last.At)
+
+	probe.Exit() // late: ignored
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, []string{tripped, probing, "HALF_OPEN->OPEN ProbeTimedOut"}, h.events.transitions())
+
+	h.at(11 * time.Second)
+	assert.NoError(t, h.complete("svc", 0, nil))
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// M5: with no call in between, a probe completing after its deadline counts as timed out.
+func TestProbeCompletingAfterDeadline(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1)) // ProbeTimeout defaults to RetryTimeout, 5s
+	h.completeN("svc", 1, errDown)
+	h.at(5 * time.Second)
+	require.NoError(t, h.complete("svc", 5*time.Second, nil))
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, breaker.ProbeTimedOut, h.events.last().Reason)
+}
+
+// M6: a call passes only if every breaker admits it; a due breaker is not moved to HALF_OPEN by a
+// call another breaker rejects.
+func TestEveryBreakerMustAdmit(t *testing.T) {
+	short := errorCount(1, 1)
+	long := errorCount(1, 1)
+	long.RetryTimeout = time.Minute
+	h := newHarness(t, short, long)
+	h.completeN("svc", 1, errDown) // trips both
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+	require.Equal(t, breaker.Open, h.state("svc", 1))
+	h.events.reset()
+
+	h.at(5 * time.Second) // short is due, long is not
+	err := h.complete("svc", 0, nil)
+	var be *breaker.BlockError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, time.Minute, be.Rule.RetryTimeout, "the rejecting rule is named")
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Empty(t, h.events.transitions())
+
+	h.at(time.Minute) // both due: the call probes both
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0))
+	assert.Equal(t, breaker.HalfOpen, h.state("svc", 1))
+	probe.Exit()
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+	assert.Equal(t, breaker.Closed, h.state("svc", 1))
+}
+
+// W1: the spec's example of a 1s window of ten buckets.
+func TestWindowSlides(t *testing.T) {
+	r := errorCount(11, 1) // StatInterval 1s, 10 buckets by default
+	h := newHarness(t, r)
+	h.at(900 * time.Millisecond)
+	h.completeN("svc", 6, errDown)
+	h.at(1100 * time.Millisecond)
+	h.completeN("svc", 4, errDown) // 10 in the window
+	require.Equal(t, breaker.Closed, h.state("svc", 0))
+
+	h.at(1950 * time.Millisecond) // the 900ms bucket has left: 4 remain
+	h.completeN("svc", 6, errDown)
+	assert.Equal(t, breaker.Closed, h.state("svc", 0), "10 errors in the window, not 16")
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, 11.0, h.events.last().Snapshot)
+}
+
+// W1: at 1100ms, the errors at 900ms and 1100ms are all in the window.
+func TestWindowHoldsPreviousBuckets(t *testing.T) {
+	h := newHarness(t, errorCount(10, 1))
+	h.at(900 * time.Millisecond)
+	h.completeN("svc", 6, errDown)
+	h.at(1100 * time.Millisecond)
+	h.completeN("svc", 3, errDown)
+	require.Equal(t, breaker.Closed, h.state("svc", 0))
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, 10.0, h.events.last().Snapshot)
+}
+
+// W3: when the clock goes backwards the completion counts in the newest bucket.
+func TestClockBackwardsCountsInNewestBucket(t *testing.T) {
+	h := newHarness(t, errorCount(3, 1))
+	h.at(time.Second)
+	h.completeN("svc", 1, errDown)
+	h.at(500 * time.Millisecond)
+	h.completeN("svc", 1, errDown) // counts in the 1s bucket
+	h.at(1950 * time.Millisecond)  // a 500ms bucket would have left the window by now
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, 3.0, h.events.last().Snapshot)
+}
+
+// W3: a probe still decides when the clock went back during it.
+func TestClockBackwardsProbeStillDecides(t *testing.T) {
+	h := newHarness(t, slowRatio(1, 1))
+	require.NoError(t, h.complete("svc", time.Second, nil))
+	h.clock.Advance(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	h.clock.Advance(-time.Hour)
+	probe.Exit()
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+	assert.Equal(t, recovered, h.events.transitions()[2])
+}

@@ -1,0 +1,111 @@
+package breaker_test
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+)
+
+// O1: every observer hears each transition once, in registration order, after the state changed.
+func TestObserversInOrderAfterTheChange(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	var order []string
+	var seen []breaker.State
+	h.m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		order = append(order, "first")
+		seen = append(seen, h.m.Breakers(c.Resource)[0].State())
+	}))
+	h.m.AddObserver(breaker.ObserverFunc(func(breaker.StateChange) { order = append(order, "second") }))
+
+	h.at(time.Second)
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, []string{"first", "second"}, order)
+	assert.Equal(t, []breaker.State{breaker.Open}, seen)
+
+	c := h.events.last()
+	assert.Equal(t, "svc", c.Resource)
+	assert.Equal(t, errorCount(1, 1), c.Rule)
+	assert.Equal(t, breaker.Closed, c.From)
+	assert.Equal(t, breaker.Open, c.To)
+	assert.Equal(t, breaker.ThresholdExceeded, c.Reason)
+	assert.Equal(t, 1.0, c.Snapshot)
+	assert.Equal(t, h.clock.Now(), c.At)
+}
+
+// O1: observers run with no library lock held: they may read, reload and add observers.
+func TestObserverMayCallTheManager(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	reloaded := false
+	h.m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		_ = h.m.Rules()
+		_ = h.m.Breakers(c.Resource)[0].State()
+		h.m.AddObserver(breaker.ObserverFunc(func(breaker.StateChange) {}))
+		if c.Reason == breaker.ThresholdExceeded && !reloaded {
+			reloaded = true
+			relaxed := errorCount(10, 1)
+			require.NoError(t, h.m.LoadRules([]breaker.Rule{relaxed})) // reports RuleChanged, re-entering
+		}
+	}))
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, []string{tripped, "OPEN->CLOSED RuleChanged"}, h.events.transitions())
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// O2: a panicking observer is recovered and logged; the others and the caller go on.
+func TestPanickingObserver(t *testing.T) {
+	var logs bytes.Buffer
+	h := newHarness(t)
+	h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	h.m.AddObserver(breaker.ObserverFunc(func(breaker.StateChange) { panic("observer broke") }))
+	h.m.AddObserver(h.events)
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(1, 1)}))
+
+	assert.NotPanics(t, func() { h.completeN("svc", 1, errDown) })
+	assert.Equal(t, []string{tripped}, h.events.transitions())
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Contains(t, logs.String(), "observer panicked")
+	assert.Contains(t, logs.String(), "observer broke")
+}
+
+// O3: remove stops further calls; calling it twice is harmless.
+func TestRemoveObserver(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	calls := 0
+	remove := h.m.AddObserver(breaker.ObserverFunc(func(breaker.StateChange) { calls++ }))
+	other := &recorder{}
+	h.m.AddObserver(other)
+	h.completeN("svc", 1, errDown)
+	require.Equal(t, 1, calls)
+
+	remove()
+	remove()
+	h.at(5 * time.Second)
+	h.completeN("svc", 1, nil)
+	assert.Equal(t, 1, calls)
+	assert.Len(t, other.all(), 3, "the other observer is still there")
+}
+
+// O1: a transition is reported exactly once per observer, the package-level API included.
+func TestDefaultManager(t *testing.T) {
+	require.NoError(t, breaker.LoadRules([]breaker.Rule{{Resource: "default-svc", Strategy: breaker.ErrorCount,
+		Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Hour}}))
+	t.Cleanup(func() { require.NoError(t, breaker.LoadRules(nil)) })
+	rec := &recorder{}
+	remove := breaker.AddObserver(rec)
+	defer remove()
+
+	e, err := breaker.Enter("default-svc")
+	require.NoError(t, err)
+	e.SetError(errDown)
+	e.Exit()
+	assert.Equal(t, []string{tripped}, rec.transitions())
+	assert.ErrorIs(t, breaker.Do(t.Context(), "default-svc", nil), breaker.ErrOpen)
+	assert.Same(t, breaker.Default(), breaker.Default())
+	assert.Len(t, breaker.Default().Breakers("default-svc"), 1)
+}

@@ -1,0 +1,122 @@
+package breaker_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+)
+
+// R2: an identical rule keeps its breaker, state, retry time and window; only ID may differ.
+func TestReloadKeepsIdenticalRule(t *testing.T) {
+	open := errorCount(1, 1)
+	open.ID = "first"
+	h := newHarness(t, open)
+	h.completeN("svc", 1, errDown)
+	before := h.m.Breakers("svc")[0]
+	h.events.reset()
+
+	relabeled := open
+	relabeled.ID = "second"
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{relabeled}))
+	after := h.m.Breakers("svc")[0]
+	assert.Same(t, before, after)
+	assert.Equal(t, breaker.Open, after.State())
+	assert.Equal(t, "second", after.Rule().ID)
+	assert.Empty(t, h.events.transitions())
+
+	var be *breaker.BlockError
+	require.ErrorAs(t, h.complete("svc", 0, nil), &be)
+	assert.Equal(t, "second", be.Rule.ID, "a rejection names the rule as reloaded")
+
+	h.at(5*time.Second - 1)
+	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen, "retry time unchanged")
+	h.at(5 * time.Second)
+	assert.NoError(t, h.complete("svc", 0, nil))
+}
+
+// R2: the window survives a reload too.
+func TestReloadKeepsWindow(t *testing.T) {
+	r := errorCount(3, 1)
+	h := newHarness(t, r)
+	h.completeN("svc", 2, errDown)
+	other := breaker.Rule{Resource: "other", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second}
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{other, r}))
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+}
+
+// R2: a changed or removed rule's breaker is dropped; observers hear of the ones not CLOSED.
+func TestReloadDropsChangedRules(t *testing.T) {
+	a := errorCount(1, 1)
+	b := slowRatio(1, 1)
+	c := breaker.Rule{Resource: "quiet", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second}
+	h := newHarness(t, a, b, c)
+	require.NoError(t, h.complete("svc", time.Second, errDown)) // trips a and b
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+	require.Equal(t, breaker.Open, h.state("svc", 1))
+	oldA := h.m.Breakers("svc")[0]
+	h.events.reset()
+
+	changed := a
+	changed.Threshold = 2
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{changed})) // a changed, b and c removed
+
+	got := h.events.all()
+	require.Len(t, got, 2, "c was CLOSED: no event")
+	for i, want := range []breaker.Rule{a, b} {
+		assert.Equal(t, want, got[i].Rule)
+		assert.Equal(t, breaker.Open, got[i].From)
+		assert.Equal(t, breaker.Closed, got[i].To)
+		assert.Equal(t, breaker.RuleChanged, got[i].Reason)
+		assert.Equal(t, h.clock.Now(), got[i].At)
+	}
+	assert.Equal(t, breaker.Closed, oldA.State(), "the dropped breaker is CLOSED")
+	bs := h.m.Breakers("svc")
+	require.Len(t, bs, 1)
+	assert.NotSame(t, oldA, bs[0])
+	assert.Equal(t, breaker.Closed, bs[0].State())
+	assert.Equal(t, []breaker.Rule{changed}, h.m.Rules())
+	assert.Nil(t, h.m.Breakers("quiet"))
+	assert.NoError(t, h.complete("svc", 0, nil))
+}
+
+// R3: calls that entered under the old rules exit without error, panic or effect.
+func TestReloadWithCallsInFlight(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1), slowRatio(1, 1))
+	inFlight, err := h.m.Enter("svc")
+	require.NoError(t, err)
+
+	require.NoError(t, h.complete("svc", time.Second, errDown)) // trips both
+	h.clock.Advance(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	h.events.reset()
+
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(2, 1)}))
+	assert.Len(t, h.events.all(), 2, "both dropped breakers were HALF_OPEN")
+	h.events.reset()
+
+	inFlight.SetError(errDown)
+	probe.SetError(errDown)
+	assert.NotPanics(t, inFlight.Exit)
+	assert.NotPanics(t, probe.Exit)
+	assert.Empty(t, h.events.all(), "dropped breakers report nothing more")
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Closed, h.state("svc", 0), "old calls did not count in the new breaker")
+}
+
+// R1: Rules returns a copy in load order; changing it changes nothing.
+func TestRulesReturnsACopy(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1), slowRatio(1, 1))
+	rules := h.m.Rules()
+	require.Len(t, rules, 2)
+	assert.Equal(t, breaker.ErrorCount, rules[0].Strategy)
+	rules[0].Threshold = 99
+	assert.Equal(t, 1.0, h.m.Rules()[0].Threshold)
+	assert.Equal(t, 1.0, h.m.Breakers("svc")[0].Rule().Threshold)
+}
