@@ -1,0 +1,169 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/internal/fakeclock"
+)
+
+func ExampleManager_Do() {
+	m := breaker.NewManager(breaker.WithClock(fakeclock.New()))
+	err := m.LoadRules([]breaker.Rule{{
+		Resource:         "payments",
+		Strategy:         breaker.ErrorCount,
+		Threshold:        3, // the third failure trips it
+		MinRequestAmount: 1,
+		RetryTimeout:     10 * time.Second,
+	}})
+	if err != nil {
+		panic(err)
+	}
+
+	ctx := context.Background()
+	charge := func(context.Context) error { return errors.New("payments: connection refused") }
+	for range 3 {
+		fmt.Println(m.Do(ctx, "payments", charge))
+	}
+
+	// The breaker is OPEN: Do returns at once, without calling the function.
+	err = m.Do(ctx, "payments", charge)
+	fmt.Println(errors.Is(err, breaker.ErrOpen))
+	fmt.Println(err)
+	// Output:
+	// payments: connection refused
+	// payments: connection refused
+	// payments: connection refused
+	// true
+	// breaker: call to "payments" rejected: circuit OPEN by rule ErrorCount
+}
+
+func ExampleManager_Enter() {
+	clk := fakeclock.New()
+	m := breaker.NewManager(breaker.WithClock(clk))
+	err := m.LoadRules([]breaker.Rule{{
+		ID:               "db-errors",
+		Resource:         "db",
+		Strategy:         breaker.ErrorCount,
+		Threshold:        1,
+		MinRequestAmount: 1,
+		RetryTimeout:     30 * time.Second,
+	}})
+	if err != nil {
+		panic(err)
+	}
+
+	e, err := m.Enter("db")
+	if err != nil {
+		panic(err) // the breaker is CLOSED: the call passes
+	}
+	e.SetError(errors.New("db: deadline exceeded")) // the call failed...
+	e.Exit()                                        // ...and its failure trips the breaker
+
+	_, err = m.Enter("db")
+	var blocked *breaker.BlockError
+	if errors.As(err, &blocked) {
+		fmt.Println(blocked.Resource, blocked.State, blocked.Rule.ID)
+		fmt.Println("retry in", blocked.RetryAt.Sub(clk.Now()))
+	}
+	// Output:
+	// db OPEN db-errors
+	// retry in 30s
+}
+
+func ExampleManager_AddObserver() {
+	clk := fakeclock.New()
+	m := breaker.NewManager(breaker.WithClock(clk))
+	err := m.LoadRules([]breaker.Rule{{
+		Resource:         "search",
+		Strategy:         breaker.ErrorRatio,
+		Threshold:        0.5,
+		MinRequestAmount: 4,
+		RetryTimeout:     5 * time.Second,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	remove := m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		fmt.Printf("%v  %v → %v  %v", c.At.Sub(fakeclock.Start), c.From, c.To, c.Reason)
+		if c.Reason == breaker.ThresholdExceeded {
+			fmt.Printf(" (%v)", c.Snapshot)
+		}
+		fmt.Println()
+	}))
+	defer remove()
+
+	ctx := context.Background()
+	ok := func(context.Context) error { return nil }
+	fail := func(context.Context) error { return errors.New("search: timeout") }
+	for _, call := range []func(context.Context) error{ok, fail, ok, fail} {
+		_ = m.Do(ctx, "search", call) // the fourth call makes 2 failures of 4: OPEN
+	}
+
+	clk.Advance(5 * time.Second)
+	_ = m.Do(ctx, "search", fail) // the probe fails: OPEN for another 5s
+	clk.Advance(5 * time.Second)
+	_ = m.Do(ctx, "search", ok) // the probe succeeds: CLOSED
+	// Output:
+	// 0s  CLOSED → OPEN  ThresholdExceeded (0.5)
+	// 5s  OPEN → HALF_OPEN  RetryTimeoutElapsed
+	// 5s  HALF_OPEN → OPEN  ProbeFailed
+	// 10s  OPEN → HALF_OPEN  RetryTimeoutElapsed
+	// 10s  HALF_OPEN → CLOSED  ProbeSucceeded
+}
+
+func ExampleExecute() {
+	m := breaker.NewManager(breaker.WithClock(fakeclock.New()))
+	err := m.LoadRules([]breaker.Rule{{
+		Resource:         "stock",
+		Strategy:         breaker.ErrorCount,
+		Threshold:        1,
+		MinRequestAmount: 1,
+		RetryTimeout:     time.Minute,
+	}})
+	if err != nil {
+		panic(err)
+	}
+
+	ctx := context.Background()
+	n, err := breaker.Execute(ctx, m, "stock", func(context.Context) (int, error) { return 42, nil })
+	fmt.Println(n, err)
+
+	_, err = breaker.Execute(ctx, m, "stock", func(context.Context) (int, error) {
+		return 0, errors.New("stock: connection refused")
+	})
+	fmt.Println(err) // the failure trips the breaker
+
+	// Blocked: Execute returns the zero value without calling the function.
+	n, err = breaker.Execute(ctx, m, "stock", func(context.Context) (int, error) { return 42, nil })
+	var blocked *breaker.BlockError
+	if errors.As(err, &blocked) {
+		fmt.Println(n, blocked.Resource, blocked.State)
+	}
+	// Output:
+	// 42 <nil>
+	// stock: connection refused
+	// 0 stock OPEN
+}
+
+func ExampleRule_Validate() {
+	r := breaker.Rule{
+		Resource:     "search",
+		Strategy:     breaker.ErrorRatio,
+		Threshold:    50, // meant 50%, but a ratio is in (0, 1]
+		RetryTimeout: 5 * time.Second,
+	}
+	err := r.Validate()
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, breaker.ErrInvalidRule))
+
+	r.Threshold = 0.5
+	fmt.Println(r.Validate())
+	// Output:
+	// breaker: invalid rule (resource "search"): Threshold must be in (0, 1] for ErrorRatio, got 50
+	// true
+	// <nil>
+}
