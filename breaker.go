@@ -265,13 +265,14 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 	}
 	r := c.rule.Load()
 	c.m.notify(StateChange{
-		Resource: r.Resource,
-		Rule:     *r,
-		From:     from.state,
-		To:       to.state,
-		Reason:   reason,
-		Snapshot: snapshot,
-		At:       c.m.timeAt(now),
+		Resource:   r.Resource,
+		Rule:       *r,
+		From:       from.state,
+		To:         to.state,
+		Reason:     reason,
+		Snapshot:   snapshot,
+		At:         c.m.timeAt(now),
+		Generation: to.gen,
 	})
 	return true
 }
@@ -286,13 +287,14 @@ func (c *circuit) retire(now int64) (StateChange, bool) {
 			r := c.rule.Load()
 			return StateChange{
 				Resource: r.Resource, Rule: *r, From: p.state, To: Closed,
-				Reason: RuleChanged, At: c.m.timeAt(now),
+				Reason: RuleChanged, At: c.m.timeAt(now), Generation: p.gen + 1,
 			}, p.state != Closed
 		}
 	}
 }
 
-// relabel gives a kept breaker the ID of the rule that reloaded it.
+// relabel gives a kept breaker the rule as it was reloaded: a new ID, or defaults spelled
+// another way.
 func (c *circuit) relabel(r Rule) {
 	c.rule.Store(&r)
 	if p := c.cur.Load(); p.state != Closed {

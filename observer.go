@@ -62,6 +62,9 @@ type StateChange struct {
 	Snapshot float64
 	// At is when the transition happened, by the manager's clock.
 	At time.Time
+	// Generation counts the breaker's transitions, this one included. Changes made on
+	// different goroutines may reach an observer out of order; Generation orders them.
+	Generation uint64
 }
 
 // Observer hears every state change of every breaker of a Manager.
