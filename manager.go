@@ -109,8 +109,8 @@ func NewManager(opts ...Option) *Manager {
 // identical, it returns a *RuleError (wrapping ErrInvalidRule) that names the rule's index,
 // resource and field, and changes nothing.
 //
-// A rule identical to a loaded one, but perhaps for its ID, keeps its breaker with its state
-// and window. The breakers of changed or removed rules are dropped; observers hear of each one
+// A rule identical to a loaded one, but perhaps for its ID or for a default spelled out, keeps
+// its breaker with its state and window. The breakers of changed or removed rules are dropped; observers hear of each one
 // that was not CLOSED as a change to CLOSED with Reason RuleChanged. Calls in flight exit
 // without error; their outcomes no longer count for dropped breakers.
 func (m *Manager) LoadRules(rules []Rule) error {
@@ -139,8 +139,8 @@ func (m *Manager) LoadRules(rules []Rule) error {
 		key := r.identity()
 		ref, kept := old.byIdentity[key]
 		if kept {
-			if ref.c.Rule().ID != r.ID {
-				ref.c.relabel(r)
+			if ref.c.Rule() != r {
+				ref.c.relabel(r) // a new ID, or a default spelled another way
 			}
 		} else {
 			ref = m.newBreaker(r)

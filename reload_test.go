@@ -120,3 +120,27 @@ func TestRulesReturnsACopy(t *testing.T) {
 	assert.Equal(t, 1.0, h.m.Rules()[0].Threshold)
 	assert.Equal(t, 1.0, h.m.Breakers("svc")[0].Rule().Threshold)
 }
+
+// R2: a default spelled out is the same rule: the breaker is kept, and reports the new spelling.
+func TestReloadDefaultsSpelledOut(t *testing.T) {
+	r := errorCount(1, 0)
+	h := newHarness(t, r)
+	h.completeN("svc", 5, errDown)
+	before := h.m.Breakers("svc")[0]
+	require.Equal(t, breaker.Open, before.State())
+
+	spelled := r
+	spelled.MinRequestAmount = 5
+	spelled.StatInterval = time.Second
+	spelled.BucketCount = 10
+	spelled.ProbeTimeout = r.RetryTimeout
+	spelled.MaxAllowedRT = time.Second // ignored by ErrorCount
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{spelled}))
+	after := h.m.Breakers("svc")[0]
+	assert.Same(t, before, after)
+	assert.Equal(t, breaker.Open, after.State())
+	assert.Equal(t, spelled, after.Rule())
+
+	err := h.m.LoadRules([]breaker.Rule{r, spelled})
+	assert.ErrorIs(t, err, breaker.ErrInvalidRule, "the two are duplicates")
+}

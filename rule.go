@@ -57,7 +57,9 @@ const minBucketLength = time.Millisecond
 // own breaker with its own sliding window. The zero value is not a valid rule: Resource,
 // RetryTimeout and a Threshold are required, and MaxAllowedRT too for SlowRequestRatio.
 //
-// A rule's identity is every field but ID: reloading an identical rule keeps its breaker.
+// A rule's identity is every field but ID, with zero values read as their defaults (and
+// MaxAllowedRT ignored but for SlowRequestRatio): reloading an identical rule keeps its
+// breaker.
 type Rule struct {
 	// ID is a free label for logs and observers; it is not part of a rule's identity.
 	ID string
@@ -201,8 +203,16 @@ func (r Rule) probeTimeout() time.Duration {
 	return r.ProbeTimeout
 }
 
-// identity is the rule without its ID: two rules with the same identity are the same rule.
+// identity is the rule without its ID and with its defaults spelled out: two rules with the
+// same identity behave the same, so they are the same rule.
 func (r Rule) identity() Rule {
 	r.ID = ""
+	r.MinRequestAmount = r.minRequestAmount()
+	r.StatInterval = r.statInterval()
+	r.BucketCount = r.bucketCount()
+	r.ProbeTimeout = r.probeTimeout()
+	if r.Strategy != SlowRequestRatio {
+		r.MaxAllowedRT = 0 // ignored
+	}
 	return r
 }
