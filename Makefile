@@ -1,0 +1,43 @@
+# Every target installs what it needs through the Go module proxy, at a pinned version.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+COUNT    ?= 10
+FUZZTIME ?= 60s
+BENCH    ?= .
+
+.PHONY: test bench bench-peers fuzz lint cover
+
+# test runs every test of the module with the race detector, and checks that the benchmark
+# module still builds and its setups still work (one iteration of each benchmark).
+test:
+	go test -race -count=1 ./...
+	cd benchmarks && go vet ./... && go test -count=1 ./... && \
+		go test -run '^$$' -bench . -benchtime 1x .
+
+# bench runs the core's benchmarks COUNT times and summarises them with benchstat.
+bench:
+	go test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) . | tee bench.txt
+	go run $(BENCHSTAT) bench.txt
+
+# bench-peers runs breaker and its peers side by side; see benchmarks/README.md.
+bench-peers:
+	COUNT=$(COUNT) ./benchmarks/compare.sh
+
+# fuzz runs each fuzz target for FUZZTIME.
+fuzz:
+	@for target in $$(go test -list '^Fuzz' . | grep '^Fuzz'); do \
+		echo "fuzzing $$target for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) . || exit 1; \
+	done
+
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	go vet ./...
+	go run $(STATICCHECK) ./...
+	cd benchmarks && go vet ./...
+
+cover:
+	go test -count=1 -coverprofile=cover.out ./...
+	go tool cover -func=cover.out | tail -1
+	go tool cover -html=cover.out -o cover.html

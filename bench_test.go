@@ -1,0 +1,182 @@
+package breaker_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/halfopen/breaker"
+)
+
+// The pass path: one SlowRequestRatio and one ErrorRatio rule, CLOSED, calls succeed.
+func passRules(resource string) []breaker.Rule {
+	return []breaker.Rule{
+		{Resource: resource, Strategy: breaker.SlowRequestRatio, Threshold: 0.5, MaxAllowedRT: time.Second, RetryTimeout: time.Hour},
+		{Resource: resource, Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Hour},
+	}
+}
+
+func benchManager(b *testing.B, rules []breaker.Rule) *breaker.Manager {
+	b.Helper()
+	m := breaker.NewManager()
+	if err := m.LoadRules(rules); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+func succeed(context.Context) error { return nil }
+func fail(context.Context) error    { return errDown }
+
+// openManager returns a manager whose "svc" breaker is OPEN for an hour.
+func openManager(b *testing.B) *breaker.Manager {
+	m := benchManager(b, []breaker.Rule{{Resource: "svc", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Hour}})
+	_ = m.Do(context.Background(), "svc", fail)
+	if m.Breakers("svc")[0].State() != breaker.Open {
+		b.Fatal("the breaker did not trip")
+	}
+	return m
+}
+
+// benchDo runs m.Do on resource serially or from RunParallel goroutines; wantErr says whether
+// every call must be rejected.
+func benchDo(b *testing.B, m *breaker.Manager, resource string, fn func(context.Context) error, parallel, wantErr bool) {
+	ctx := context.Background()
+	check := func(err error) bool { return (err != nil) == wantErr }
+	b.ReportAllocs()
+	b.ResetTimer()
+	if !parallel {
+		for range b.N {
+			if !check(m.Do(ctx, resource, fn)) {
+				b.Fatal("unexpected outcome")
+			}
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if !check(m.Do(ctx, resource, fn)) {
+				b.Error("unexpected outcome")
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkDoPass(b *testing.B) {
+	benchDo(b, benchManager(b, passRules("svc")), "svc", succeed, false, false)
+}
+
+func BenchmarkDoPassParallel(b *testing.B) {
+	benchDo(b, benchManager(b, passRules("svc")), "svc", succeed, true, false)
+}
+
+func BenchmarkDoReject(b *testing.B) { benchDo(b, openManager(b), "svc", succeed, false, true) }
+
+func BenchmarkDoRejectParallel(b *testing.B) { benchDo(b, openManager(b), "svc", succeed, true, true) }
+
+func BenchmarkDoNoRules(b *testing.B) {
+	benchDo(b, benchManager(b, passRules("svc")), "other", succeed, false, false)
+}
+
+func BenchmarkDoNoRulesParallel(b *testing.B) {
+	benchDo(b, benchManager(b, passRules("svc")), "other", succeed, true, false)
+}
+
+func errorCountRules() []breaker.Rule {
+	return []breaker.Rule{{Resource: "svc", Strategy: breaker.ErrorCount, Threshold: 5, RetryTimeout: time.Hour}}
+}
+
+func BenchmarkDoErrorCount(b *testing.B) {
+	benchDo(b, benchManager(b, errorCountRules()), "svc", succeed, false, false)
+}
+
+func BenchmarkDoErrorCountParallel(b *testing.B) {
+	benchDo(b, benchManager(b, errorCountRules()), "svc", succeed, true, false)
+}
+
+func BenchmarkEnterExit(b *testing.B) {
+	m := benchManager(b, passRules("svc"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		e, err := m.Enter("svc")
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Exit()
+	}
+}
+
+func BenchmarkEnterExitParallel(b *testing.B) {
+	m := benchManager(b, passRules("svc"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			e, err := m.Enter("svc")
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			e.Exit()
+		}
+	})
+}
+
+// BenchmarkLoadRules10k loads 10,000 new rules over 5,000 resources each time.
+func BenchmarkLoadRules10k(b *testing.B) {
+	sets := [2][]breaker.Rule{}
+	for s := range sets {
+		for i := 0; i < 5000; i++ {
+			rules := passRules("resource-" + strconv.Itoa(i))
+			rules[1].Threshold = 0.5 + float64(s)/10 // each load changes half the rules
+			sets[s] = append(sets[s], rules...)
+		}
+	}
+	m := breaker.NewManager()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := m.LoadRules(sets[i%2]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The floor: what any breaker that times calls must do at least, two clock reads and two
+// atomic adds, so the other results can be read against it.
+var floorStart = time.Now()
+
+func BenchmarkFloor(b *testing.B) {
+	var calls, slow atomic.Int64
+	b.ReportAllocs()
+	for range b.N {
+		start := time.Since(floorStart)
+		calls.Add(1)
+		if time.Since(floorStart)-start > time.Second {
+			slow.Add(1)
+		} else {
+			slow.Add(0)
+		}
+	}
+}
+
+func BenchmarkFloorParallel(b *testing.B) {
+	var calls, slow atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			start := time.Since(floorStart)
+			calls.Add(1)
+			if time.Since(floorStart)-start > time.Second {
+				slow.Add(1)
+			} else {
+				slow.Add(0)
+			}
+		}
+	})
+}
