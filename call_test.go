@@ -214,3 +214,26 @@ func TestBlockErrorRuleIsACopy(t *testing.T) {
 	h.completeN("svc", 1, errDown) // the probe fails: the next report names the rule as loaded
 	assert.Equal(t, errorCount(1, 1), h.events.last().Rule)
 }
+
+// A breaker can be driven by hand through the CircuitBreaker interface.
+func TestDriveBreakerByHand(t *testing.T) {
+	h := newHarness(t, slowRatio(1, 1))
+	b := h.m.Breakers("svc")[0]
+	e, err := h.m.Enter("elsewhere") // an entry no breaker checked
+	require.NoError(t, err)
+	require.True(t, b.TryPass(e))
+	h.clock.Advance(time.Second)
+	b.OnRequestComplete(e)
+	assert.Equal(t, breaker.Open, b.State(), "slow by its own RT")
+	b.OnRequestComplete(e)
+	e.Exit()
+	assert.Equal(t, []string{tripped}, h.events.transitions(), "completed once")
+
+	other, err := h.m.Enter("elsewhere")
+	require.NoError(t, err)
+	assert.False(t, b.TryPass(other))
+	b.OnRequestComplete(other) // never admitted: nothing happens
+	b.OnRequestComplete(nil)
+	assert.False(t, b.TryPass(nil), "OPEN: no call passes")
+	assert.Equal(t, breaker.Open, b.State())
+}
