@@ -127,6 +127,17 @@ func BenchmarkEnterExitParallel(b *testing.B) {
 	})
 }
 
+func BenchmarkEnterReject(b *testing.B) {
+	m := openManager(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if e, err := m.Enter("svc"); err == nil {
+			b.Fatal("passed", e)
+		}
+	}
+}
+
 // BenchmarkLoadRules10k loads 10,000 new rules over 5,000 resources each time.
 func BenchmarkLoadRules10k(b *testing.B) {
 	sets := [2][]breaker.Rule{}

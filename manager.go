@@ -205,12 +205,13 @@ func (m *Manager) Breakers(resource string) []CircuitBreaker {
 //
 // A resource with no rules, and no slots configured, passes at the cost of a map lookup.
 func (m *Manager) Enter(resource string) (*Entry, error) {
-	e := &Entry{m: m, resource: resource}
+	var c call // on the stack, so a rejection allocates nothing
 	if res := m.rules.Load().resources[resource]; res != nil {
-		if blocked := m.admit(&e.call, res); blocked != nil {
+		if blocked := m.admit(&c, res); blocked != nil {
 			return nil, blocked
 		}
 	}
+	e := &Entry{m: m, resource: resource, call: c}
 	if len(m.slots) > 0 {
 		if blocked := m.enterSlots(e); blocked != nil {
 			return nil, blocked
