@@ -33,7 +33,7 @@ type CircuitBreaker interface {
 // admitted it; when it completes in a later period its outcome is ignored.
 type circuit struct {
 	m            *Manager
-	rule         atomic.Pointer[Rule] // replaced only when a reload changes the ID
+	rule         atomic.Pointer[Rule] // into the loaded rule set; never modified
 	strategy     Strategy
 	threshold    float64
 	maxRT        int64
@@ -75,7 +75,7 @@ const (
 )
 
 // init makes c a CLOSED breaker for r with an empty window.
-func (c *circuit) init(m *Manager, r Rule) {
+func (c *circuit) init(m *Manager, r *Rule) {
 	c.m = m
 	c.strategy = r.Strategy
 	c.threshold = r.Threshold
@@ -85,7 +85,7 @@ func (c *circuit) init(m *Manager, r Rule) {
 	c.probeTimeout = int64(r.probeTimeout())
 	c.interval = r.statInterval()
 	c.buckets = r.bucketCount()
-	c.rule.Store(&r)
+	c.rule.Store(r)
 	c.cur.Store(&period{state: Closed, window: newLeapArray(c.interval, c.buckets)})
 }
 
@@ -293,12 +293,13 @@ func (c *circuit) retire(now int64) (StateChange, bool) {
 	}
 }
 
-// relabel gives a kept breaker the rule as it was reloaded: a new ID, or defaults spelled
-// another way.
-func (c *circuit) relabel(r Rule) {
-	c.rule.Store(&r)
-	if p := c.cur.Load(); p.state != Closed {
-		p.blocked.Store(c.blockError(p.state, p.retryAt))
+// reload points a kept breaker at its rule as reloaded, which may differ by its ID or by a
+// default spelled out, so that the old rule set can be collected.
+func (c *circuit) reload(r *Rule) {
+	if old := c.rule.Swap(r); *old != *r {
+		if p := c.cur.Load(); p.state != Closed {
+			p.blocked.Store(c.blockError(p.state, p.retryAt))
+		}
 	}
 }
 

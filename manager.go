@@ -29,11 +29,11 @@ type Manager struct {
 	observers observers
 }
 
-// ruleSet is what one LoadRules installed. It is never changed after it is published.
+// ruleSet is what one LoadRules installed. It is never changed after it is published; each
+// breaker's rule points into rules.
 type ruleSet struct {
-	rules      []Rule
-	resources  map[string]*resource
-	byIdentity map[Rule]*breakerRef
+	rules     []Rule
+	resources map[string]*resource
 }
 
 // resource is the breakers of one resource, in rule order.
@@ -43,9 +43,10 @@ type resource struct {
 	timed    bool // a breaker needs each call's response time
 }
 
-type breakerRef struct {
-	c      *circuit
-	public CircuitBreaker
+// breakerAt locates a loaded breaker.
+type breakerAt struct {
+	res *resource
+	i   int
 }
 
 // Clock tells the time. The Manager reads it once when a call enters (only if a rule needs the
@@ -129,42 +130,39 @@ func (m *Manager) LoadRules(rules []Rule) error {
 
 	m.loadMu.Lock()
 	old := m.rules.Load()
+	loaded := old.byIdentity()
 	now := m.now()
-	next := &ruleSet{
-		rules:      slices.Clone(rules),
-		resources:  make(map[string]*resource),
-		byIdentity: make(map[Rule]*breakerRef, len(rules)),
-	}
-	for _, r := range rules {
+	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource)}
+	for i := range next.rules {
+		r := &next.rules[i]
+		var c *circuit
+		var public CircuitBreaker
 		key := r.identity()
-		ref, kept := old.byIdentity[key]
-		if kept {
-			if ref.c.Rule() != r {
-				ref.c.relabel(r) // a new ID, or a default spelled another way
-			}
+		if at, kept := loaded[key]; kept {
+			delete(loaded, key)
+			c, public = at.res.breakers[at.i], at.res.public[at.i]
+			c.reload(r)
 		} else {
-			ref = m.newBreaker(r)
+			c, public = m.newBreaker(r)
 		}
-		next.byIdentity[key] = ref
 		res := next.resources[r.Resource]
 		if res == nil {
 			res = &resource{}
 			next.resources[r.Resource] = res
 		}
-		res.breakers = append(res.breakers, ref.c)
-		res.public = append(res.public, ref.public)
+		res.breakers = append(res.breakers, c)
+		res.public = append(res.public, public)
 		res.timed = res.timed || r.Strategy == SlowRequestRatio
 	}
 	m.rules.Store(next)
 
+	// What is left in loaded was dropped.
 	var changes []StateChange
 	for _, r := range old.rules {
-		key := r.identity()
-		if _, kept := next.byIdentity[key]; kept {
-			continue
-		}
-		if change, report := old.byIdentity[key].c.retire(now); report {
-			changes = append(changes, change)
+		if at, dropped := loaded[r.identity()]; dropped {
+			if change, report := at.res.breakers[at.i].retire(now); report {
+				changes = append(changes, change)
+			}
 		}
 	}
 	m.loadMu.Unlock()
@@ -175,15 +173,27 @@ func (m *Manager) LoadRules(rules []Rule) error {
 	return nil
 }
 
-func (m *Manager) newBreaker(r Rule) *breakerRef {
+// byIdentity indexes the set's breakers by their rule's identity. LoadRules builds it for the
+// moment it needs it, rather than keeping a map as large as the rules.
+func (rs *ruleSet) byIdentity() map[Rule]breakerAt {
+	index := make(map[Rule]breakerAt, len(rs.rules))
+	for _, res := range rs.resources {
+		for i, c := range res.breakers {
+			index[c.Rule().identity()] = breakerAt{res, i}
+		}
+	}
+	return index
+}
+
+func (m *Manager) newBreaker(r *Rule) (*circuit, CircuitBreaker) {
 	if r.Strategy == SlowRequestRatio {
 		b := &ResponseTimeBreaker{}
 		b.init(m, r)
-		return &breakerRef{c: &b.circuit, public: b}
+		return &b.circuit, b
 	}
 	b := &ExceptionBreaker{}
 	b.init(m, r)
-	return &breakerRef{c: &b.circuit, public: b}
+	return &b.circuit, b
 }
 
 // Rules returns the loaded rules, in the order given to LoadRules.
