@@ -1,0 +1,271 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/internal/fakeclock"
+)
+
+// The rule sets the fuzzer loads. They share rules (kept across reloads), relabel one, spell
+// defaults out for another, and drop the rest.
+var fuzzRuleSets = [][]breaker.Rule{
+	{
+		{ID: "a-count", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+		{ID: "a-slow", Resource: "a", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: 2, RetryTimeout: 2 * time.Second},
+		{ID: "b-ratio", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 4,
+			BucketCount: 4, RetryTimeout: time.Second},
+	},
+	{
+		{ID: "a-count-renamed", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+		{ID: "b-count", Resource: "b", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1,
+			RetryTimeout: 500 * time.Millisecond},
+		{ID: "c-slow", Resource: "c", Strategy: breaker.SlowRequestRatio, Threshold: 1, MaxAllowedRT: 10 * time.Millisecond,
+			MinRequestAmount: 1, StatInterval: 200 * time.Millisecond, BucketCount: 2,
+			RetryTimeout: 300 * time.Millisecond, ProbeTimeout: 100 * time.Millisecond},
+	},
+	nil,
+	{
+		{ID: "b-ratio", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 4,
+			StatInterval: time.Second, BucketCount: 4, RetryTimeout: time.Second, ProbeTimeout: time.Second},
+		{ID: "a-count", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+	},
+}
+
+var errSlotBlocks = errors.New("slot blocks")
+
+// toggleSlot blocks every call while on.
+type toggleSlot struct{ on bool }
+
+func (s *toggleSlot) OnEntry(*breaker.Entry) error {
+	if s.on {
+		return errSlotBlocks
+	}
+	return nil
+}
+
+func (s *toggleSlot) OnExit(*breaker.Entry) {}
+
+// The operations of FuzzStateMachine, one byte each, most followed by one argument byte.
+const (
+	opAdvance = iota // the clock moves forward
+	opRewind         // the clock moves back
+	opEnter          // Enter on resource a, b or c
+	opExit           // Exit an open entry after some time, succeeding, failing or canceled
+	opAbandon        // forget an open entry: it never exits
+	opLoad           // LoadRules of a fixed set
+	opToggle         // turn the blocking slot on or off
+	opDo             // Do on a resource, taking some time, with an outcome
+	opCount
+)
+
+var fuzzOutcomes = []error{nil, errDown, context.Canceled}
+
+// FuzzStateMachine applies a sequence of operations to the library and to the model of SPEC
+// Part 2, and fails at the first difference in what was let through, a BlockError, a state or a
+// reported transition.
+func FuzzStateMachine(f *testing.F) {
+	for _, seed := range fuzzSeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		runStateMachine(t, ops)
+	})
+}
+
+// Seeds that reach every transition: trips, probes that succeed, fail, time out, are blocked
+// or canceled, reloads with calls in flight, and a clock that steps back.
+var fuzzSeeds = [][]byte{
+	{0, opEnter, 0, opExit, 0, 1, opEnter, 0, opExit, 0, 1, opEnter, 0, opExit, 0, 1,
+		opAdvance, 0x27, opEnter, 0, opExit, 0, 0},
+	{0, opDo, 0xcc, 0x00, opDo, 0xcc, 0x00, opAdvance, 0x07, opDo, 0xcc, 0x00, opAdvance, 0x07,
+		opDo, 0x00, 0x00},
+	{1, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x27, opToggle, opDo, 0x00, 0x00,
+		opToggle, opDo, 0x00, 0x00},
+	{0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x27, opEnter, 0,
+		opAdvance, 0x13, opEnter, 0, opExit, 0, 0, opExit, 0, 0},
+	{0, opLoad, 1, opDo, 0x01, 0x01, opAdvance, 0x16, opDo, 0x01, 0x02, opDo, 0x01, 0x00,
+		opDo, 0x42, 0x00, opLoad, 3, opDo, 0x01, 0x01},
+	{0, opEnter, 1, opEnter, 1, opDo, 0x01, 0x01, opDo, 0x01, 0x01, opDo, 0x01, 0x01, opDo, 0x01, 0x00,
+		opLoad, 2, opExit, 0, 1, opExit, 0, 1, opLoad, 0, opAbandon, 0},
+	{0, opAdvance, 0x22, opDo, 0x01, 0x01, opRewind, 0x0e, opDo, 0x01, 0x01, opAdvance, 0x2a,
+		opDo, 0x01, 0x01, opDo, 0x01, 0x01, opRewind, 0x27, opDo, 0x02, 0x00},
+	{0, opLoad, 1, opDo, 0x2c, 0x00, opAdvance, 0x0a, opEnter, 2, opAdvance, 0x02, opDo, 0x02, 0x00,
+		opExit, 0, 0, opAdvance, 0x0a, opDo, 0x02, 0x00},
+}
+
+func runStateMachine(t *testing.T, ops []byte) {
+	if len(ops) == 0 {
+		return
+	}
+	clock := fakeclock.New()
+	slot := &toggleSlot{}
+	opts := []breaker.Option{breaker.WithClock(clock)}
+	if ops[0]%2 == 1 {
+		opts = append(opts, breaker.WithSlots(slot))
+	}
+	m := breaker.NewManager(opts...)
+	events := &recorder{}
+	m.AddObserver(events)
+	ref := newModel()
+	if err := m.LoadRules(fuzzRuleSets[0]); err != nil {
+		t.Fatal(err)
+	}
+	ref.load(fuzzRuleSets[0])
+
+	type open struct {
+		e   *breaker.Entry
+		ref *modelEntry
+	}
+	var entries []open
+	step := 0
+	arg := func() byte { // the next byte, or 0 past the end
+		step++
+		if step < len(ops) {
+			return ops[step]
+		}
+		return 0
+	}
+	for step = 1; step < len(ops); step++ {
+		op := ops[step] % opCount
+		switch op {
+		case opAdvance, opRewind:
+			d := fuzzDuration(arg())
+			if op == opRewind {
+				d = -d
+			}
+			clock.Advance(d)
+			ref.now += d
+		case opEnter:
+			resource := fuzzResource(arg())
+			e, err := m.Enter(resource)
+			re, block := ref.enter(resource)
+			checkBlock(t, step, resource, err, block, ref)
+			if e != nil && re != nil {
+				entries = append(entries, open{e, re})
+			}
+		case opExit, opAbandon:
+			if len(entries) == 0 {
+				arg()
+				continue
+			}
+			k := int(arg()) % len(entries)
+			x := entries[k]
+			entries = append(entries[:k], entries[k+1:]...)
+			if op == opExit {
+				o := int(arg()) % len(fuzzOutcomes)
+				x.e.SetError(fuzzOutcomes[o])
+				x.e.Exit()
+				ref.exit(x.ref, modelOutcome(o))
+			}
+		case opLoad:
+			set := fuzzRuleSets[int(arg())%len(fuzzRuleSets)]
+			if err := m.LoadRules(set); err != nil {
+				t.Fatalf("step %d: LoadRules: %v", step, err)
+			}
+			ref.load(set)
+		case opToggle:
+			if ops[0]%2 == 1 {
+				slot.on = !slot.on
+				ref.blocking = slot.on
+			}
+		case opDo:
+			a := arg()
+			resource, rt := fuzzResource(a), time.Duration(a>>2)*time.Millisecond
+			o := int(arg()) % len(fuzzOutcomes)
+			err := m.Do(context.Background(), resource, func(context.Context) error {
+				clock.Advance(rt)
+				return fuzzOutcomes[o]
+			})
+			re, block := ref.enter(resource)
+			if re != nil {
+				ref.now += rt
+				ref.exit(re, modelOutcome(o))
+				if err != fuzzOutcomes[o] {
+					t.Fatalf("step %d: Do on %s returned %v, want fn's %v", step, resource, err, fuzzOutcomes[o])
+				}
+			} else {
+				checkBlock(t, step, resource, err, block, ref)
+			}
+		}
+		checkSame(t, step, m, events, ref)
+	}
+}
+
+// fuzzDuration spans 1ms to 64s: the low two bits pick the unit.
+func fuzzDuration(b byte) time.Duration {
+	unit := []time.Duration{time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond, time.Second}[b&3]
+	return time.Duration(b>>2+1) * unit
+}
+
+func fuzzResource(b byte) string { return string(rune('a' + b%3)) }
+
+func checkBlock(t *testing.T, step int, resource string, err error, want *modelBlock, ref *model) {
+	t.Helper()
+	if want == nil {
+		if err != nil {
+			t.Fatalf("step %d: %s blocked with %v; the model lets it through (%s)", step, resource, err, ref.states())
+		}
+		return
+	}
+	var be *breaker.BlockError
+	if !errors.As(err, &be) {
+		t.Fatalf("step %d: %s got %v; the model blocks it (%s)", step, resource, err, ref.states())
+	}
+	if want.bySlot {
+		if be.Rule != nil || !errors.Is(err, errSlotBlocks) || errors.Is(err, breaker.ErrOpen) {
+			t.Fatalf("step %d: %s: want a slot's block, got %+v", step, resource, be)
+		}
+		return
+	}
+	retryAt := fakeclock.Start.Add(want.retryAt)
+	if be.Rule == nil || *be.Rule != *want.rule || be.State != want.state || !be.RetryAt.Equal(retryAt) ||
+		be.Resource != resource || !errors.Is(err, breaker.ErrOpen) {
+		t.Fatalf("step %d: %s: BlockError %+v (rule %+v); want rule %+v, state %v, retry at %v",
+			step, resource, be, be.Rule, *want.rule, want.state, want.retryAt)
+	}
+}
+
+func checkSame(t *testing.T, step int, m *breaker.Manager, events *recorder, ref *model) {
+	t.Helper()
+	got := events.all()
+	if len(got) != len(ref.changes) {
+		var g, w []string
+		for _, c := range got {
+			g = append(g, describe(c))
+		}
+		for _, c := range ref.changes {
+			w = append(w, describe(c))
+		}
+		t.Fatalf("step %d: transitions differ\n got: %q\nwant: %q", step, g, w)
+	}
+	for i, want := range ref.changes {
+		if c := got[i]; c.Generation == want.Generation && c.Resource == want.Resource && c.Rule == want.Rule &&
+			c.From == want.From && c.To == want.To && c.Reason == want.Reason && c.Snapshot == want.Snapshot &&
+			c.At.Equal(want.At) {
+			continue
+		}
+		t.Fatalf("step %d: transition %d is %s at %v; want %s at %v", step, i, describe(got[i]), got[i].At,
+			describe(want), want.At)
+	}
+	for _, resource := range []string{"a", "b", "c"} {
+		bs := m.Breakers(resource)
+		want := ref.resources[resource]
+		if len(bs) != len(want) {
+			t.Fatalf("step %d: %s has %d breakers, want %d", step, resource, len(bs), len(want))
+		}
+		for i, b := range bs {
+			if b.State() != want[i].state || b.Rule() != want[i].rule {
+				t.Fatalf("step %d: %s breaker %d is %v %+v; want %v %+v", step, resource, i, b.State(),
+					b.Rule(), want[i].state, want[i].rule)
+			}
+		}
+	}
+}

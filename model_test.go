@@ -1,0 +1,274 @@
+package breaker_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/internal/fakeclock"
+)
+
+// model is a reference implementation of SPEC Part 2 for one goroutine, written for plainness
+// rather than speed: every call is kept in a slice and the window is summed from scratch. The
+// state-machine fuzzer runs it beside the library and compares them after every operation.
+type model struct {
+	now       time.Duration // since fakeclock.Start
+	rules     []breaker.Rule
+	resources map[string][]*modelBreaker
+	changes   []breaker.StateChange
+	blocking  bool // the test slot blocks calls
+}
+
+type modelBreaker struct {
+	rule     breaker.Rule
+	state    breaker.State
+	gen      uint64
+	retryAt  time.Duration
+	deadline time.Duration
+	calls    []modelCall // of the current CLOSED period
+	head     time.Duration
+	retired  bool
+}
+
+type modelCall struct {
+	bucket time.Duration
+	bad    bool
+}
+
+// modelEntry is a call the model let through: the generation of each breaker that admitted it.
+type modelEntry struct {
+	resource string
+	start    time.Duration
+	admitted []modelAdmission
+}
+
+type modelAdmission struct {
+	b   *modelBreaker
+	gen uint64
+}
+
+// modelOutcome mirrors how the library classifies a call's error.
+type modelOutcome int
+
+const (
+	modelSuccess modelOutcome = iota
+	modelFailure
+	modelIgnored
+)
+
+func newModel() *model { return &model{resources: map[string][]*modelBreaker{}} }
+
+func identityOf(r breaker.Rule) breaker.Rule {
+	r.ID = ""
+	if r.MinRequestAmount == 0 {
+		r.MinRequestAmount = 5
+	}
+	if r.StatInterval == 0 {
+		r.StatInterval = time.Second
+	}
+	if r.BucketCount == 0 {
+		r.BucketCount = 10
+	}
+	if r.ProbeTimeout == 0 {
+		r.ProbeTimeout = r.RetryTimeout
+	}
+	if r.Strategy != breaker.SlowRequestRatio {
+		r.MaxAllowedRT = 0
+	}
+	return r
+}
+
+// load replaces the rules, keeping the breakers of identical rules (R2).
+func (m *model) load(rules []breaker.Rule) {
+	old := map[breaker.Rule]*modelBreaker{}
+	var oldOrder []*modelBreaker
+	for _, r := range m.rules {
+		for _, b := range m.resources[r.Resource] {
+			if b.rule == r {
+				old[identityOf(r)] = b
+				oldOrder = append(oldOrder, b)
+			}
+		}
+	}
+	m.rules = append([]breaker.Rule(nil), rules...)
+	m.resources = map[string][]*modelBreaker{}
+	kept := map[*modelBreaker]bool{}
+	for _, r := range rules {
+		b, ok := old[identityOf(r)]
+		if ok {
+			b.rule = r
+			kept[b] = true
+		} else {
+			b = &modelBreaker{rule: r}
+		}
+		m.resources[r.Resource] = append(m.resources[r.Resource], b)
+	}
+	for _, b := range oldOrder {
+		if kept[b] {
+			continue
+		}
+		from := b.state
+		b.retired, b.state = true, breaker.Closed
+		b.gen++
+		if from != breaker.Closed {
+			m.report(b, from, breaker.RuleChanged, 0)
+		}
+	}
+}
+
+func (m *model) report(b *modelBreaker, from breaker.State, reason breaker.Reason, snapshot float64) {
+	m.changes = append(m.changes, breaker.StateChange{
+		Resource: b.rule.Resource, Rule: b.rule, From: from, To: b.state,
+		Reason: reason, Snapshot: snapshot, Generation: b.gen, At: fakeclock.Start.Add(m.now),
+	})
+}
+
+func (m *model) move(b *modelBreaker, to breaker.State, reason breaker.Reason, snapshot float64) {
+	from := b.state
+	b.state = to
+	b.gen++
+	switch to {
+	case breaker.Closed:
+		b.calls, b.head = nil, 0
+	case breaker.Open:
+		switch reason {
+		case breaker.ProbeBlocked, breaker.ProbeIgnored: // the retry time stays
+		default:
+			b.retryAt = m.now + b.rule.RetryTimeout
+		}
+	}
+	m.report(b, from, reason, snapshot)
+}
+
+// modelBlock is what the model expects of a *BlockError.
+type modelBlock struct {
+	rule    *breaker.Rule
+	state   breaker.State
+	retryAt time.Duration
+	bySlot  bool
+}
+
+// enter checks a call (M2, M3, M5, M6, M7, M8) and returns the entry or the block.
+func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
+	e := &modelEntry{resource: resource, start: m.now}
+	var block *modelBlock
+	var due []*modelBreaker
+	for _, b := range m.resources[resource] {
+		if b.state == breaker.HalfOpen && m.now >= b.deadline {
+			m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
+		}
+		switch {
+		case b.state == breaker.Closed:
+			e.admitted = append(e.admitted, modelAdmission{b, b.gen})
+			continue
+		case b.state == breaker.Open && m.now >= b.retryAt:
+			due = append(due, b)
+			continue
+		}
+		if block == nil {
+			r := b.rule
+			block = &modelBlock{rule: &r, state: b.state, retryAt: b.retryAt}
+		}
+	}
+	if block != nil {
+		return nil, block
+	}
+	var probes []*modelBreaker
+	for _, b := range m.resources[resource] {
+		for _, d := range due {
+			if d == b {
+				m.move(b, breaker.HalfOpen, breaker.RetryTimeoutElapsed, 0)
+				b.deadline = m.now + identityOf(b.rule).ProbeTimeout
+				e.admitted = append(e.admitted, modelAdmission{b, b.gen})
+				probes = append(probes, b)
+			}
+		}
+	}
+	if m.blocking {
+		for _, b := range probes {
+			m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
+		}
+		return nil, &modelBlock{bySlot: true}
+	}
+	return e, nil
+}
+
+// exit completes a call (M1, M3, M4, M5, W1, W3).
+func (m *model) exit(e *modelEntry, o modelOutcome) {
+	rt := m.now - e.start
+	for _, a := range e.admitted {
+		b := a.b
+		if b.retired || b.gen != a.gen {
+			continue
+		}
+		bad := o == modelFailure
+		if b.rule.Strategy == breaker.SlowRequestRatio {
+			bad = rt > b.rule.MaxAllowedRT
+		}
+		switch b.state {
+		case breaker.Closed:
+			if o == modelIgnored {
+				continue
+			}
+			m.count(b, bad)
+		case breaker.HalfOpen:
+			switch {
+			case m.now >= b.deadline:
+				m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
+			case o == modelIgnored:
+				m.move(b, breaker.Open, breaker.ProbeIgnored, 0)
+			case bad:
+				m.move(b, breaker.Open, breaker.ProbeFailed, 0)
+			default:
+				m.move(b, breaker.Closed, breaker.ProbeSucceeded, 0)
+			}
+		}
+	}
+}
+
+func (m *model) count(b *modelBreaker, bad bool) {
+	id := identityOf(b.rule)
+	length := id.StatInterval / time.Duration(id.BucketCount)
+	bucket := m.now - ((m.now%length)+length)%length
+	if len(b.calls) > 0 && bucket < b.head {
+		bucket = b.head // the clock went back: the newest bucket counts it
+	}
+	b.head = bucket
+	b.calls = append(b.calls, modelCall{bucket, bad})
+	var total, bads uint64
+	for _, c := range b.calls {
+		if c.bucket > b.head-id.StatInterval {
+			total++
+			if c.bad {
+				bads++
+			}
+		}
+	}
+	if total < id.MinRequestAmount {
+		return
+	}
+	measure := float64(bads)
+	if id.Strategy != breaker.ErrorCount {
+		measure /= float64(total)
+	}
+	if measure >= id.Threshold {
+		m.move(b, breaker.Open, breaker.ThresholdExceeded, measure)
+	}
+}
+
+func (m *model) states() string {
+	s := ""
+	for _, r := range []string{"a", "b", "c"} {
+		s += r + ":"
+		for _, b := range m.resources[r] {
+			s += " " + b.state.String()
+		}
+		s += "; "
+	}
+	return s
+}
+
+func describe(c breaker.StateChange) string {
+	return fmt.Sprintf("%s %q %v->%v %v snapshot=%v gen=%d", c.Resource, c.Rule.ID, c.From, c.To,
+		c.Reason, c.Snapshot, c.Generation)
+}
