@@ -106,8 +106,8 @@ func NewManager(opts ...Option) *Manager {
 }
 
 // LoadRules replaces every rule of the Manager with rules; a nil or empty slice removes them
-// all. It validates every rule first: if one is invalid, or two rules of a resource are
-// identical, it returns a *RuleError (wrapping ErrInvalidRule) that names the rule's index,
+// all. It validates every rule first: if one is invalid, two rules of a resource are
+// identical, or a resource has more than MaxRulesPerResource rules, it returns a *RuleError (wrapping ErrInvalidRule) that names the rule's index,
 // resource and field, and changes nothing.
 //
 // A rule identical to a loaded one, but perhaps for its ID or for a default spelled out, keeps
@@ -115,10 +115,15 @@ func NewManager(opts ...Option) *Manager {
 // that was not CLOSED as a change to CLOSED with Reason RuleChanged. Calls in flight exit
 // without error; their outcomes no longer count for dropped breakers.
 func (m *Manager) LoadRules(rules []Rule) error {
-	seen := make(map[Rule]int, len(rules))
+	seen := make(map[Rule]int, min(len(rules), 1<<16)) // a huge bad input fails before it fills
+	perResource := make(map[string]int)
 	for i, r := range rules {
 		if reason, field := r.check(); reason != "" {
 			return &RuleError{Index: i, Resource: r.Resource, Field: field, Reason: reason}
+		}
+		if perResource[r.Resource]++; perResource[r.Resource] > MaxRulesPerResource {
+			return &RuleError{Index: i, Resource: r.Resource,
+				Reason: fmt.Sprintf("is one rule too many: a resource may have at most %d", MaxRulesPerResource)}
 		}
 		key := r.identity()
 		if j, dup := seen[key]; dup {

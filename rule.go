@@ -50,6 +50,10 @@ const MaxStatInterval = 24 * time.Hour
 // MaxBucketCount bounds Rule.BucketCount, so that one rule cannot claim memory out of proportion.
 const MaxBucketCount = 1000
 
+// MaxRulesPerResource bounds the rules of one resource: every call to it goes through each of
+// its breakers.
+const MaxRulesPerResource = 100
+
 // minBucketLength is the shortest bucket a window may have.
 const minBucketLength = time.Millisecond
 
