@@ -4,9 +4,11 @@ BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4d
 
 COUNT    ?= 10
 FUZZTIME ?= 60s
+SOAK     ?= 60s
+STRESS_EPISODES ?= 200000
 BENCH    ?= .
 
-.PHONY: test bench bench-peers fuzz lint cover
+.PHONY: test stress soak bench bench-peers fuzz lint cover
 
 # test runs every test of the module with the race detector, and checks that the benchmark
 # module still builds and its setups still work (one iteration of each benchmark).
@@ -14,6 +16,15 @@ test:
 	go test -race -count=1 ./...
 	cd benchmarks && go vet ./... && go test -count=1 ./... && \
 		go test -run '^$$' -bench . -benchtime 1x .
+
+# stress drives STRESS_EPISODES half-open episodes from many goroutines under -race (make test
+# runs 10,000).
+stress:
+	STRESS_EPISODES=$(STRESS_EPISODES) go test -race -count=1 -run '^TestStress$$' -v -timeout 30m .
+
+# soak runs steady traffic on 1,000 resources for SOAK and checks the heap and goroutines.
+soak:
+	SOAK=$(SOAK) go test -count=1 -run '^TestSoak$$' -v -timeout 0 .
 
 # bench runs the core's benchmarks COUNT times and summarises them with benchstat.
 bench:

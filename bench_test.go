@@ -74,6 +74,45 @@ func BenchmarkDoPassParallel(b *testing.B) {
 	benchDo(b, benchManager(b, passRules("svc")), "svc", succeed, true, false)
 }
 
+// The same through a Resource handle, which skips the lookup by name.
+func benchResourceDo(b *testing.B, r *breaker.Resource, fn func(context.Context) error, parallel, wantErr bool) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	if !parallel {
+		for range b.N {
+			if err := r.Do(ctx, fn); (err != nil) != wantErr {
+				b.Fatal("unexpected outcome")
+			}
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := r.Do(ctx, fn); (err != nil) != wantErr {
+				b.Error("unexpected outcome")
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkResourcePass(b *testing.B) {
+	benchResourceDo(b, benchManager(b, passRules("svc")).Resource("svc"), succeed, false, false)
+}
+
+func BenchmarkResourcePassParallel(b *testing.B) {
+	benchResourceDo(b, benchManager(b, passRules("svc")).Resource("svc"), succeed, true, false)
+}
+
+func BenchmarkResourceReject(b *testing.B) {
+	benchResourceDo(b, openManager(b).Resource("svc"), succeed, false, true)
+}
+
+func BenchmarkResourceRejectParallel(b *testing.B) {
+	benchResourceDo(b, openManager(b).Resource("svc"), succeed, true, true)
+}
+
 func BenchmarkDoReject(b *testing.B) { benchDo(b, openManager(b), "svc", succeed, false, true) }
 
 func BenchmarkDoRejectParallel(b *testing.B) { benchDo(b, openManager(b), "svc", succeed, true, true) }

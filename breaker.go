@@ -24,6 +24,24 @@ type CircuitBreaker interface {
 	// OnRequestComplete counts the outcome of e's call, if this breaker admitted it in its
 	// current period, and moves the breaker if the outcome calls for it. Entry.Exit calls it.
 	OnRequestComplete(e *Entry)
+	// Stats reads the breaker's state and window now, for dashboards and status pages.
+	Stats() Stats
+}
+
+// Stats is what a breaker holds at one moment.
+type Stats struct {
+	State State
+	// Generation counts the breaker's transitions, as StateChange.Generation does.
+	Generation uint64
+	// Total is the calls in the window, and Bad those of them that were slow
+	// (SlowRequestRatio) or failed (ErrorRatio, ErrorCount). Both are 0 unless CLOSED: the
+	// window starts empty after each recovery.
+	Total, Bad uint64
+	// RetryAt is, when OPEN, when the breaker lets a probe through; when HALF_OPEN, when it
+	// did. Zero when CLOSED.
+	RetryAt time.Time
+	// ProbeDeadline is, when HALF_OPEN, when the probe counts as failed. Zero otherwise.
+	ProbeDeadline time.Time
 }
 
 // circuit is the state machine shared by both kinds of breaker.
@@ -94,6 +112,22 @@ func (c *circuit) Rule() Rule { return *c.rule.Load() }
 
 // State returns the breaker's state.
 func (c *circuit) State() State { return c.cur.Load().state }
+
+// Stats reads the breaker's state and window; see CircuitBreaker.
+func (c *circuit) Stats() Stats {
+	p := c.cur.Load()
+	st := Stats{State: p.state, Generation: p.gen}
+	switch {
+	case p.state == HalfOpen:
+		st.ProbeDeadline = c.m.timeAt(p.deadline)
+		fallthrough
+	case p.state == Open:
+		st.RetryAt = c.m.timeAt(p.retryAt)
+	case p.window != nil:
+		st.Total, st.Bad = p.window.sum(p.window.headAt(c.m.now()))
+	}
+	return st
+}
 
 // TryPass reports whether the breaker admits e's call; see CircuitBreaker.
 func (c *circuit) TryPass(e *Entry) bool {

@@ -102,6 +102,15 @@ func (w *leapArray) advance(now int64) (*bucket, int64) {
 	}
 }
 
+// headAt returns the start of the newest bucket of the window at now, without counting.
+func (w *leapArray) headAt(now int64) int64 {
+	newest := w.newest.Load().start.Load()
+	if now < newest+w.bucketLen {
+		return newest
+	}
+	return floorDiv(now, w.bucketLen) * w.bucketLen
+}
+
 // sum returns the calls in the window whose newest bucket starts at head.
 func (w *leapArray) sum(head int64) (total, bad uint64) {
 	oldest := head - w.interval

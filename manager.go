@@ -220,8 +220,13 @@ func (m *Manager) Breakers(resource string) []CircuitBreaker {
 //
 // A resource with no rules, and no slots configured, passes at the cost of a map lookup.
 func (m *Manager) Enter(resource string) (*Entry, error) {
+	return m.enter(resource, m.rules.Load().resources[resource])
+}
+
+// enter is Enter for the breakers res (nil when the resource has none).
+func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 	var c call // on the stack, so a rejection allocates nothing
-	if res := m.rules.Load().resources[resource]; res != nil {
+	if res != nil {
 		if blocked := m.admit(&c, res); blocked != nil {
 			return nil, blocked
 		}
@@ -242,10 +247,14 @@ func (m *Manager) Enter(resource string) (*Entry, error) {
 // counts neither way, and any other error is a failure. If fn panics, the call counts as
 // failed and the panic goes on up.
 func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
+	return m.do(ctx, resource, m.rules.Load().resources[resource], fn)
+}
+
+// do is Do for the breakers res (nil when the resource has none).
+func (m *Manager) do(ctx context.Context, resource string, res *resource, fn func(context.Context) error) error {
 	if len(m.slots) > 0 {
-		return m.doEntry(ctx, resource, fn)
+		return m.doEntry(ctx, resource, res, fn)
 	}
-	res := m.rules.Load().resources[resource]
 	if res == nil {
 		return fn(ctx)
 	}
@@ -265,9 +274,9 @@ func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Conte
 	return err
 }
 
-// doEntry is Do through an Entry, which the user slots need.
-func (m *Manager) doEntry(ctx context.Context, resource string, fn func(context.Context) error) error {
-	e, err := m.Enter(resource)
+// doEntry is do through an Entry, which the user slots need.
+func (m *Manager) doEntry(ctx context.Context, resource string, res *resource, fn func(context.Context) error) error {
+	e, err := m.enter(resource, res)
 	if err != nil {
 		return err
 	}

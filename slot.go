@@ -106,14 +106,28 @@ func (e *Entry) Exit() {
 // admit is the built-in breaker check: the call passes only if every breaker of res admits
 // it. A breaker whose retry time has come takes the call as its probe only when no other
 // breaker rejects it. It returns nil or the first rejecting breaker's error.
+//
+// When every breaker is CLOSED, the common case, it only records their periods.
 func (m *Manager) admit(c *call, res *resource) *BlockError {
-	now := lazyNow{m: m}
 	if res.timed {
-		c.start, c.timed = now.get(), true
+		c.start, c.timed = m.now(), true
 	}
+	for i, b := range res.breakers {
+		p := b.cur.Load()
+		if p.state != Closed {
+			return m.admitNotClosed(c, res.breakers[i:])
+		}
+		c.record(b, p)
+	}
+	return nil
+}
+
+// admitNotClosed is admit from the first breaker that is not CLOSED on; c holds those before.
+func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
+	now := lazyNow{m: m, t: c.start, read: c.timed}
 	var blocked *BlockError
 	probes := false
-	for _, b := range res.breakers {
+	for _, b := range rest {
 		p, v := b.check(&now)
 		switch v {
 		case admitted:

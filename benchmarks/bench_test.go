@@ -38,6 +38,7 @@ type lib struct {
 // libs lists breaker first, then the peers; benchstat keeps this order in its columns.
 var libs = []lib{
 	{"breaker", benchBreakerPass, benchBreakerPassParallel, benchBreakerReject, benchBreakerRejectParallel},
+	{"breaker_resource", benchResourcePass, benchResourcePassParallel, benchResourceReject, benchResourceRejectParallel},
 	{"gobreaker", benchGobreakerPass, benchGobreakerPassParallel, benchGobreakerReject, benchGobreakerRejectParallel},
 	{"sentinel", benchSentinelPass, benchSentinelPassParallel, benchSentinelReject, benchSentinelRejectParallel},
 	{"failsafe", benchFailsafePass, benchFailsafePassParallel, benchFailsafeReject, benchFailsafeRejectParallel},

@@ -99,3 +99,60 @@ func benchBreakerRejectParallel(b *testing.B) {
 		}
 	})
 }
+
+// The same calls through a Resource handle, which skips breaker's lookup by name: the shape
+// of gobreaker's and go-resiliency's calls, made on a breaker object.
+
+func benchResourcePass(b *testing.B) {
+	r := newBreakerPass(b).Resource("pass")
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := r.Do(ctx, succeedCtx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchResourcePassParallel(b *testing.B) {
+	r := newBreakerPass(b).Resource("pass")
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := r.Do(ctx, succeedCtx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func benchResourceReject(b *testing.B) {
+	r := newBreakerReject(b).Resource("reject")
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := r.Do(ctx, succeedCtx); err == nil {
+			b.Fatal("call passed an open breaker")
+		}
+	}
+}
+
+func benchResourceRejectParallel(b *testing.B) {
+	r := newBreakerReject(b).Resource("reject")
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := r.Do(ctx, succeedCtx); err == nil {
+				b.Error("call passed an open breaker")
+				return
+			}
+		}
+	})
+}

@@ -23,7 +23,8 @@ import (
 	"strings"
 )
 
-// base is the library every peer is compared with.
+// base prefixes the libraries every peer is compared with: breaker called by name, and
+// breaker_resource called through a Resource handle.
 const base = "breaker"
 
 func main() {
@@ -118,8 +119,8 @@ func (r *results) add(g group, lib string, v float64) {
 	byLib[lib] = append(byLib[lib], v)
 }
 
-// write prints one line per group and peer. A group without breaker results is an error; a
-// peer missing from a group is skipped.
+// write prints one line per group, breaker variant and peer. A group without breaker results
+// is an error; a variant or peer missing from a group is skipped.
 func (r *results) write(w io.Writer) error {
 	cpus := make(map[int]bool)
 	for _, g := range r.groups {
@@ -127,21 +128,26 @@ func (r *results) write(w io.Writer) error {
 	}
 	for _, g := range r.groups {
 		byLib := r.samples[g]
-		b, ok := byLib[base]
-		if !ok {
+		if _, ok := byLib[base]; !ok {
 			return fmt.Errorf("%s: no %s results", g.bench, base)
 		}
 		label := describe(g.bench)
 		if len(cpus) > 1 {
 			label += fmt.Sprintf(" (cpu %d)", g.cpu)
 		}
-		for _, lib := range r.libs {
-			peer, ok := byLib[lib]
-			if lib == base || !ok {
+		for _, ours := range r.libs {
+			b, ok := byLib[ours]
+			if !strings.HasPrefix(ours, base) || !ok {
 				continue
 			}
-			if _, err := fmt.Fprintf(w, "%s: %s/%s = %s\n", label, base, lib, format(median(b)/median(peer))); err != nil {
-				return err
+			for _, lib := range r.libs {
+				peer, ok := byLib[lib]
+				if strings.HasPrefix(lib, base) || !ok {
+					continue
+				}
+				if _, err := fmt.Fprintf(w, "%s: %s/%s = %s\n", label, ours, lib, format(median(b)/median(peer))); err != nil {
+					return err
+				}
 			}
 		}
 	}

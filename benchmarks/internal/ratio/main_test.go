@@ -43,6 +43,19 @@ Reject serial (cpu 2): breaker/resiliency = 1.00
 Reject serial (cpu 2): breaker/failsafe = 0.50
 `,
 		},
+		{
+			name: "every breaker variant is compared with every peer",
+			give: `BenchmarkPass/breaker          	 1000	 100 ns/op
+BenchmarkPass/breaker_resource 	 1000	 50 ns/op
+BenchmarkPass/gobreaker        	 1000	 200 ns/op
+BenchmarkPass/sentinel         	 1000	 1000 ns/op
+`,
+			want: `Pass serial: breaker/gobreaker = 0.50
+Pass serial: breaker/sentinel = 0.10
+Pass serial: breaker_resource/gobreaker = 0.25
+Pass serial: breaker_resource/sentinel = 0.05
+`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
