@@ -319,6 +319,10 @@ func (m *Manager) classify(err error) outcome {
 	return failed
 }
 
+// Now returns the time by the Manager's clock, the one BlockError.RetryAt and StateChange.At
+// are read from: for example, to turn RetryAt into a Retry-After header.
+func (m *Manager) Now() time.Time { return m.timeAt(m.now()) }
+
 // now reads the clock as nanoseconds since the epoch, clamped so window arithmetic cannot
 // overflow.
 func (m *Manager) now() int64 {

@@ -45,3 +45,12 @@ func TestResourceHandleWithSlots(t *testing.T) {
 	require.NoError(t, svc.Do(context.Background(), succeed))
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
+
+// Now reads the manager's clock.
+func TestManagerNow(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Advance(90 * time.Second)
+	assert.Equal(t, h.clock.Now(), h.m.Now())
+	real := breaker.NewManager()
+	assert.WithinDuration(t, time.Now(), real.Now(), time.Minute)
+}
