@@ -74,15 +74,6 @@ type period struct {
 	blocked  atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
 }
 
-// outcome is how a completed call counts.
-type outcome uint8
-
-const (
-	succeeded outcome = iota
-	failed
-	ignored // counts neither way, as a call its caller gave up on
-)
-
 // verdict is the first half of admission.
 type verdict uint8
 
@@ -209,7 +200,7 @@ func (c *circuit) releaseProbe(p *period, reason Reason, now int64) {
 }
 
 // complete counts a call that the period p admitted and that completed at now after rt.
-func (c *circuit) complete(p *period, now, rt int64, o outcome) {
+func (c *circuit) complete(p *period, now, rt int64, o Outcome) {
 	if p == nil || c.cur.Load() != p {
 		return // admitted before the last transition
 	}
@@ -221,8 +212,8 @@ func (c *circuit) complete(p *period, now, rt int64, o outcome) {
 	}
 }
 
-func (c *circuit) count(p *period, now, rt int64, o outcome) {
-	if p.window == nil || o == ignored {
+func (c *circuit) count(p *period, now, rt int64, o Outcome) {
+	if p.window == nil || o == Ignore {
 		return
 	}
 	bad := c.isBad(rt, o)
@@ -239,11 +230,11 @@ func (c *circuit) count(p *period, now, rt int64, o outcome) {
 	}
 }
 
-func (c *circuit) decideProbe(p *period, now, rt int64, o outcome) {
+func (c *circuit) decideProbe(p *period, now, rt int64, o Outcome) {
 	switch {
 	case now >= p.deadline:
 		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ProbeTimedOut, 0, now)
-	case o == ignored:
+	case o == Ignore:
 		c.releaseProbe(p, ProbeIgnored, now)
 	case c.isBad(rt, o):
 		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ProbeFailed, 0, now)
@@ -254,11 +245,11 @@ func (c *circuit) decideProbe(p *period, now, rt int64, o outcome) {
 
 // isBad reports whether a call counts against the rule: slow for SlowRequestRatio (whatever
 // its error), failed for the error strategies. It also judges the probe.
-func (c *circuit) isBad(rt int64, o outcome) bool {
+func (c *circuit) isBad(rt int64, o Outcome) bool {
 	if c.strategy == SlowRequestRatio {
 		return isSlow(rt, c.maxRT)
 	}
-	return o == failed
+	return o == Failure
 }
 
 // measure returns the ratio or count of bad calls and whether it meets the threshold.

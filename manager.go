@@ -18,11 +18,12 @@ import (
 // Every method is safe for concurrent use. A Manager starts no goroutines and no timers: its
 // breakers change state only when calls arrive or complete.
 type Manager struct {
-	clock  Clock
-	system bool      // clock is the system clock: read it as time.Since(epoch)
-	epoch  time.Time // times inside the library are nanoseconds since epoch
-	slots  []Slot
-	logger *slog.Logger
+	clock      Clock
+	system     bool      // clock is the system clock: read it as time.Since(epoch)
+	epoch      time.Time // times inside the library are nanoseconds since epoch
+	slots      []Slot
+	logger     *slog.Logger
+	classifier Classifier // nil: DefaultClassifier
 
 	rules     atomic.Pointer[ruleSet]
 	loadMu    sync.Mutex // serialises LoadRules
@@ -82,6 +83,16 @@ func WithClock(c Clock) Option {
 // order given.
 func WithSlots(slots ...Slot) Option {
 	return optionFunc(func(m *Manager) { m.slots = append(m.slots, slots...) })
+}
+
+// WithClassifier sets how the Manager counts a call that ended with a non-nil error; see
+// Classifier. A nil c keeps DefaultClassifier.
+func WithClassifier(c Classifier) Option {
+	return optionFunc(func(m *Manager) {
+		if c != nil {
+			m.classifier = c
+		}
+	})
 }
 
 // WithLogger sets where the Manager logs what it cannot return, such as a panicking observer.
@@ -243,9 +254,10 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 // Do calls fn if the breakers of resource let the call through, and returns fn's error; if
 // not, it returns a *BlockError without calling fn.
 //
-// fn's error is the call's outcome: nil is a success, context.Canceled (the caller gave up)
-// counts neither way, and any other error is a failure. If fn panics, the call counts as
-// failed and the panic goes on up.
+// fn's error is the call's outcome, as the Manager's Classifier reads it: by default nil is a
+// success, context.Canceled (the caller gave up) counts neither way, and any other error is a
+// failure. fn may return CountAs(err, o) to say how this one call counts; Do then returns err.
+// If fn panics, the call counts as failed and the panic goes on up.
 func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
 	return m.do(ctx, resource, m.rules.Load().resources[resource], fn)
 }
@@ -265,13 +277,13 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 	returned := false
 	defer func() {
 		if !returned {
-			m.finish(&c, failed)
+			m.finish(&c, Failure)
 		}
 	}()
 	err := fn(ctx)
 	returned = true
 	m.finish(&c, m.classify(err))
-	return err
+	return uncounted(err)
 }
 
 // doEntry is do through an Entry, which the user slots need.
@@ -290,7 +302,7 @@ func (m *Manager) doEntry(ctx context.Context, resource string, res *resource, f
 	err = fn(ctx)
 	returned = true
 	e.SetError(err)
-	return err
+	return uncounted(err)
 }
 
 // errPanicked is the error an Entry records for a call whose fn panicked.
@@ -306,17 +318,6 @@ func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(co
 		return err
 	})
 	return out, err
-}
-
-// classify says how a call's error counts.
-func (m *Manager) classify(err error) outcome {
-	switch {
-	case err == nil:
-		return succeeded
-	case errors.Is(err, context.Canceled):
-		return ignored
-	}
-	return failed
 }
 
 // Now returns the time by the Manager's clock, the one BlockError.RetryAt and StateChange.At

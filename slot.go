@@ -76,9 +76,9 @@ func (c *call) forget() {
 // Resource returns the name the call was made under.
 func (e *Entry) Resource() string { return e.resource }
 
-// SetError records that the call failed with err; nil is ignored. The Manager classifies err
-// at Exit: context.Canceled counts neither way, any other error as a failure. After Exit it
-// does nothing.
+// SetError records that the call failed with err; nil is ignored. The Manager's Classifier
+// reads err at Exit (by default context.Canceled counts neither way, any other error as a
+// failure); CountAs(err, o) says how this one call counts. After Exit it does nothing.
 func (e *Entry) SetError(err error) {
 	if err != nil && !e.exited.Load() {
 		e.err.Store(err)
@@ -210,7 +210,7 @@ func (m *Manager) exitSlots(e *Entry) {
 }
 
 // finish counts the outcome of a call in every breaker that admitted it.
-func (m *Manager) finish(c *call, o outcome) {
+func (m *Manager) finish(c *call, o Outcome) {
 	if c.n == 0 {
 		return
 	}

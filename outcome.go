@@ -1,0 +1,110 @@
+package breaker
+
+import (
+	"context"
+	"errors"
+	"strconv"
+)
+
+// Outcome is how a completed call counts in the windows of its breakers.
+type Outcome int8
+
+const (
+	// Success counts as a good call.
+	Success Outcome = iota
+	// Failure counts as a failed call: ErrorRatio and ErrorCount count it against the rule.
+	Failure
+	// Ignore counts neither way: the call is left out of the window, and a probe that ends so
+	// returns its breaker to OPEN with the retry time unchanged (ProbeIgnored).
+	Ignore
+)
+
+// String returns "Success", "Failure" or "Ignore".
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "Success"
+	case Failure:
+		return "Failure"
+	case Ignore:
+		return "Ignore"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Classifier decides how a call that ended with a non-nil error counts. A call that ended
+// with nil is always a Success, and the classifier is not asked. It runs on the caller's
+// goroutine for every failed call, so it should be quick; if it panics, the panic is logged
+// and the call counts as a Failure.
+//
+// Typical choices: a caller's mistake (a "bad request") as Success or Ignore, so that bad
+// input does not open the breaker; context.DeadlineExceeded as Failure (the default), since a
+// dependency too slow to answer is what a breaker is for; a typed "not found" as Success.
+type Classifier func(err error) Outcome
+
+// DefaultClassifier counts context.Canceled (the caller gave up) as Ignore and every other
+// error as Failure.
+func DefaultClassifier(err error) Outcome {
+	if errors.Is(err, context.Canceled) {
+		return Ignore
+	}
+	return Failure
+}
+
+// CountAs marks err to count as o for the one call that returns it, whatever the Manager's
+// Classifier would say; err may be nil. An o that is none of the three counts as Failure. Return it from the function given to Do or Execute,
+// which then return err itself; or give it to Entry.SetError.
+func CountAs(err error, o Outcome) error { return &countedError{err: err, o: o} }
+
+// countedError is an error marked by CountAs.
+type countedError struct {
+	err error
+	o   Outcome
+}
+
+func (e *countedError) Error() string {
+	if e.err == nil {
+		return "breaker: counted as " + e.o.String()
+	}
+	return e.err.Error()
+}
+
+func (e *countedError) Unwrap() error { return e.err }
+
+// uncounted removes a CountAs mark.
+func uncounted(err error) error {
+	if c, ok := err.(*countedError); ok {
+		return c.err
+	}
+	return err
+}
+
+// classify says how a call's error counts. A panicking Classifier, or an Outcome that is none
+// of the three, counts as Failure.
+func (m *Manager) classify(err error) Outcome {
+	var o Outcome
+	switch c, marked := err.(*countedError); {
+	case err == nil:
+		return Success
+	case marked:
+		o = c.o
+	case m.classifier == nil:
+		return DefaultClassifier(err)
+	default:
+		o = m.classifyWith(err)
+	}
+	if o != Success && o != Ignore {
+		return Failure
+	}
+	return o
+}
+
+func (m *Manager) classifyWith(err error) (o Outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.logger.Error("breaker: classifier panicked; the call counts as a failure", "panic", v, "error", err)
+			o = Failure
+		}
+	}()
+	return m.classifier(err)
+}

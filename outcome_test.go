@@ -1,0 +1,171 @@
+package breaker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+)
+
+// badRequestError is a caller's mistake: it says nothing about the dependency's health.
+type badRequestError struct{ msg string }
+
+func (e *badRequestError) Error() string { return "bad request: " + e.msg }
+
+// notFoundError is an answer the dependency gave correctly.
+var errNotFound = errors.New("not found")
+
+func classifier(err error) breaker.Outcome {
+	var bad *badRequestError
+	switch {
+	case errors.As(err, &bad):
+		return breaker.Ignore
+	case errors.Is(err, errNotFound):
+		return breaker.Success
+	}
+	return breaker.DefaultClassifier(err)
+}
+
+func classifiedHarness(t *testing.T, c breaker.Classifier, rules ...breaker.Rule) *harness {
+	h := newHarness(t)
+	h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithClassifier(c))
+	h.m.AddObserver(h.events)
+	require.NoError(t, h.m.LoadRules(rules))
+	return h
+}
+
+// WithClassifier decides how each error counts.
+func TestClassifier(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     error
+		wantOpen bool // after one success and this call, with ErrorRatio 0.5 of 2 calls
+	}{
+		{"a bad request is ignored", &badRequestError{"no id"}, false},
+		{"a wrapped bad request is ignored", fmt.Errorf("get: %w", &badRequestError{"no id"}), false},
+		{"not found is a success", errNotFound, false},
+		{"a deadline is a failure", context.DeadlineExceeded, true},
+		{"canceled is ignored, as by default", context.Canceled, false},
+		{"anything else is a failure", errDown, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := classifiedHarness(t, classifier, errorRatio(0.5, 2))
+			require.NoError(t, h.m.Do(t.Context(), "svc", succeed))
+			err := h.m.Do(t.Context(), "svc", func(context.Context) error { return tt.give })
+			assert.Equal(t, tt.give, err, "Do returns fn's error whatever it counts as")
+			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
+		})
+	}
+}
+
+// An ignored call is not in the window at all, and a success is.
+func TestClassifierIgnoreVersusSuccess(t *testing.T) {
+	h := classifiedHarness(t, classifier, errorRatio(0.5, 2))
+	_ = h.m.Do(t.Context(), "svc", func(context.Context) error { return &badRequestError{"x"} }) // not counted
+	_ = h.m.Do(t.Context(), "svc", fail)                                                         // 1 of 1, below the minimum of 2
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+	_ = h.m.Do(t.Context(), "svc", func(context.Context) error { return errNotFound }) // 1 bad of 2
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+}
+
+// CountAs overrides the classifier for one call, and Do returns the error it marks.
+func TestCountAs(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     error
+		wantErr  error
+		wantOpen bool
+	}{
+		{"an error counted as success", breaker.CountAs(errDown, breaker.Success), errDown, false},
+		{"an error ignored", breaker.CountAs(errDown, breaker.Ignore), errDown, false},
+		{"nil counted as failure", breaker.CountAs(nil, breaker.Failure), nil, true},
+		{"an unknown outcome is a failure", breaker.CountAs(nil, breaker.Outcome(9)), nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, errorCount(1, 1))
+			err := h.m.Do(t.Context(), "svc", func(context.Context) error { return tt.give })
+			assert.Equal(t, tt.wantErr, err)
+			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
+
+			// The same through an Entry.
+			h2 := newHarness(t, errorCount(1, 1))
+			e, err := h2.m.Enter("svc")
+			require.NoError(t, err)
+			e.SetError(tt.give)
+			e.Exit()
+			assert.Equal(t, tt.wantOpen, h2.state("svc", 0) == breaker.Open)
+		})
+	}
+	assert.Equal(t, "breaker: counted as Failure", breaker.CountAs(nil, breaker.Failure).Error())
+	assert.ErrorIs(t, breaker.CountAs(errDown, breaker.Success), errDown)
+}
+
+// A panicking classifier is logged and the call counts as a failure.
+func TestPanickingClassifier(t *testing.T) {
+	var logs bytes.Buffer
+	h := newHarness(t)
+	h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		breaker.WithClassifier(func(error) breaker.Outcome { panic("classifier broke") }))
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(1, 1)}))
+	assert.Equal(t, errDown, h.m.Do(t.Context(), "svc", fail))
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Contains(t, logs.String(), "classifier broke")
+}
+
+func TestOutcomeStrings(t *testing.T) {
+	tests := []struct {
+		give breaker.Outcome
+		want string
+	}{
+		{breaker.Success, "Success"}, {breaker.Failure, "Failure"}, {breaker.Ignore, "Ignore"}, {breaker.Outcome(5), "Outcome(5)"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.give.String())
+	}
+}
+
+// The fallback runs for blocked and failed calls, with the error; not for successes.
+func TestFallback(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	var got []error
+	fallback := func(_ context.Context, err error) error {
+		got = append(got, err)
+		return nil // serve a default instead
+	}
+	require.NoError(t, h.m.DoWithFallback(t.Context(), "svc", succeed, fallback))
+	assert.Empty(t, got)
+	require.NoError(t, h.m.DoWithFallback(t.Context(), "svc", fail, fallback))
+	require.NoError(t, h.m.DoWithFallback(t.Context(), "svc", succeed, fallback))
+	require.Len(t, got, 2)
+	assert.Equal(t, errDown, got[0])
+	assert.ErrorIs(t, got[1], breaker.ErrOpen)
+
+	onlyBlocked := func(_ context.Context, err error) (string, error) {
+		if !errors.Is(err, breaker.ErrBlocked) {
+			return "", err
+		}
+		return "cached", nil
+	}
+	v, err := breaker.ExecuteWithFallback(t.Context(), h.m, "svc",
+		func(context.Context) (string, error) { return "fresh", nil }, onlyBlocked)
+	assert.NoError(t, err)
+	assert.Equal(t, "cached", v)
+
+	h.at(5 * time.Second) // the probe may pass and fails: the fallback passes the error on
+	v, err = breaker.ExecuteWithFallback(t.Context(), h.m, "svc",
+		func(context.Context) (string, error) { return "", errDown }, onlyBlocked)
+	assert.Equal(t, errDown, err)
+	assert.Empty(t, v)
+
+	assert.ErrorIs(t, h.m.DoWithFallback(t.Context(), "svc", succeed, nil), breaker.ErrOpen, "nil fallback: Do")
+}
