@@ -1,0 +1,34 @@
+// Package breakerhttp puts the breakers of a [breaker.Manager] in front of net/http: on the
+// client side as an [http.RoundTripper] ([NewTransport]), on the server side as a middleware
+// ([Middleware]). Each request is one call of the manager, under a resource named after the
+// request, and the rules loaded for that name decide when requests are rejected.
+//
+// A client rejects requests to a failing host without sending them:
+//
+//	m := breaker.NewManager()
+//	err := m.LoadRules([]breaker.Rule{{
+//		Resource:     "GET api:8080", // method and host: see NewTransport
+//		Strategy:     breaker.ErrorRatio,
+//		Threshold:    0.5,
+//		RetryTimeout: 5 * time.Second,
+//	}})
+//	...
+//	client := &http.Client{Transport: breakerhttp.NewTransport(nil, m)}
+//	resp, err := client.Get("http://api:8080/orders/7")
+//	if errors.Is(err, breaker.ErrOpen) {
+//		// rejected: the request was not sent
+//	}
+//
+// A server sheds the requests of a failing route with 503 Service Unavailable and a
+// Retry-After header, without calling its handler:
+//
+//	mw := breakerhttp.Middleware(m)
+//	mux := http.NewServeMux()
+//	mux.Handle("GET /orders/{id}", mw(orders)) // resource "GET /orders/{id}"
+//
+// By default a transport error or a 5xx response is a failure on the client side, and a 5xx
+// answer or a panic on the server side; the [Option]s replace the resource names, the failure
+// decisions and the blocked answer.
+//
+// The package starts no goroutines.
+package breakerhttp

@@ -1,0 +1,88 @@
+package breakerhttp
+
+import (
+	"net/http"
+
+	"github.com/halfopen/breaker"
+)
+
+// Option configures NewTransport or Middleware. An option that concerns only one side is
+// ignored by the other, as its doc says.
+type Option interface {
+	apply(*options)
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// options holds what the Options set; a nil function means the default.
+type options struct {
+	resource      func(*http.Request) string
+	clientFailure func(*http.Response, error) bool
+	serverFailure func(status int) bool
+	blocked       func(http.ResponseWriter, *http.Request, *breaker.BlockError)
+}
+
+func newOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(&o)
+		}
+	}
+	return o
+}
+
+// WithResource names the resource of each request with f instead of the default: for
+// NewTransport, req.Method + " " + req.URL.Host; for Middleware, the ServeMux pattern or else
+// r.Method + " " + r.URL.Path. It applies to both sides. A nil f keeps the default.
+//
+// For Middleware, f sees r.Pattern only when the middleware runs inside the ServeMux, since the
+// mux sets it when it routes the request.
+func WithResource(f func(*http.Request) string) Option {
+	return optionFunc(func(o *options) {
+		if f != nil {
+			o.resource = f
+		}
+	})
+}
+
+// WithClientFailure makes NewTransport count a request as failed when f returns true, given
+// what the next RoundTripper returned: a response or an error (resp is nil when err is not).
+// The default counts an error, or a response with a 5xx status, as a failure.
+//
+// f is not asked about a request whose caller canceled it (context.Canceled): such a request
+// counts neither way. Middleware ignores this option. A nil f keeps the default.
+func WithClientFailure(f func(resp *http.Response, err error) bool) Option {
+	return optionFunc(func(o *options) {
+		if f != nil {
+			o.clientFailure = f
+		}
+	})
+}
+
+// WithServerFailure makes Middleware count a request as failed when f returns true for the
+// status the handler answered (200 if it wrote none). The default counts a 5xx status as a
+// failure. A handler that panics fails whatever f says. NewTransport ignores this option. A nil
+// f keeps the default.
+func WithServerFailure(f func(status int) bool) Option {
+	return optionFunc(func(o *options) {
+		if f != nil {
+			o.serverFailure = f
+		}
+	})
+}
+
+// WithBlockedHandler makes Middleware answer a request that the breakers block with f instead
+// of the default 503 Service Unavailable. When f runs, the Retry-After header is already set,
+// as the default sets it; f writes the status and the body, and may change or delete the
+// header. err says which breaker (or slot) blocked the request; do not modify it.
+// NewTransport ignores this option. A nil f keeps the default.
+func WithBlockedHandler(f func(w http.ResponseWriter, r *http.Request, err *breaker.BlockError)) Option {
+	return optionFunc(func(o *options) {
+		if f != nil {
+			o.blocked = f
+		}
+	})
+}

@@ -1,0 +1,128 @@
+package breakerhttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/halfopen/breaker"
+)
+
+// NewTransport returns a RoundTripper that makes each request a call of m: it enters the
+// request's resource, sends the request through next if the breakers let it pass, and counts
+// the outcome. A nil next means http.DefaultTransport; a nil m means breaker.Default().
+//
+// The resource is req.Method + " " + req.URL.Host, such as "GET api:8080" (an empty Method
+// reads as GET); WithResource replaces it. A request the breakers block gets the
+// *breaker.BlockError as its error, without reaching next: errors.Is(err, breaker.ErrOpen)
+// holds when a breaker rejected it, and errors.As finds the *breaker.BlockError, also through
+// the *url.Error that http.Client wraps it in. Its body, if any, is closed.
+//
+// By default an error from next, or a response with a 5xx status, is a failure;
+// WithClientFailure replaces that decision. Either way the response and the error are
+// returned to the caller unchanged. An error that is the caller's own cancellation
+// (context.Canceled) counts neither way, as in breaker.Manager.Do. If next panics, the call
+// counts as failed and the panic goes on up.
+//
+// The call ends when next returns, that is when the response headers have arrived: its
+// response time, which SlowRequestRatio rules judge, does not include reading the body, and an
+// error while reading the body is not counted. An http.Client following redirects makes one
+// call per hop, each under its own resource.
+//
+// The RoundTripper passes CloseIdleConnections on to next, so http.Client.CloseIdleConnections
+// still works.
+func NewTransport(next http.RoundTripper, m *breaker.Manager, opts ...Option) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if m == nil {
+		m = breaker.Default()
+	}
+	o := newOptions(opts)
+	t := &transport{next: next, m: m, resource: o.resource, failed: o.clientFailure}
+	if t.resource == nil {
+		t.resource = clientResource
+	}
+	if t.failed == nil {
+		t.failed = clientFailure
+	}
+	return t
+}
+
+type transport struct {
+	next     http.RoundTripper
+	m        *breaker.Manager
+	resource func(*http.Request) string
+	failed   func(*http.Response, error) bool
+}
+
+var _ http.RoundTripper = (*transport)(nil)
+
+// clientResource is the default name of a client request: "GET api:8080".
+func clientResource(req *http.Request) string {
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	host := ""
+	if req.URL != nil {
+		host = req.URL.Host
+	}
+	return method + " " + host
+}
+
+// clientFailure is the default failure decision of a client request: an error or a 5xx.
+func clientFailure(resp *http.Response, err error) bool {
+	return err != nil || resp == nil || resp.StatusCode >= 500
+}
+
+// RoundTrip sends req through next if the breakers of its resource let it pass.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	e, err := t.m.Enter(t.resource(req))
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close() // a RoundTripper closes the body, also on errors
+		}
+		return nil, err
+	}
+	completed := false
+	defer func() {
+		if !completed {
+			e.SetError(ErrPanicked)
+		}
+		e.Exit()
+	}()
+	resp, err := t.next.RoundTrip(req)
+	e.SetError(t.outcome(req, resp, err))
+	completed = true
+	return resp, err
+}
+
+// outcome is the error to record for what next returned: nil for a success, an error matching
+// context.Canceled for a call that counts neither way, else the failure.
+func (t *transport) outcome(req *http.Request, resp *http.Response, err error) error {
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		// The caller canceled with a cause (context.WithCancelCause), which the transport
+		// may return instead of context.Canceled.
+		if ctxErr := req.Context().Err(); errors.Is(ctxErr, context.Canceled) {
+			return ctxErr
+		}
+	}
+	switch {
+	case !t.failed(resp, err):
+		return nil
+	case err != nil:
+		return err
+	}
+	return ErrFailureStatus
+}
+
+// CloseIdleConnections closes the idle connections of next, if it has any.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

@@ -1,0 +1,354 @@
+package breakerhttp_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerhttp"
+)
+
+// upstream is a loopback server that answers every request with its current status and
+// counts the requests it saw.
+type upstream struct {
+	*httptest.Server
+	status atomic.Int64
+	hits   atomic.Int64
+}
+
+func newUpstream(t *testing.T, status int) *upstream {
+	t.Helper()
+	u := &upstream{}
+	u.status.Store(int64(status))
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.hits.Add(1)
+		status := int(u.status.Load())
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, "status "+strconv.Itoa(status))
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// resource is the default client resource of a GET to the server.
+func (u *upstream) resource() string { return "GET " + u.Listener.Addr().String() }
+
+// client returns an http.Client whose transport goes through m.
+func (u *upstream) client(m *breaker.Manager, opts ...breakerhttp.Option) *http.Client {
+	return &http.Client{Transport: breakerhttp.NewTransport(u.Client().Transport, m, opts...)}
+}
+
+// get sends a GET to the server and reads the whole body.
+func get(ctx context.Context, c *http.Client, url string) (*http.Response, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp, string(body), err
+}
+
+// Given a server answering a status, when a request goes through the transport, then the
+// response reaches the caller unchanged and a 5xx, only, counts as a failure.
+func TestTransportCountsStatus(t *testing.T) {
+	tests := []struct {
+		give      int
+		wantErr   error // what the call recorded
+		wantState breaker.State
+	}{
+		{give: http.StatusOK, wantState: breaker.Closed},
+		{give: http.StatusNotFound, wantState: breaker.Closed},
+		{give: http.StatusTooManyRequests, wantState: breaker.Closed},
+		{give: http.StatusInternalServerError, wantErr: breakerhttp.ErrFailureStatus, wantState: breaker.Open},
+		{give: http.StatusServiceUnavailable, wantErr: breakerhttp.ErrFailureStatus, wantState: breaker.Open},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.give), func(t *testing.T) {
+			srv := newUpstream(t, tt.give)
+			m, _, rec := newManager(t, tripOnFirstFailure(srv.resource()))
+
+			resp, body, err := get(context.Background(), srv.client(m), srv.URL+"/orders/7")
+			require.NoError(t, err)
+			assert.Equal(t, tt.give, resp.StatusCode)
+			assert.Equal(t, "status "+strconv.Itoa(tt.give), body)
+
+			assert.Equal(t, call{srv.resource(), tt.wantErr}, rec.only(t))
+			assert.Equal(t, tt.wantState, state(t, m, srv.resource()))
+		})
+	}
+}
+
+// The default resource is the method and the host with its port; an empty method is GET.
+func TestTransportDefaultResource(t *testing.T) {
+	srv := newUpstream(t, http.StatusOK)
+	m, _, rec := newManager(t)
+	rt := breakerhttp.NewTransport(srv.Client().Transport, m)
+	u, err := url.Parse(srv.URL + "/orders?id=7")
+	require.NoError(t, err)
+
+	for _, method := range []string{http.MethodPost, http.MethodDelete, ""} {
+		resp, err := rt.RoundTrip(&http.Request{Method: method, URL: u, Header: http.Header{}})
+		require.NoError(t, err, "method %q", method)
+		require.NoError(t, resp.Body.Close())
+	}
+	host := u.Host
+	assert.Equal(t, []call{{"POST " + host, nil}, {"DELETE " + host, nil}, {"GET " + host, nil}}, rec.all())
+}
+
+// Given a server that is gone, then the transport error is the call's failure.
+func TestTransportErrorIsFailure(t *testing.T) {
+	srv := newUpstream(t, http.StatusOK)
+	m, _, rec := newManager(t, tripOnFirstFailure(srv.resource()))
+	client := srv.client(m)
+	srv.Close() // nothing listens on its port any more
+
+	_, _, err := get(context.Background(), client, srv.URL)
+	require.Error(t, err)
+
+	got := rec.only(t)
+	assert.Error(t, got.err)
+	assert.NotErrorIs(t, got.err, breakerhttp.ErrFailureStatus)
+	assert.Equal(t, breaker.Open, state(t, m, srv.resource()))
+}
+
+// Given an OPEN breaker, when a request is made, then it fails with the *BlockError without
+// reaching the server, and its body is closed; once the retry time has come, a healthy
+// server closes the breaker again.
+func TestTransportBlocked(t *testing.T) {
+	srv := newUpstream(t, http.StatusInternalServerError)
+	m, clk, _ := newManager(t, tripOnFirstFailure(srv.resource()))
+	client := srv.client(m)
+	_, _, err := get(context.Background(), client, srv.URL)
+	require.NoError(t, err)
+	require.Equal(t, breaker.Open, state(t, m, srv.resource()))
+	require.EqualValues(t, 1, srv.hits.Load())
+
+	body := &closeTracker{Reader: strings.NewReader("order")}
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/orders", body)
+	require.NoError(t, err)
+	resp, err := client.Do(req)
+	assert.Nil(t, resp)
+	assert.ErrorIs(t, err, breaker.ErrOpen)
+	assert.ErrorIs(t, err, breaker.ErrBlocked)
+	var urlErr *url.Error
+	assert.ErrorAs(t, err, &urlErr, "http.Client wraps the error")
+	var blocked *breaker.BlockError
+	require.ErrorAs(t, err, &blocked)
+	assert.Equal(t, srv.resource(), blocked.Resource)
+	assert.Equal(t, breaker.Open, blocked.State)
+	assert.Equal(t, srv.resource(), blocked.Rule.Resource)
+	assert.Equal(t, retryTimeout, blocked.RetryAt.Sub(m.Now()))
+
+	assert.EqualValues(t, 1, srv.hits.Load(), "the server saw no blocked request")
+	assert.True(t, body.closed.Load(), "the blocked request's body is closed")
+
+	srv.status.Store(http.StatusOK)
+	clk.Advance(retryTimeout)
+	resp, _, err = get(context.Background(), client, srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, breaker.Closed, state(t, m, srv.resource()), "the probe succeeded")
+	assert.EqualValues(t, 2, srv.hits.Load())
+}
+
+type closeTracker struct {
+	io.Reader
+	closed atomic.Bool
+}
+
+func (c *closeTracker) Close() error {
+	c.closed.Store(true)
+	return nil
+}
+
+// WithResource replaces the resource name.
+func TestTransportWithResource(t *testing.T) {
+	srv := newUpstream(t, http.StatusInternalServerError)
+	m, _, rec := newManager(t, tripOnFirstFailure("orders"))
+	client := srv.client(m, breakerhttp.WithResource(func(req *http.Request) string {
+		return strings.Split(req.URL.Path, "/")[1]
+	}))
+
+	_, _, err := get(context.Background(), client, srv.URL+"/orders/7")
+	require.NoError(t, err)
+	assert.Equal(t, call{"orders", breakerhttp.ErrFailureStatus}, rec.only(t))
+	assert.Equal(t, breaker.Open, state(t, m, "orders"))
+}
+
+// WithClientFailure replaces the failure decision.
+func TestTransportWithClientFailure(t *testing.T) {
+	tooMany := func(resp *http.Response, err error) bool {
+		return err != nil || resp.StatusCode == http.StatusTooManyRequests
+	}
+	tests := []struct {
+		give      int
+		wantState breaker.State
+	}{
+		{give: http.StatusTooManyRequests, wantState: breaker.Open},
+		{give: http.StatusInternalServerError, wantState: breaker.Closed},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.give), func(t *testing.T) {
+			srv := newUpstream(t, tt.give)
+			m, _, _ := newManager(t, tripOnFirstFailure(srv.resource()))
+
+			resp, _, err := get(context.Background(), srv.client(m, breakerhttp.WithClientFailure(tooMany)), srv.URL)
+			require.NoError(t, err)
+			assert.Equal(t, tt.give, resp.StatusCode)
+			assert.Equal(t, tt.wantState, state(t, m, srv.resource()))
+		})
+	}
+}
+
+// A request its caller canceled counts neither way, and the failure function is not asked; a
+// request past its deadline is a failure.
+func TestTransportCanceled(t *testing.T) {
+	cause := errors.New("the user left")
+	tests := []struct {
+		name      string
+		give      func(cancel func()) http.HandlerFunc // the server; cancel cancels the request
+		ctx       func() (context.Context, func())
+		wantErr   error // what the caller gets
+		wantCall  error // what the call recorded: the core ignores context.Canceled
+		wantState breaker.State
+		wantAsked bool // the failure function was asked
+	}{
+		{
+			name:      "canceled before sending",
+			ctx:       canceled(func(cancel context.CancelFunc) { cancel() }),
+			wantErr:   context.Canceled,
+			wantCall:  context.Canceled,
+			wantState: breaker.Closed,
+		},
+		{
+			name: "canceled with a cause",
+			ctx: func() (context.Context, func()) {
+				ctx, cancel := context.WithCancelCause(context.Background())
+				cancel(cause)
+				return ctx, func() {}
+			},
+			wantErr:   cause,
+			wantCall:  context.Canceled,
+			wantState: breaker.Closed,
+		},
+		{
+			name: "canceled while waiting for the response",
+			give: func(cancel func()) http.HandlerFunc {
+				return func(w http.ResponseWriter, r *http.Request) {
+					cancel()
+					select {
+					case <-r.Context().Done(): // the client closed the connection
+					case <-time.After(10 * time.Second):
+					}
+				}
+			},
+			ctx:       canceled(func(context.CancelFunc) {}),
+			wantErr:   context.Canceled,
+			wantCall:  context.Canceled,
+			wantState: breaker.Closed,
+		},
+		{
+			name: "past its deadline",
+			ctx: func() (context.Context, func()) {
+				return context.WithDeadline(context.Background(), time.Unix(0, 0))
+			},
+			wantErr:   context.DeadlineExceeded,
+			wantCall:  context.DeadlineExceeded,
+			wantState: breaker.Open,
+			wantAsked: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			handler := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+			if tt.give != nil {
+				handler = tt.give(cancel)
+			}
+			srv := httptest.NewServer(handler)
+			defer srv.Close()
+			resource := "GET " + srv.Listener.Addr().String()
+			m, _, rec := newManager(t, tripOnFirstFailure(resource))
+			asked := false
+			failed := func(resp *http.Response, err error) bool {
+				asked = true
+				return err != nil || resp.StatusCode >= 500
+			}
+			client := &http.Client{Transport: breakerhttp.NewTransport(srv.Client().Transport, m,
+				breakerhttp.WithClientFailure(failed))}
+
+			_, _, err := get(ctx, client, srv.URL)
+			assert.ErrorIs(t, err, tt.wantErr)
+			assert.ErrorIs(t, rec.only(t).err, tt.wantCall)
+			assert.Equal(t, tt.wantState, state(t, m, resource))
+			assert.Equal(t, tt.wantAsked, asked, "the failure function was asked")
+		})
+	}
+}
+
+// canceled returns a context maker whose context is canceled by then, given its cancel.
+func canceled(then func(context.CancelFunc)) func() (context.Context, func()) {
+	return func() (context.Context, func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		then(cancel)
+		return ctx, cancel
+	}
+}
+
+// Given a next RoundTripper that panics, then the call fails and the panic goes on up.
+func TestTransportPanic(t *testing.T) {
+	m, _, rec := newManager(t, tripOnFirstFailure("GET api:8080"))
+	rt := breakerhttp.NewTransport(roundTripperFunc(func(*http.Request) (*http.Response, error) {
+		panic("transport bug")
+	}), m)
+	req, err := http.NewRequest(http.MethodGet, "http://api:8080/", nil)
+	require.NoError(t, err)
+
+	assert.PanicsWithValue(t, "transport bug", func() { _, _ = rt.RoundTrip(req) })
+	assert.Equal(t, call{"GET api:8080", breakerhttp.ErrPanicked}, rec.only(t))
+	assert.Equal(t, breaker.Open, state(t, m, "GET api:8080"))
+}
+
+// A nil next RoundTripper is http.DefaultTransport; a nil manager is breaker.Default().
+func TestTransportDefaults(t *testing.T) {
+	srv := newUpstream(t, http.StatusOK) // its Close closes the idle connections of DefaultTransport
+	client := &http.Client{Transport: breakerhttp.NewTransport(nil, nil)}
+
+	resp, body, err := get(context.Background(), client, srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "status 200", body)
+}
+
+// http.Client.CloseIdleConnections reaches the next RoundTripper.
+func TestTransportCloseIdleConnections(t *testing.T) {
+	next := &idleCloser{}
+	client := &http.Client{Transport: breakerhttp.NewTransport(next, breaker.NewManager())}
+	client.CloseIdleConnections()
+	assert.Equal(t, 1, next.closed)
+}
+
+type idleCloser struct {
+	http.RoundTripper
+	closed int
+}
+
+func (c *idleCloser) CloseIdleConnections() { c.closed++ }
