@@ -96,11 +96,13 @@ type Rule struct {
 
 // RuleError is the error for an invalid rule. It wraps ErrInvalidRule.
 type RuleError struct {
-	// Index is the rule's position in the slice given to LoadRules, or -1 from Rule.Validate.
+	// Index is the rule's position in the slice given to LoadRules, or in the array read by
+	// ParseRules or ParseSentinelRules; -1 from Rule.Validate and Rule.UnmarshalJSON.
 	Index int
 	// Resource is the rule's resource.
 	Resource string
-	// Field names the offending field; empty when the rule as a whole is at fault.
+	// Field names the offending field: a Rule field, or a JSON or Sentinel field name from the
+	// parsers; empty when the rule as a whole is at fault.
 	Field string
 	// Reason says what is wrong and what is allowed.
 	Reason string
