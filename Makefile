@@ -8,7 +8,7 @@ SOAK     ?= 60s
 STRESS_EPISODES ?= 200000
 BENCH    ?= .
 
-.PHONY: test stress soak bench bench-peers fuzz lint cover
+.PHONY: test e2e-deps e2e stress soak bench bench-peers fuzz lint cover
 
 # test runs every test of the module with the race detector, and checks that the benchmark
 # module still builds and its setups still work (one iteration of each benchmark).
@@ -16,6 +16,19 @@ test:
 	go test -race -count=1 ./...
 	cd benchmarks && go vet ./... && go test -count=1 ./... && \
 		go test -run '^$$' -bench . -benchtime 1x .
+
+# e2e-deps installs Debian's Chromium for the status page's end-to-end test, unless a chromium
+# is on the PATH already (apt-get needs root, as CI has). make test skips that test without it.
+e2e-deps:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		echo "chromium is installed: $$(command -v chromium || command -v chromium-browser)"; \
+	else \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	fi
+
+# e2e runs the status page's end-to-end test in headless Chromium.
+e2e: e2e-deps
+	go test -race -count=1 -run '^TestE2E' -v ./breakerdebug/
 
 # stress drives STRESS_EPISODES half-open episodes from many goroutines under -race (make test
 # runs 10,000).

@@ -1,0 +1,214 @@
+// Package breakerdebug serves a status page for the breakers of a [breaker.Manager]: every
+// loaded rule with its breaker's state, window counts and retry time, and the recent state
+// changes. Mount it on an internal port or behind authentication, as you would net/http/pprof:
+//
+//	mux.Handle("/debug/breakers", breakerdebug.Handler(m))
+//
+// A browser gets a self-contained HTML page (inline CSS and JavaScript, no external assets)
+// that refreshes itself every 2 seconds. A request with ?format=json, or an Accept header
+// naming application/json, gets the same as JSON:
+//
+//	{
+//	  "now": "2026-01-01T00:00:06.1Z",
+//	  "resources": [
+//	    {"resource": "inventory", "breakers": [
+//	      {"rule": RULE, "state": "OPEN", "generation": 3, "total": 0, "bad": 0,
+//	       "retryAt": "2026-01-01T00:00:10.1Z"}
+//	    ]}
+//	  ],
+//	  "transitions": [
+//	    {"resource": "inventory", "rule": RULE, "from": "HALF_OPEN", "to": "OPEN",
+//	     "reason": "ProbeFailed", "snapshot": 0, "at": "2026-01-01T00:00:05.1Z", "generation": 3},
+//	    ...
+//	  ]
+//	}
+//
+// RULE is the [breaker.Rule] as its MarshalJSON writes it; states and reasons are their String
+// forms; times are read from the Manager's clock ("now" is [breaker.Manager.Now]). Resources
+// are sorted by name, each resource's breakers are in rule order, and the transitions (the
+// last 100) are newest first. The breaker fields are those of [breaker.Stats]: "generation"
+// counts the breaker's transitions, "total" and "bad" are the calls in its window and the
+// slow or failed ones among them (both 0 unless CLOSED), "retryAt" is omitted when CLOSED and
+// "probeDeadline" unless HALF_OPEN. A transition's "snapshot" is, for ThresholdExceeded, the
+// ratio or count that met the threshold.
+//
+// The page renders every name as text, never as markup, and is served with a
+// Content-Security-Policy that lets it run only its own script and fetch only from its own
+// origin. The handler is safe for concurrent use; the package starts no goroutines.
+package breakerdebug
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/halfopen/breaker"
+)
+
+// keep is how many state changes the status shows.
+const keep = 100
+
+// Handler returns an http.Handler that serves the status of m's breakers, as an HTML page or
+// as JSON (see the package documentation). It answers GET and HEAD; any other method gets
+// 405 Method Not Allowed.
+//
+// Each call of Handler registers one observer on m, for the Manager's lifetime, which keeps
+// the last 100 state changes: call it once per Manager, before traffic, and reuse the
+// handler. Changes before the call are not shown. The observer only copies each change into
+// a ring buffer under a mutex. A nil m means breaker.Default().
+func Handler(m *breaker.Manager) http.Handler {
+	if m == nil {
+		m = breaker.Default()
+	}
+	h := &handler{m: m, recent: &recent{}}
+	m.AddObserver(h.recent)
+	return h
+}
+
+type handler struct {
+	m      *breaker.Manager
+	recent *recent
+}
+
+// status is the JSON document, and the data the HTML page starts from.
+type status struct {
+	Now         time.Time        `json:"now"`
+	Resources   []resourceStatus `json:"resources"`
+	Transitions []transition     `json:"transitions"`
+}
+
+type resourceStatus struct {
+	Resource string          `json:"resource"`
+	Breakers []breakerStatus `json:"breakers"`
+}
+
+type breakerStatus struct {
+	Rule          breaker.Rule `json:"rule"`
+	State         string       `json:"state"`
+	Generation    uint64       `json:"generation"`
+	Total         uint64       `json:"total"`
+	Bad           uint64       `json:"bad"`
+	RetryAt       time.Time    `json:"retryAt,omitzero"`
+	ProbeDeadline time.Time    `json:"probeDeadline,omitzero"`
+}
+
+type transition struct {
+	Resource   string       `json:"resource"`
+	Rule       breaker.Rule `json:"rule"`
+	From       string       `json:"from"`
+	To         string       `json:"to"`
+	Reason     string       `json:"reason"`
+	Snapshot   float64      `json:"snapshot"`
+	At         time.Time    `json:"at"`
+	Generation uint64       `json:"generation"`
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "breakerdebug: method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Add("Vary", "Accept")
+	st := h.status()
+	if wantsJSON(r) {
+		serveJSON(w, r, st)
+	} else {
+		serveHTML(w, r, st)
+	}
+}
+
+// status reads the manager now. The rules are read once, and each resource's breakers after
+// them: a resource whose rules a concurrent LoadRules removed in between is left out.
+func (h *handler) status() *status {
+	st := &status{Now: h.m.Now(), Resources: []resourceStatus{}}
+	var names []string
+	for _, r := range h.m.Rules() {
+		names = append(names, r.Resource)
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		breakers := h.m.Breakers(name)
+		if len(breakers) == 0 {
+			continue
+		}
+		res := resourceStatus{Resource: name, Breakers: make([]breakerStatus, 0, len(breakers))}
+		for _, b := range breakers {
+			s := b.Stats()
+			res.Breakers = append(res.Breakers, breakerStatus{
+				Rule:          b.Rule(),
+				State:         s.State.String(),
+				Generation:    s.Generation,
+				Total:         s.Total,
+				Bad:           s.Bad,
+				RetryAt:       s.RetryAt,
+				ProbeDeadline: s.ProbeDeadline,
+			})
+		}
+		st.Resources = append(st.Resources, res)
+	}
+	changes := h.recent.newestFirst()
+	st.Transitions = make([]transition, 0, len(changes))
+	for _, c := range changes {
+		st.Transitions = append(st.Transitions, transition{
+			Resource:   c.Resource,
+			Rule:       c.Rule,
+			From:       c.From.String(),
+			To:         c.To.String(),
+			Reason:     c.Reason.String(),
+			Snapshot:   c.Snapshot,
+			At:         c.At,
+			Generation: c.Generation,
+		})
+	}
+	return st
+}
+
+// wantsJSON reports whether r asks for JSON: with ?format=json, or with an Accept header that
+// names application/json (with a q above 0). Browsers never send that for a page.
+func wantsJSON(r *http.Request) bool {
+	if r.URL.Query().Get("format") == "json" {
+		return true
+	}
+	for _, accept := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(accept, ",") {
+			typ, params, err := mime.ParseMediaType(part)
+			if err != nil || typ != "application/json" {
+				continue
+			}
+			if q, set := params["q"]; set {
+				if v, err := strconv.ParseFloat(q, 64); err != nil || v <= 0 {
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func serveJSON(w http.ResponseWriter, r *http.Request, st *status) {
+	body, err := json.Marshal(st)
+	if err != nil {
+		http.Error(w, "breakerdebug: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	body = append(body, '\n')
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	write(w, r, body)
+}
+
+// write sends body with its length; for HEAD, the headers alone.
+func write(w http.ResponseWriter, r *http.Request, body []byte) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body) // an error means the client went away: nothing to do
+	}
+}

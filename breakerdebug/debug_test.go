@@ -1,0 +1,448 @@
+package breakerdebug_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerdebug"
+	"github.com/halfopen/breaker/internal/fakeclock"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const path = "/debug/breakers"
+
+var (
+	// inventoryRule trips on the third failure in a second.
+	inventoryRule = breaker.Rule{
+		ID:               "inventory-errors",
+		Resource:         "inventory",
+		Strategy:         breaker.ErrorCount,
+		Threshold:        3,
+		MinRequestAmount: 1,
+		RetryTimeout:     5 * time.Second,
+	}
+	// The two rules of payments, which the tests leave CLOSED.
+	paymentsErrors = breaker.Rule{
+		ID:               "payments-errors",
+		Resource:         "payments",
+		Strategy:         breaker.ErrorRatio,
+		Threshold:        0.5,
+		MinRequestAmount: 5,
+		RetryTimeout:     10 * time.Second,
+	}
+	paymentsSlow = breaker.Rule{
+		Resource:         "payments",
+		Strategy:         breaker.SlowRequestRatio,
+		Threshold:        0.5,
+		MaxAllowedRT:     100 * time.Millisecond,
+		MinRequestAmount: 5,
+		RetryTimeout:     10 * time.Second,
+	}
+)
+
+var errDown = errors.New("downstream: 503")
+
+func fail(context.Context) error    { return errDown }
+func succeed(context.Context) error { return nil }
+
+// call makes one call to resource through m; the breaker's verdict is what the tests read.
+func call(m *breaker.Manager, resource string, fn func(context.Context) error) {
+	_ = m.Do(context.Background(), resource, fn)
+}
+
+// newManager returns a Manager on a fake clock with rules loaded, and the status handler.
+func newManager(t *testing.T, rules ...breaker.Rule) (*breaker.Manager, *fakeclock.Clock, http.Handler) {
+	t.Helper()
+	clk := fakeclock.New()
+	m := breaker.NewManager(breaker.WithClock(clk))
+	require.NoError(t, m.LoadRules(rules))
+	return m, clk, breakerdebug.Handler(m)
+}
+
+// get serves one request to h and returns the recorded response.
+func get(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// at is a time d after the fake clock's start, the time the manager's clock shows then.
+func at(d time.Duration) time.Time { return fakeclock.Start.Add(d) }
+
+// stamp is at(d) as the JSON shows it.
+func stamp(d time.Duration) string { return at(d).Format(time.RFC3339Nano) }
+
+// ruleJSON is rule as encoding/json writes it, whatever Rule.MarshalJSON makes of it.
+func ruleJSON(t *testing.T, rule breaker.Rule) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(rule)
+	require.NoError(t, err)
+	return b
+}
+
+// Given rules for two resources, when inventory trips and then fails its probe while payments
+// stays healthy, then the JSON lists both resources by name, the breakers in rule order with
+// their states, window counts and retry time, and the three transitions newest first.
+func TestJSONShowsBreakersAndTransitions(t *testing.T) {
+	// Loaded out of order: the resources come out sorted, each one's breakers in rule order.
+	m, clk, h := newManager(t, paymentsErrors, inventoryRule, paymentsSlow)
+
+	clk.Advance(100 * time.Millisecond)
+	for range 3 {
+		call(m, "inventory", fail) // the third trips it at 100ms
+	}
+	clk.Advance(5 * time.Second)
+	call(m, "inventory", fail) // at 5.1s: the probe, which fails: OPEN until 10.1s
+	clk.Advance(time.Second)
+	call(m, "payments", succeed)
+	call(m, "payments", succeed)
+	call(m, "payments", fail) // 1 bad of 3: below both thresholds and MinRequestAmount
+
+	rec := get(h, http.MethodGet, path+"?format=json", nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, "application/json; charset=utf-8", rec.Header().Get("Content-Type"))
+
+	inventory := ruleJSON(t, inventoryRule)
+	want := map[string]any{
+		"now": at(6100 * time.Millisecond),
+		"resources": []any{
+			map[string]any{"resource": "inventory", "breakers": []any{
+				map[string]any{"rule": inventory, "state": "OPEN", "generation": 3, "total": 0, "bad": 0,
+					"retryAt": at(5100*time.Millisecond + inventoryRule.RetryTimeout)},
+			}},
+			map[string]any{"resource": "payments", "breakers": []any{
+				map[string]any{"rule": ruleJSON(t, paymentsErrors), "state": "CLOSED", "generation": 0, "total": 3, "bad": 1},
+				map[string]any{"rule": ruleJSON(t, paymentsSlow), "state": "CLOSED", "generation": 0, "total": 3, "bad": 0},
+			}},
+		},
+		"transitions": []any{
+			map[string]any{"resource": "inventory", "rule": inventory, "from": "HALF_OPEN", "to": "OPEN",
+				"reason": "ProbeFailed", "snapshot": 0, "at": at(5100 * time.Millisecond), "generation": 3},
+			map[string]any{"resource": "inventory", "rule": inventory, "from": "OPEN", "to": "HALF_OPEN",
+				"reason": "RetryTimeoutElapsed", "snapshot": 0, "at": at(5100 * time.Millisecond), "generation": 2},
+			map[string]any{"resource": "inventory", "rule": inventory, "from": "CLOSED", "to": "OPEN",
+				"reason": "ThresholdExceeded", "snapshot": 3, "at": at(100 * time.Millisecond), "generation": 1},
+		},
+	}
+	wantJSON, err := json.Marshal(want)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(wantJSON), rec.Body.String())
+}
+
+// Given no rules, then the JSON has empty lists, not nulls.
+func TestJSONWithNoRules(t *testing.T) {
+	_, _, h := newManager(t)
+	rec := get(h, http.MethodGet, path+"?format=json", nil)
+	assert.JSONEq(t, fmt.Sprintf(`{"now":%q,"resources":[],"transitions":[]}`, stamp(0)), rec.Body.String())
+}
+
+// The times of a breaker follow its state: none when CLOSED, retryAt when OPEN, and retryAt
+// and probeDeadline when HALF_OPEN.
+func TestJSONTimesFollowTheState(t *testing.T) {
+	tests := []struct {
+		name string
+		give func(t *testing.T, m *breaker.Manager, clk *fakeclock.Clock)
+		want map[string]any // the breaker's entry, but for its rule
+	}{
+		{
+			name: "CLOSED: no times",
+			give: func(t *testing.T, m *breaker.Manager, clk *fakeclock.Clock) {
+				call(m, "inventory", fail)
+			},
+			want: map[string]any{"state": "CLOSED", "generation": 0, "total": 1, "bad": 1},
+		},
+		{
+			name: "OPEN: retryAt is the trip time + RetryTimeout",
+			give: func(t *testing.T, m *breaker.Manager, clk *fakeclock.Clock) {
+				clk.Advance(100 * time.Millisecond)
+				for range 3 {
+					call(m, "inventory", fail)
+				}
+				clk.Advance(time.Second)
+			},
+			want: map[string]any{"state": "OPEN", "generation": 1, "total": 0, "bad": 0,
+				"retryAt": stamp(5100 * time.Millisecond)},
+		},
+		{
+			name: "HALF_OPEN: retryAt as it was, probeDeadline the admission + ProbeTimeout",
+			give: func(t *testing.T, m *breaker.Manager, clk *fakeclock.Clock) {
+				clk.Advance(100 * time.Millisecond)
+				for range 3 {
+					call(m, "inventory", fail)
+				}
+				clk.Advance(5200 * time.Millisecond)
+				probe, err := m.Enter("inventory") // at 5.3s; still running when the page is read
+				require.NoError(t, err)
+				t.Cleanup(probe.Exit)
+			},
+			want: map[string]any{"state": "HALF_OPEN", "generation": 2, "total": 0, "bad": 0,
+				"retryAt": stamp(5100 * time.Millisecond), "probeDeadline": stamp(10300 * time.Millisecond)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, clk, h := newManager(t, inventoryRule)
+			tt.give(t, m, clk)
+
+			var got struct {
+				Resources []struct {
+					Breakers []map[string]any `json:"breakers"`
+				} `json:"resources"`
+			}
+			require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+			require.Len(t, got.Resources, 1)
+			require.Len(t, got.Resources[0].Breakers, 1)
+			b := got.Resources[0].Breakers[0]
+			delete(b, "rule")
+			wantJSON, err := json.Marshal(tt.want)
+			require.NoError(t, err)
+			gotJSON, err := json.Marshal(b)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(wantJSON), string(gotJSON))
+		})
+	}
+}
+
+// ?format=json and an Accept header naming application/json get JSON; anything else, a
+// browser's Accept among them, gets the page.
+func TestContentNegotiation(t *testing.T) {
+	const (
+		jsonType = "application/json; charset=utf-8"
+		htmlType = "text/html; charset=utf-8"
+	)
+	tests := []struct {
+		name   string
+		give   string // the request's target
+		accept string
+		want   string // Content-Type
+	}{
+		{name: "no Accept", give: path, want: htmlType},
+		{name: "format=json", give: path + "?format=json", want: jsonType},
+		{name: "format=json overrides a browser's Accept", give: path + "?format=json",
+			accept: "text/html,application/xhtml+xml,*/*;q=0.8", want: jsonType},
+		{name: "Accept: application/json", give: path, accept: "application/json", want: jsonType},
+		{name: "Accept: application/json among others", give: path,
+			accept: "text/plain;q=0.5, application/json;q=0.9", want: jsonType},
+		{name: "a browser's Accept", give: path,
+			accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", want: htmlType},
+		{name: "application/json refused with q=0", give: path, accept: "application/json;q=0", want: htmlType},
+		{name: "another format", give: path + "?format=xml", want: htmlType},
+	}
+	_, _, h := newManager(t, inventoryRule)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			header := http.Header{}
+			if tt.accept != "" {
+				header.Set("Accept", tt.accept)
+			}
+			rec := get(h, http.MethodGet, tt.give, header)
+			require.Equal(t, http.StatusOK, rec.Code)
+			assert.Equal(t, tt.want, rec.Header().Get("Content-Type"))
+			assert.Equal(t, "no-store", rec.Header().Get("Cache-Control"))
+			assert.Contains(t, rec.Header().Values("Vary"), "Accept")
+			if tt.want == jsonType {
+				assert.True(t, json.Valid(rec.Body.Bytes()), "a JSON body: %s", rec.Body)
+			} else {
+				assert.Contains(t, rec.Body.String(), "<!doctype html>")
+			}
+		})
+	}
+}
+
+// Only GET and HEAD are allowed.
+func TestMethods(t *testing.T) {
+	tests := []struct {
+		give string
+		want int
+	}{
+		{give: http.MethodGet, want: http.StatusOK},
+		{give: http.MethodHead, want: http.StatusOK},
+		{give: http.MethodPost, want: http.StatusMethodNotAllowed},
+		{give: http.MethodPut, want: http.StatusMethodNotAllowed},
+		{give: http.MethodDelete, want: http.StatusMethodNotAllowed},
+		{give: http.MethodPatch, want: http.StatusMethodNotAllowed},
+	}
+	_, _, h := newManager(t, inventoryRule)
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			for _, target := range []string{path, path + "?format=json"} {
+				rec := get(h, tt.give, target, nil)
+				assert.Equal(t, tt.want, rec.Code, target)
+				switch {
+				case tt.want == http.StatusMethodNotAllowed:
+					assert.Equal(t, "GET, HEAD", rec.Header().Get("Allow"), target)
+				case tt.give == http.MethodHead:
+					assert.Empty(t, rec.Body.String(), "HEAD has no body")
+					assert.NotEmpty(t, rec.Header().Get("Content-Length"))
+				}
+			}
+		})
+	}
+}
+
+// extract returns what lies between the first start in s and the end after it.
+func extract(t *testing.T, s, start, end string) string {
+	t.Helper()
+	i := strings.Index(s, start)
+	require.GreaterOrEqual(t, i, 0, "no %q in the page", start)
+	s = s[i+len(start):]
+	j := strings.Index(s, end)
+	require.GreaterOrEqual(t, j, 0, "no %q after %q", end, start)
+	return s[:j]
+}
+
+// The page has the table skeleton and loads nothing from anywhere: no absolute or
+// protocol-relative URL, and a Content-Security-Policy that allows only its own script and
+// style, by hash.
+func TestPageIsSelfContained(t *testing.T) {
+	_, _, h := newManager(t, inventoryRule, paymentsErrors)
+	rec := get(h, http.MethodGet, path, nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	page := rec.Body.String()
+
+	for _, want := range []string{
+		`<table id="breakers">`,
+		`<th>Resource</th><th>Rule</th><th>State</th><th>Window</th><th>Retry</th>`,
+		`<table id="transitions">`,
+		`<h2>Recent transitions</h2>`,
+		`<script id="status" type="application/json">`,
+	} {
+		assert.Contains(t, page, want)
+	}
+	assert.NotContains(t, page, "http://")
+	assert.NotContains(t, page, "https://")
+	external := regexp.MustCompile(`(?i)\b(src|href|action)\s*=\s*["']?\s*([a-z][a-z0-9+.-]*:)?//`)
+	assert.Empty(t, external.FindAllString(page, -1), "no external src or href")
+	assert.NotContains(t, page, "@import")
+
+	csp := rec.Header().Get("Content-Security-Policy")
+	assert.Contains(t, csp, "default-src 'none'")
+	assert.Contains(t, csp, "connect-src 'self'")
+	assert.NotContains(t, csp, "unsafe-inline")
+	script := page[strings.LastIndex(page, "<script>")+len("<script>"):]
+	script = script[:strings.Index(script, "</script>")]
+	sum := sha256.Sum256([]byte(script))
+	assert.Contains(t, csp, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", "the CSP allows the page's script")
+	style := extract(t, page, "<style>", "</style>")
+	sum = sha256.Sum256([]byte(style))
+	assert.Contains(t, csp, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", "the CSP allows the page's style")
+}
+
+// Given a resource whose name is markup, then the page carries it escaped, and the status
+// embedded in the page still reads back as the name.
+func TestPageEscapesResourceNames(t *testing.T) {
+	const name = "<script>alert(1)</script>"
+	hostile := inventoryRule
+	hostile.Resource = name
+	hostile.ID = `"><img src=x onerror=alert(2)>`
+	m, _, h := newManager(t, hostile)
+	for range 3 {
+		call(m, name, fail) // trips it, so the name is in a transition too
+	}
+
+	page := get(h, http.MethodGet, path, nil).Body.String()
+	assert.NotContains(t, page, "<script>alert(1)")
+	assert.NotContains(t, page, "<img")
+	assert.Contains(t, page, `\u003cscript\u003ealert(1)\u003c/script\u003e`)
+
+	var embedded struct {
+		Resources []struct {
+			Resource string `json:"resource"`
+		} `json:"resources"`
+		Transitions []struct {
+			Resource string `json:"resource"`
+		} `json:"transitions"`
+	}
+	data := extract(t, page, `<script id="status" type="application/json">`, "</script>")
+	require.NoError(t, json.Unmarshal([]byte(data), &embedded), "the embedded status is JSON: %s", data)
+	require.Len(t, embedded.Resources, 1)
+	assert.Equal(t, name, embedded.Resources[0].Resource)
+	require.Len(t, embedded.Transitions, 1)
+	assert.Equal(t, name, embedded.Transitions[0].Resource)
+}
+
+// Given 120 transitions, then the status keeps the last 100, newest first.
+func TestKeepsTheLast100Transitions(t *testing.T) {
+	rule := breaker.Rule{Resource: "flaky", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Second}
+	m, clk, h := newManager(t, rule)
+	for range 40 { // three transitions each: trip, probe, recovery
+		call(m, "flaky", fail)
+		clk.Advance(time.Second)
+		call(m, "flaky", succeed)
+	}
+
+	var got struct {
+		Transitions []struct {
+			Reason     string `json:"reason"`
+			Generation uint64 `json:"generation"`
+		} `json:"transitions"`
+	}
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	require.Len(t, got.Transitions, 100)
+	for i, c := range got.Transitions {
+		assert.Equal(t, uint64(120-i), c.Generation, "transition %d", i)
+	}
+	assert.Equal(t, "ProbeSucceeded", got.Transitions[0].Reason)
+	assert.Equal(t, "ProbeSucceeded", got.Transitions[99].Reason, "generation 21, the 7th recovery")
+}
+
+// Given calls tripping and recovering breakers on several goroutines, while others read the
+// status, then nothing races (run with -race) and every read is valid JSON.
+func TestConcurrentReads(t *testing.T) {
+	rule := breaker.Rule{Resource: "flaky", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Millisecond}
+	m, clk, h := newManager(t, rule)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for i := range 100 {
+				call(m, "flaky", fail)
+				clk.Advance(time.Millisecond)
+				if i%2 == 0 {
+					call(m, "flaky", succeed)
+				}
+			}
+		})
+		wg.Go(func() {
+			for range 20 {
+				rec := get(h, http.MethodGet, path+"?format=json", nil)
+				assert.True(t, json.Valid(rec.Body.Bytes()))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// A nil Manager means the default one.
+func TestNilManagerIsTheDefault(t *testing.T) {
+	h := breakerdebug.Handler(nil)
+	rec := get(h, http.MethodGet, path+"?format=json", nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	var got struct {
+		Resources []any `json:"resources"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	assert.Len(t, got.Resources, len(breaker.Default().Rules()))
+}
