@@ -113,6 +113,16 @@ func BenchmarkResourceRejectParallel(b *testing.B) {
 	benchResourceDo(b, openManager(b).Resource("svc"), succeed, true, true)
 }
 
+// The pass path with a call observer that counts, as a metrics exporter would.
+func BenchmarkDoPassObserved(b *testing.B) {
+	var calls atomic.Int64
+	m := breaker.NewManager(breaker.WithCallObserver(breaker.CallObserverFunc(func(breaker.CallInfo) { calls.Add(1) })))
+	if err := m.LoadRules(passRules("svc")); err != nil {
+		b.Fatal(err)
+	}
+	benchDo(b, m, "svc", succeed, false, false)
+}
+
 func BenchmarkDoReject(b *testing.B) { benchDo(b, openManager(b), "svc", succeed, false, true) }
 
 func BenchmarkDoRejectParallel(b *testing.B) { benchDo(b, openManager(b), "svc", succeed, true, true) }

@@ -169,15 +169,20 @@ func (c *circuit) check(now *lazyNow) (*period, verdict) {
 
 func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
 	for {
-		switch {
-		case p.state == Closed:
+		switch p.state {
+		case Closed:
 			return p, admitted
-		case p.state == Open && now >= p.retryAt:
-			return p, probeDue
-		case p.state == Open, now < p.deadline:
+		case Open:
+			if now >= p.retryAt {
+				return p, probeDue
+			}
 			return p, rejected
 		}
-		// The probe has run past its deadline: it counts as failed.
+		// HALF_OPEN: every call but the probe is rejected, and a probe past its deadline
+		// counts as failed.
+		if now < p.deadline {
+			return p, rejected
+		}
 		q := c.newPeriod(p, Open, satAdd(now, c.retryTimeout))
 		if c.move(p, q, ProbeTimedOut, 0, now) {
 			return q, rejected

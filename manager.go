@@ -24,6 +24,7 @@ type Manager struct {
 	slots      []Slot
 	logger     *slog.Logger
 	classifier Classifier // nil: DefaultClassifier
+	calls      []CallObserver
 
 	rules     atomic.Pointer[ruleSet]
 	loadMu    sync.Mutex // serialises LoadRules
@@ -237,14 +238,13 @@ func (m *Manager) Enter(resource string) (*Entry, error) {
 // enter is Enter for the breakers res (nil when the resource has none).
 func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 	var c call // on the stack, so a rejection allocates nothing
-	if res != nil {
-		if blocked := m.admit(&c, res); blocked != nil {
-			return nil, blocked
-		}
+	if blocked := m.admitAny(&c, resource, res); blocked != nil {
+		return nil, blocked
 	}
 	e := &Entry{m: m, resource: resource, call: c}
 	if len(m.slots) > 0 {
 		if blocked := m.enterSlots(e); blocked != nil {
+			m.callBlocked(resource, blocked)
 			return nil, blocked
 		}
 	}
@@ -267,22 +267,22 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 	if len(m.slots) > 0 {
 		return m.doEntry(ctx, resource, res, fn)
 	}
-	if res == nil {
+	if res == nil && len(m.calls) == 0 {
 		return fn(ctx)
 	}
 	var c call
-	if blocked := m.admit(&c, res); blocked != nil {
+	if blocked := m.admitAny(&c, resource, res); blocked != nil {
 		return blocked
 	}
 	returned := false
 	defer func() {
 		if !returned {
-			m.finish(&c, Failure)
+			m.finish(&c, resource, Failure)
 		}
 	}()
 	err := fn(ctx)
 	returned = true
-	m.finish(&c, m.classify(err))
+	m.finish(&c, resource, m.classify(err))
 	return uncounted(err)
 }
 

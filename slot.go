@@ -1,6 +1,8 @@
 package breaker
 
 import (
+	"time"
+
 	"go.uber.org/atomic"
 )
 
@@ -95,12 +97,28 @@ func (e *Entry) Exit() {
 		return
 	}
 	if e.passed == 0 {
-		e.m.finish(&e.call, e.m.classify(e.err.Load()))
+		e.m.finish(&e.call, e.resource, e.m.classify(e.err.Load()))
 		return
 	}
 	// The breakers count the call even if a slot's OnExit panics.
-	defer func() { e.m.finish(&e.call, e.m.classify(e.err.Load())) }()
+	defer func() { e.m.finish(&e.call, e.resource, e.m.classify(e.err.Load())) }()
 	e.m.exitSlots(e)
+}
+
+// admitAny is admit for the breakers res of resource, which may be nil (no rules); it tells
+// the call observers of a block, and times the call for them.
+func (m *Manager) admitAny(c *call, resource string, res *resource) *BlockError {
+	if res == nil {
+		if len(m.calls) > 0 {
+			c.start, c.timed = m.now(), true
+		}
+		return nil
+	}
+	blocked := m.admit(c, res)
+	if blocked != nil && len(m.calls) > 0 {
+		m.callBlocked(resource, blocked)
+	}
+	return blocked
 }
 
 // admit is the built-in breaker check: the call passes only if every breaker of res admits
@@ -109,7 +127,7 @@ func (e *Entry) Exit() {
 //
 // When every breaker is CLOSED, the common case, it only records their periods.
 func (m *Manager) admit(c *call, res *resource) *BlockError {
-	if res.timed {
+	if res.timed || len(m.calls) > 0 {
 		c.start, c.timed = m.now(), true
 	}
 	for i, b := range res.breakers {
@@ -209,9 +227,10 @@ func (m *Manager) exitSlots(e *Entry) {
 	e.passed = 0
 }
 
-// finish counts the outcome of a call in every breaker that admitted it.
-func (m *Manager) finish(c *call, o Outcome) {
-	if c.n == 0 {
+// finish counts the outcome of a call in every breaker that admitted it, and tells the call
+// observers.
+func (m *Manager) finish(c *call, resource string, o Outcome) {
+	if c.n == 0 && len(m.calls) == 0 {
 		return
 	}
 	now := m.now()
@@ -222,5 +241,21 @@ func (m *Manager) finish(c *call, o Outcome) {
 	for i := 0; i < c.n; i++ {
 		a := c.at(i)
 		a.c.complete(a.p, now, rt, o)
+	}
+	if len(m.calls) > 0 {
+		m.callDone(c, resource, rt, o)
+	}
+}
+
+// callDone tells the call observers of a call that ran.
+func (m *Manager) callDone(c *call, resource string, rt int64, o Outcome) {
+	info := CallInfo{Resource: resource, RT: time.Duration(rt), Outcome: o}
+	for i := 0; i < c.n; i++ {
+		if b := c.at(i).c; b.strategy == SlowRequestRatio && isSlow(rt, b.maxRT) {
+			info.Slow = true
+		}
+	}
+	for _, obs := range m.calls {
+		m.tellCall(obs, info)
 	}
 }

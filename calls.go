@@ -1,0 +1,59 @@
+package breaker
+
+import "time"
+
+// CallInfo describes one call, for a CallObserver.
+type CallInfo struct {
+	// Resource is the name the call was made under.
+	Resource string
+	// Blocked is the error of a call that was not let through; nil for a call that ran.
+	Blocked *BlockError
+	// RT is the call's response time from Enter to Exit, by the Manager's clock; zero when
+	// the call was blocked.
+	RT time.Duration
+	// Outcome is how the call counted (see Classifier); Success when it was blocked.
+	Outcome Outcome
+	// Slow reports whether a SlowRequestRatio rule of the resource found the call slow.
+	Slow bool
+}
+
+// CallObserver hears every call of a Manager, passed or blocked, for metrics. OnCall runs
+// synchronously on the caller's goroutine, once per call, at Exit or at the block: keep it as
+// quick as an atomic add. A panic is recovered and logged.
+//
+// Unlike a Slot, it also hears calls the breakers rejected. A Manager with a CallObserver reads
+// the clock when each call enters, also for resources whose rules do not need it.
+type CallObserver interface {
+	OnCall(CallInfo)
+}
+
+// CallObserverFunc adapts a function to a CallObserver.
+type CallObserverFunc func(CallInfo)
+
+// OnCall calls f(c).
+func (f CallObserverFunc) OnCall(c CallInfo) { f(c) }
+
+// WithCallObserver adds o to the observers of every call; it may be given more than once.
+func WithCallObserver(o CallObserver) Option {
+	return optionFunc(func(m *Manager) {
+		if o != nil {
+			m.calls = append(m.calls, o)
+		}
+	})
+}
+
+// callBlocked tells the call observers of a blocked call.
+func (m *Manager) callBlocked(resource string, blocked *BlockError) {
+	for _, o := range m.calls {
+		m.tellCall(o, CallInfo{Resource: resource, Blocked: blocked})
+	}
+}
+
+func (m *Manager) tellCall(o CallObserver, c CallInfo) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.logger.Error("breaker: call observer panicked", "panic", v, "resource", c.Resource)
+		}
+	}()
+	o.OnCall(c)
+}
