@@ -1,0 +1,183 @@
+package breakerotel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/atomic"
+
+	"github.com/halfopen/breaker"
+)
+
+// ScopeName is the instrumentation scope of the Meter that New takes from its MeterProvider.
+const ScopeName = "github.com/halfopen/breaker/contrib/otel"
+
+// Names of the instruments.
+const (
+	CallsName       = "breaker.calls"
+	DurationName    = "breaker.call.duration"
+	StateName       = "breaker.state"
+	TransitionsName = "breaker.transitions"
+)
+
+// Attribute keys.
+const (
+	ResourceKey  = attribute.Key("breaker.resource")
+	OutcomeKey   = attribute.Key("breaker.outcome")
+	RuleKey      = attribute.Key("breaker.rule")
+	StateFromKey = attribute.Key("breaker.state.from")
+	StateToKey   = attribute.Key("breaker.state.to")
+	ReasonKey    = attribute.Key("breaker.reason")
+)
+
+// Values of OutcomeKey. Every call that ran counts as OutcomePassed; those that failed count also
+// as OutcomeFailed, and those that were slow also as OutcomeSlow. A rejected call counts as
+// OutcomeBlocked only. So passed + blocked is every call, and failed and slow are subsets of
+// passed that may overlap.
+const (
+	OutcomePassed  = "passed"
+	OutcomeBlocked = "blocked"
+	OutcomeFailed  = "failed"
+	OutcomeSlow    = "slow"
+)
+
+// DurationBoundaries are the bucket boundaries, in seconds, that the duration histogram
+// advises; a View of the MeterProvider can replace them. They are OpenTelemetry's
+// semantic-convention boundaries for request durations.
+var DurationBoundaries = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+
+var (
+	// ErrObserving is returned by Observe when the Instruments already observe a Manager.
+	ErrObserving = errors.New("breakerotel: the Instruments already observe a Manager")
+	// ErrClosed is returned by Observe after Close.
+	ErrClosed = errors.New("breakerotel: the Instruments are closed")
+)
+
+// Instruments are the OpenTelemetry instruments of one breaker.Manager. Create them with New or
+// NewWithMeter, pass ManagerOption to breaker.NewManager, and then give the Manager to Observe;
+// Close stops them.
+//
+// The calls counter and the duration histogram hear the Manager's calls from ManagerOption on;
+// the state gauge and the transitions counter work from Observe on. Give ManagerOption to the
+// same Manager as Observe: the Instruments cannot tell.
+//
+// Every method is safe for concurrent use. The zero value is not usable.
+type Instruments struct {
+	meter       metric.Meter
+	attrs       []attribute.KeyValue // from WithAttributes; never modified after New
+	calls       metric.Int64Counter
+	duration    metric.Float64Histogram
+	state       metric.Int64ObservableGauge
+	transitions metric.Int64Counter
+
+	resources sync.Map // resource name → *resourceSets
+	closed    atomic.Bool
+
+	mu        sync.Mutex // serialises Observe and Close
+	observing bool
+	callback  metric.Registration
+	unobserve func()
+}
+
+// New returns the instruments of one Manager, made with a Meter of provider named ScopeName.
+// A nil provider means otel.GetMeterProvider(). It returns the errors of the instrument
+// constructors, joined.
+func New(provider metric.MeterProvider, opts ...Option) (*Instruments, error) {
+	if provider == nil {
+		provider = otel.GetMeterProvider()
+	}
+	return NewWithMeter(provider.Meter(ScopeName), opts...)
+}
+
+// NewWithMeter is New with instruments made by meter.
+func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
+	if meter == nil {
+		return nil, errors.New("breakerotel: NewWithMeter(nil)")
+	}
+	var cfg config
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	ins := &Instruments{meter: meter, attrs: cfg.attrs}
+	var errs [4]error
+	ins.calls, errs[0] = meter.Int64Counter(CallsName,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked, and of the passed ones failed and slow."))
+	ins.duration, errs[1] = meter.Float64Histogram(DurationName,
+		metric.WithUnit("s"),
+		metric.WithDescription("Response time of the calls that the breakers let through."),
+		metric.WithExplicitBucketBoundaries(DurationBoundaries...))
+	ins.state, errs[2] = meter.Int64ObservableGauge(StateName,
+		metric.WithUnit("1"),
+		metric.WithDescription("State of each breaker: 0 CLOSED, 1 OPEN, 2 HALF_OPEN."))
+	ins.transitions, errs[3] = meter.Int64Counter(TransitionsName,
+		metric.WithUnit("{transition}"),
+		metric.WithDescription("State changes of the breakers."))
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("breakerotel: creating instruments: %w", err)
+	}
+	return ins, nil
+}
+
+// ManagerOption returns the option that makes a Manager report its calls to the Instruments.
+// Pass it to breaker.NewManager of the Manager given to Observe.
+func (ins *Instruments) ManagerOption() breaker.Option {
+	return breaker.WithCallObserver(callObserver{ins})
+}
+
+// Observe reports the state of m's breakers through the state gauge and their state changes
+// through the transitions counter, until Close. It returns ErrObserving after an earlier Observe
+// succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
+func (ins *Instruments) Observe(m *breaker.Manager) error {
+	if m == nil {
+		return errors.New("breakerotel: Observe(nil)")
+	}
+	ins.mu.Lock()
+	defer ins.mu.Unlock()
+	switch {
+	case ins.closed.Load():
+		return ErrClosed
+	case ins.observing:
+		return ErrObserving
+	}
+	reg, err := ins.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		ins.observeStates(o, m)
+		return nil
+	}, ins.state)
+	if err != nil {
+		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
+	}
+	ins.callback = reg
+	ins.unobserve = m.AddObserver(breaker.ObserverFunc(ins.onStateChange))
+	ins.observing = true
+	return nil
+}
+
+// Close stops the Instruments: they count no more calls or transitions, and the state gauge
+// reports nothing for the Manager. It returns the error of unregistering the gauge's callback.
+// Calling it again does nothing.
+func (ins *Instruments) Close() error {
+	ins.mu.Lock()
+	defer ins.mu.Unlock()
+	if ins.closed.Swap(true) || !ins.observing {
+		return nil
+	}
+	ins.unobserve()
+	if err := ins.callback.Unregister(); err != nil {
+		return fmt.Errorf("breakerotel: unregistering the state callback: %w", err)
+	}
+	return nil
+}
+
+// set returns the attribute set of kvs after the attributes of WithAttributes, which kvs
+// override.
+func (ins *Instruments) set(kvs ...attribute.KeyValue) attribute.Set {
+	all := make([]attribute.KeyValue, 0, len(ins.attrs)+len(kvs))
+	all = append(all, ins.attrs...)
+	return attribute.NewSet(append(all, kvs...)...)
+}

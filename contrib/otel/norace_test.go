@@ -1,0 +1,5 @@
+//go:build !race
+
+package breakerotel_test
+
+const raceEnabled = false

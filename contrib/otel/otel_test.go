@@ -1,0 +1,467 @@
+package breakerotel_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/goleak"
+
+	"github.com/halfopen/breaker"
+	breakerotel "github.com/halfopen/breaker/contrib/otel"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// clock is a fake breaker.Clock that moves only when told to.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+var errDown = errors.New("service down")
+
+// fixture is a Manager on a fake clock whose Instruments report to a ManualReader.
+type fixture struct {
+	t      *testing.T
+	clock  *clock
+	reader *sdkmetric.ManualReader
+	ins    *breakerotel.Instruments
+	m      *breaker.Manager
+}
+
+func newFixture(t *testing.T, rules []breaker.Rule, opts ...breakerotel.Option) *fixture {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { assert.NoError(t, provider.Shutdown(context.Background())) })
+	ins, err := breakerotel.New(provider, opts...)
+	require.NoError(t, err)
+	clk := newClock()
+	m := breaker.NewManager(breaker.WithClock(clk), ins.ManagerOption())
+	require.NoError(t, ins.Observe(m))
+	t.Cleanup(func() { assert.NoError(t, ins.Close()) })
+	require.NoError(t, m.LoadRules(rules))
+	return &fixture{t: t, clock: clk, reader: reader, ins: ins, m: m}
+}
+
+// call makes one call to resource that takes rt by the fake clock and returns err.
+func (f *fixture) call(resource string, rt time.Duration, err error) error {
+	return f.m.Do(context.Background(), resource, func(context.Context) error {
+		f.clock.Advance(rt)
+		return err
+	})
+}
+
+// metric collects and returns the metric called name; ok is false when it has no data.
+func (f *fixture) metric(name string) (m metricdata.Metrics, ok bool) {
+	f.t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(f.t, f.reader.Collect(context.Background(), &rm))
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return m, true
+			}
+		}
+	}
+	return metricdata.Metrics{}, false
+}
+
+// assertData checks the data of the metric called name.
+func (f *fixture) assertData(name string, want metricdata.Aggregation) {
+	f.t.Helper()
+	got, ok := f.metric(name)
+	if !assert.True(f.t, ok, "no data for %s", name) {
+		return
+	}
+	metricdatatest.AssertAggregationsEqual(f.t, want, got.Data,
+		metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+func set(kvs ...attribute.KeyValue) attribute.Set { return attribute.NewSet(kvs...) }
+
+func counter(points ...metricdata.DataPoint[int64]) metricdata.Sum[int64] {
+	return metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: points}
+}
+
+func gauge(points ...metricdata.DataPoint[int64]) metricdata.Gauge[int64] {
+	return metricdata.Gauge[int64]{DataPoints: points}
+}
+
+func calls(resource, outcome string, n int64) metricdata.DataPoint[int64] {
+	return metricdata.DataPoint[int64]{Value: n, Attributes: set(
+		breakerotel.ResourceKey.String(resource), breakerotel.OutcomeKey.String(outcome))}
+}
+
+func state(resource, rule string, s breaker.State) metricdata.DataPoint[int64] {
+	return metricdata.DataPoint[int64]{Value: int64(s), Attributes: set(
+		breakerotel.ResourceKey.String(resource), breakerotel.RuleKey.String(rule))}
+}
+
+func transitions(resource string, from, to breaker.State, reason breaker.Reason, n int64) metricdata.DataPoint[int64] {
+	return metricdata.DataPoint[int64]{Value: n, Attributes: set(
+		breakerotel.ResourceKey.String(resource),
+		breakerotel.StateFromKey.String(from.String()),
+		breakerotel.StateToKey.String(to.String()),
+		breakerotel.ReasonKey.String(reason.String()))}
+}
+
+// durations is the histogram data point of resource with the RTs given in seconds; each must
+// be exact in binary so that the sum is.
+func durations(resource string, seconds ...float64) metricdata.HistogramDataPoint[float64] {
+	p := metricdata.HistogramDataPoint[float64]{
+		Attributes:   set(breakerotel.ResourceKey.String(resource)),
+		Bounds:       breakerotel.DurationBoundaries,
+		BucketCounts: make([]uint64, len(breakerotel.DurationBoundaries)+1),
+	}
+	for _, s := range seconds {
+		p.Count++
+		p.Sum += s
+		if lo, ok := p.Min.Value(); !ok || s < lo {
+			p.Min = metricdata.NewExtrema(s)
+		}
+		if hi, ok := p.Max.Value(); !ok || s > hi {
+			p.Max = metricdata.NewExtrema(s)
+		}
+		b := 0
+		for b < len(p.Bounds) && s > p.Bounds[b] { // a bucket holds values ≤ its bound
+			b++
+		}
+		p.BucketCounts[b]++
+	}
+	return p
+}
+
+func histogram(points ...metricdata.HistogramDataPoint[float64]) metricdata.Histogram[float64] {
+	return metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: points}
+}
+
+// dbRules are an ErrorRatio rule that trips at half of 4 calls failed, and a SlowRequestRatio
+// rule with an ID that finds calls over 200ms slow but never trips; both windows last a minute.
+func dbRules() []breaker.Rule {
+	return []breaker.Rule{
+		{Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 4,
+			StatInterval: time.Minute, RetryTimeout: 10 * time.Second},
+		{ID: "db-slow", Resource: "db", Strategy: breaker.SlowRequestRatio, Threshold: 1,
+			MaxAllowedRT: 200 * time.Millisecond, MinRequestAmount: 1000, StatInterval: time.Minute, RetryTimeout: 10 * time.Second},
+	}
+}
+
+// Given calls that pass, fail, are slow, are ignored and are blocked, on a resource with rules
+// and one without, the calls counter holds each outcome per resource, and the histogram the
+// RTs of the calls that ran.
+func TestCallsAndDurations(t *testing.T) {
+	f := newFixture(t, dbRules())
+
+	require.NoError(t, f.call("db", 62500*time.Microsecond, nil))                                // passed
+	require.ErrorIs(t, f.call("db", 125*time.Millisecond, errDown), errDown)                     // passed, failed
+	require.NoError(t, f.call("db", 250*time.Millisecond, nil))                                  // passed, slow
+	require.ErrorIs(t, f.call("db", 62500*time.Microsecond, context.Canceled), context.Canceled) // passed; ignored by the breakers
+	require.ErrorIs(t, f.call("db", 1500*time.Millisecond, errDown), errDown)                    // passed, failed, slow: 2 of 4 failed, trips
+	require.Equal(t, breaker.Open, f.m.Breakers("db")[0].State())
+	for range 2 {
+		require.ErrorIs(t, f.call("db", time.Second, nil), breaker.ErrOpen) // blocked
+	}
+	require.NoError(t, f.call("cache", 500*time.Millisecond, nil)) // no rules: passed
+
+	f.assertData(breakerotel.CallsName, counter(
+		calls("db", breakerotel.OutcomePassed, 5),
+		calls("db", breakerotel.OutcomeFailed, 2),
+		calls("db", breakerotel.OutcomeSlow, 2),
+		calls("db", breakerotel.OutcomeBlocked, 2),
+		calls("cache", breakerotel.OutcomePassed, 1),
+	))
+	f.assertData(breakerotel.DurationName, histogram(
+		durations("db", 0.0625, 0.125, 0.25, 0.0625, 1.5),
+		durations("cache", 0.5),
+	))
+}
+
+// Given a breaker that trips, probes and fails, then probes and recovers, the state gauge
+// shows each state of each rule, and the transitions counter every change with its reason.
+func TestStateAndTransitions(t *testing.T) {
+	f := newFixture(t, dbRules())
+	assertStates := func(want breaker.State) {
+		t.Helper()
+		f.assertData(breakerotel.StateName, gauge(
+			state("db", "ErrorRatio#0", want),
+			state("db", "db-slow", breaker.Closed),
+		))
+	}
+
+	// Given no calls, when collected, then both breakers are CLOSED and nothing changed.
+	assertStates(breaker.Closed)
+	_, ok := f.metric(breakerotel.TransitionsName)
+	assert.False(t, ok, "no transitions yet")
+
+	// When half of 4 calls fail, then the ErrorRatio breaker is OPEN.
+	for _, err := range []error{nil, errDown, nil, errDown} {
+		_ = f.call("db", time.Millisecond, err)
+	}
+	assertStates(breaker.Open)
+
+	// When the retry time comes and a probe is in flight, then it is HALF_OPEN.
+	f.clock.Advance(10 * time.Second)
+	probe, err := f.m.Enter("db")
+	require.NoError(t, err)
+	assertStates(breaker.HalfOpen)
+
+	// When the probe fails, then it is OPEN again; when the next probe succeeds, CLOSED.
+	probe.SetError(errDown)
+	probe.Exit()
+	assertStates(breaker.Open)
+	f.clock.Advance(10 * time.Second)
+	require.NoError(t, f.call("db", time.Millisecond, nil))
+	assertStates(breaker.Closed)
+
+	f.assertData(breakerotel.TransitionsName, counter(
+		transitions("db", breaker.Closed, breaker.Open, breaker.ThresholdExceeded, 1),
+		transitions("db", breaker.Open, breaker.HalfOpen, breaker.RetryTimeoutElapsed, 2),
+		transitions("db", breaker.HalfOpen, breaker.Open, breaker.ProbeFailed, 1),
+		transitions("db", breaker.HalfOpen, breaker.Closed, breaker.ProbeSucceeded, 1),
+	))
+}
+
+// Given an OPEN breaker, when a reload drops its rule, then the gauge shows the new rules only
+// and the transitions counter counts the RuleChanged change.
+func TestReload(t *testing.T) {
+	f := newFixture(t, dbRules())
+	for range 4 {
+		_ = f.call("db", time.Millisecond, errDown)
+	}
+	require.Equal(t, breaker.Open, f.m.Breakers("db")[0].State())
+
+	require.NoError(t, f.m.LoadRules([]breaker.Rule{
+		dbRules()[1], // kept: still index 0 of db's rules, but named by its ID
+		{Resource: "queue", Strategy: breaker.ErrorCount, Threshold: 3, RetryTimeout: time.Second},
+		{Resource: "queue", Strategy: breaker.ErrorRatio, Threshold: 0.9, RetryTimeout: time.Second},
+	}))
+
+	f.assertData(breakerotel.StateName, gauge(
+		state("db", "db-slow", breaker.Closed),
+		state("queue", "ErrorCount#0", breaker.Closed),
+		state("queue", "ErrorRatio#1", breaker.Closed),
+	))
+	f.assertData(breakerotel.TransitionsName, counter(
+		transitions("db", breaker.Closed, breaker.Open, breaker.ThresholdExceeded, 1),
+		transitions("db", breaker.Open, breaker.Closed, breaker.RuleChanged, 1),
+	))
+}
+
+// WithAttributes adds its attributes to every measurement of every instrument.
+func TestWithAttributes(t *testing.T) {
+	manager := attribute.String("breaker.manager", "payments")
+	f := newFixture(t, []breaker.Rule{{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Second}}, breakerotel.WithAttributes(manager))
+	_ = f.call("db", 0, errDown)
+
+	for _, name := range []string{breakerotel.CallsName, breakerotel.DurationName, breakerotel.StateName, breakerotel.TransitionsName} {
+		m, ok := f.metric(name)
+		require.True(t, ok, name)
+		metricdatatest.AssertHasAttributes(t, m, manager)
+	}
+}
+
+// The instruments have the names, kinds, units and descriptions documented in the README.
+func TestInstruments(t *testing.T) {
+	f := newFixture(t, []breaker.Rule{{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Second}})
+	_ = f.call("db", time.Millisecond, errDown) // trips: every instrument has data
+
+	tests := []struct {
+		give     string
+		wantUnit string
+		wantKind metricdata.Aggregation
+	}{
+		{give: "breaker.calls", wantUnit: "{call}", wantKind: metricdata.Sum[int64]{}},
+		{give: "breaker.call.duration", wantUnit: "s", wantKind: metricdata.Histogram[float64]{}},
+		{give: "breaker.state", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.transitions", wantUnit: "{transition}", wantKind: metricdata.Sum[int64]{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			m, ok := f.metric(tt.give)
+			require.True(t, ok)
+			assert.Equal(t, tt.wantUnit, m.Unit)
+			assert.NotEmpty(t, m.Description)
+			assert.IsType(t, tt.wantKind, m.Data)
+		})
+	}
+}
+
+// Given closed Instruments, nothing more is counted, the gauge reports nothing, and counts
+// made before stay.
+func TestClose(t *testing.T) {
+	f := newFixture(t, dbRules())
+	_ = f.call("db", time.Millisecond, nil)
+	require.NoError(t, f.ins.Close())
+	require.NoError(t, f.ins.Close(), "a second Close does nothing")
+
+	for range 4 {
+		_ = f.call("db", time.Millisecond, errDown) // trips
+	}
+	require.Equal(t, breaker.Open, f.m.Breakers("db")[0].State())
+
+	f.assertData(breakerotel.CallsName, counter(calls("db", breakerotel.OutcomePassed, 1)))
+	f.assertData(breakerotel.DurationName, histogram(durations("db", 0.001)))
+	for _, name := range []string{breakerotel.StateName, breakerotel.TransitionsName} {
+		_, ok := f.metric(name)
+		assert.False(t, ok, "%s reports after Close", name)
+	}
+}
+
+func TestObserveErrors(t *testing.T) {
+	m := breaker.NewManager()
+	tests := []struct {
+		name    string
+		give    func(ins *breakerotel.Instruments) error
+		wantErr error
+	}{
+		{
+			name: "observing twice",
+			give: func(ins *breakerotel.Instruments) error {
+				require.NoError(t, ins.Observe(m))
+				return ins.Observe(breaker.NewManager())
+			},
+			wantErr: breakerotel.ErrObserving,
+		},
+		{
+			name: "after Close",
+			give: func(ins *breakerotel.Instruments) error {
+				require.NoError(t, ins.Close())
+				return ins.Observe(m)
+			},
+			wantErr: breakerotel.ErrClosed,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			provider := sdkmetric.NewMeterProvider()
+			defer func() { assert.NoError(t, provider.Shutdown(context.Background())) }()
+			ins, err := breakerotel.New(provider)
+			require.NoError(t, err)
+			defer func() { assert.NoError(t, ins.Close()) }()
+			assert.ErrorIs(t, tt.give(ins), tt.wantErr)
+		})
+	}
+
+	t.Run("nil Manager", func(t *testing.T) {
+		ins, err := breakerotel.New(nil) // the global MeterProvider, a no-op one here
+		require.NoError(t, err)
+		assert.Error(t, ins.Observe(nil))
+	})
+	t.Run("nil Meter", func(t *testing.T) {
+		_, err := breakerotel.NewWithMeter(nil)
+		assert.Error(t, err)
+	})
+}
+
+func TestRuleName(t *testing.T) {
+	tests := []struct {
+		give  breaker.Rule
+		giveI int
+		want  string
+	}{
+		{give: breaker.Rule{Strategy: breaker.ErrorRatio}, giveI: 0, want: "ErrorRatio#0"},
+		{give: breaker.Rule{Strategy: breaker.SlowRequestRatio}, giveI: 3, want: "SlowRequestRatio#3"},
+		{give: breaker.Rule{ID: "slow-orders", Strategy: breaker.SlowRequestRatio}, giveI: 1, want: "slow-orders"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, breakerotel.RuleName(tt.give, tt.giveI))
+		})
+	}
+}
+
+// Given many goroutines calling resources seen for the first time, when they race to build
+// the resource's attribute sets, then every call is counted exactly once.
+func TestConcurrentCalls(t *testing.T) {
+	const goroutines, perGoroutine = 8, 200
+	resources := []string{"a", "b", "c"}
+	f := newFixture(t, nil)
+
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range perGoroutine {
+				var err error
+				if (g+i)%2 == 0 {
+					err = errDown
+				}
+				_ = f.call(resources[i%len(resources)], 0, err)
+			}
+		})
+	}
+	wg.Wait()
+
+	var want []metricdata.DataPoint[int64]
+	for i, r := range resources {
+		n := int64(0)
+		failed := int64(0)
+		for g := range goroutines {
+			for j := i; j < perGoroutine; j += len(resources) {
+				n++
+				if (g+j)%2 == 0 {
+					failed++
+				}
+			}
+		}
+		want = append(want, calls(r, breakerotel.OutcomePassed, n), calls(r, breakerotel.OutcomeFailed, failed))
+	}
+	f.assertData(breakerotel.CallsName, counter(want...))
+}
+
+// Once a resource has been seen, a call allocates nothing in the Instruments: the same as
+// without them.
+func TestCallAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	f := newFixture(t, []breaker.Rule{
+		{Resource: "pass", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Hour},
+		{Resource: "open", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Hour},
+	})
+	ctx := context.Background()
+	_ = f.m.Do(ctx, "open", fail)
+	require.Equal(t, breaker.Open, f.m.Breakers("open")[0].State())
+
+	tests := []struct {
+		give string
+		fn   func(context.Context) error
+	}{
+		{give: "pass", fn: succeed},
+		{give: "pass", fn: fail},
+		{give: "open", fn: succeed},
+	}
+	for _, tt := range tests {
+		_ = f.m.Do(ctx, tt.give, tt.fn) // the first call builds the resource's sets
+		allocs := testing.AllocsPerRun(100, func() { _ = f.m.Do(ctx, tt.give, tt.fn) })
+		assert.Zero(t, allocs, "%s", tt.give)
+	}
+}
+
+func succeed(context.Context) error { return nil }
+func fail(context.Context) error    { return errDown }
