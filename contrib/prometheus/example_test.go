@@ -1,0 +1,67 @@
+package breakerprom_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/halfopen/breaker"
+	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
+)
+
+// A Collector counts the calls of the Manager that took its Option, and reports the states and
+// transitions of the Manager it watches. Here one call fails, which trips the breaker, and the
+// next is blocked; then the metrics are scraped as Prometheus would.
+func Example() {
+	c := breakerprom.New()
+	m := breaker.NewManager(c.Option())
+	c.Watch(m)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{}) // serve it at /metrics
+
+	err := m.LoadRules([]breaker.Rule{{
+		ID:               "inventory-errors",
+		Resource:         "inventory",
+		Strategy:         breaker.ErrorCount,
+		Threshold:        1,
+		MinRequestAmount: 1,
+		RetryTimeout:     time.Minute,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	_ = m.Do(ctx, "inventory", func(context.Context) error { return errors.New("connection refused") })
+	err = m.Do(ctx, "inventory", func(context.Context) error { return nil })
+	fmt.Println("blocked:", errors.Is(err, breaker.ErrOpen))
+
+	scrape := httptest.NewRecorder()
+	metrics.ServeHTTP(scrape, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for line := range strings.Lines(scrape.Body.String()) {
+		if !strings.Contains(line, "breaker_rt_seconds") { // response times vary from run to run
+			fmt.Print(line)
+		}
+	}
+	// Output:
+	// blocked: true
+	// # HELP breaker_calls_total Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).
+	// # TYPE breaker_calls_total counter
+	// breaker_calls_total{outcome="blocked",resource="inventory"} 1
+	// breaker_calls_total{outcome="failed",resource="inventory"} 1
+	// breaker_calls_total{outcome="passed",resource="inventory"} 1
+	// breaker_calls_total{outcome="slow",resource="inventory"} 0
+	// # HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN.
+	// # TYPE breaker_state gauge
+	// breaker_state{resource="inventory",rule="inventory-errors"} 1
+	// # HELP breaker_transitions_total State changes of the breakers.
+	// # TYPE breaker_transitions_total counter
+	// breaker_transitions_total{from="CLOSED",reason="ThresholdExceeded",resource="inventory",to="OPEN"} 1
+}

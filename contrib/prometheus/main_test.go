@@ -1,0 +1,125 @@
+package breakerprom_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/halfopen/breaker"
+	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
+)
+
+// The collector starts no goroutines either: every test of the package proves it.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// clock is a clock that moves only when told to. Its methods are safe for concurrent use.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// testBuckets keep the expected histograms short.
+var testBuckets = breakerprom.WithBuckets(.01, .05, .1)
+
+// fixture is a watched Manager on a fake clock, counted by a Collector.
+type fixture struct {
+	t     *testing.T
+	clock *clock
+	m     *breaker.Manager
+	c     *breakerprom.Collector
+}
+
+func newFixture(t *testing.T, rules ...breaker.Rule) *fixture {
+	t.Helper()
+	f := &fixture{t: t, clock: newClock(), c: breakerprom.New(testBuckets)}
+	f.m = breaker.NewManager(breaker.WithClock(f.clock), f.c.Option())
+	f.c.Watch(f.m)
+	require.NoError(t, f.m.LoadRules(rules))
+	return f
+}
+
+var errDown = errors.New("service down")
+
+// call makes one call to resource through Do that takes rt and returns err. It returns Do's
+// error: err, or the block error when the call was not let through.
+func (f *fixture) call(resource string, rt time.Duration, err error) error {
+	return f.m.Do(context.Background(), resource, func(context.Context) error {
+		f.clock.Advance(rt)
+		return err
+	})
+}
+
+// assertMetrics checks the exposition of the named families of c against want, which holds
+// their sample lines only, each family's together: the HELP and TYPE lines are added. A family
+// without lines in want must have no samples.
+func assertMetrics(t *testing.T, c *breakerprom.Collector, want string, names ...string) {
+	t.Helper()
+	var text strings.Builder
+	family := ""
+	for line := range strings.Lines(want) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name := familyOf(line, names)
+		require.NotEmpty(t, name, "want line %q is of none of the families %v", line, names)
+		if name != family {
+			text.WriteString(headers[name])
+			family = name
+		}
+		text.WriteString(line + "\n")
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(text.String()), names...); err != nil {
+		t.Error(err)
+	}
+}
+
+// familyOf returns the name of the family of the sample line, one of names, or "".
+func familyOf(line string, names []string) string {
+	metric, _, _ := strings.Cut(line, "{")
+	metric, _, _ = strings.Cut(metric, " ")
+	for _, name := range names {
+		switch metric {
+		case name, name + "_bucket", name + "_sum", name + "_count":
+			return name
+		}
+	}
+	return ""
+}
+
+// headers are the HELP and TYPE lines of each family, as the collector writes them.
+var headers = map[string]string{
+	"breaker_calls_total": `# HELP breaker_calls_total Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).
+# TYPE breaker_calls_total counter
+`,
+	"breaker_rt_seconds": `# HELP breaker_rt_seconds Response time of the calls that ran, from Enter to Exit.
+# TYPE breaker_rt_seconds histogram
+`,
+	"breaker_state": `# HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN.
+# TYPE breaker_state gauge
+`,
+	"breaker_transitions_total": `# HELP breaker_transitions_total State changes of the breakers.
+# TYPE breaker_transitions_total counter
+`,
+}
