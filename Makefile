@@ -8,7 +8,10 @@ SOAK     ?= 60s
 STRESS_EPISODES ?= 200000
 BENCH    ?= .
 
-.PHONY: test e2e-deps e2e stress soak bench bench-peers fuzz lint cover
+# Each contrib module has its own go.mod, so the core keeps its two dependencies.
+CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
+
+.PHONY: test test-contrib test-all e2e-deps e2e stress soak bench bench-peers fuzz lint cover
 
 # test runs every test of the module with the race detector, and checks that the benchmark
 # module still builds and its setups still work (one iteration of each benchmark).
@@ -16,6 +19,16 @@ test:
 	go test -race -count=1 ./...
 	cd benchmarks && go vet ./... && go test -count=1 ./... && \
 		go test -run '^$$' -bench . -benchtime 1x .
+
+# test-contrib runs the tests of every contrib module, each in its own module.
+test-contrib:
+	@for mod in $(CONTRIB); do \
+		echo "== $$mod"; \
+		(cd $$mod && go vet ./... && go test -race -count=1 ./...) || exit 1; \
+	done
+
+# test-all is what CI runs: the core's tests, then every contrib module's.
+test-all: test test-contrib
 
 # e2e-deps installs Debian's Chromium for the status page's end-to-end test, unless a chromium
 # is on the PATH already (apt-get needs root, as CI has). make test skips that test without it.
@@ -60,6 +73,7 @@ lint:
 	go vet ./...
 	go run $(STATICCHECK) ./...
 	cd benchmarks && go vet ./...
+	@for mod in $(CONTRIB); do (cd $$mod && go vet ./... && go run $(STATICCHECK) ./...) || exit 1; done
 
 cover:
 	go test -count=1 -coverprofile=cover.out ./...
