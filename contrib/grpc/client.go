@@ -1,0 +1,152 @@
+package breakergrpc
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+
+	"github.com/halfopen/breaker"
+)
+
+// UnaryClientInterceptor returns an interceptor that makes each unary RPC of a ClientConn a
+// call of m: it enters the RPC's resource, invokes the RPC if the breakers let it pass, and
+// counts its outcome. A nil m means breaker.Default().
+//
+// The resource is the RPC's full method, such as "/orders.v1.Orders/Get"; WithResource
+// replaces it. An RPC the breakers block gets a status error of code Unavailable with the
+// details described in the package documentation, which also unwraps to the
+// *breaker.BlockError; the invoker is not called, so nothing is sent.
+//
+// An RPC whose status code is one of DefaultFailureCodes (or WithFailureCodes) fails; any other
+// code succeeds; codes.Canceled, and any error after the caller canceled the context, counts
+// neither way. The invoker's error is returned unchanged. If the invoker panics, the RPC
+// counts as failed and the panic goes on up. The RPC's response time runs until the invoker
+// returns, gRPC's own retries included.
+//
+// Install it with grpc.WithChainUnaryInterceptor; interceptors after it in the chain run
+// inside the call, and are not reached when it is blocked.
+func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClientInterceptor {
+	if m == nil {
+		m = breaker.Default()
+	}
+	o := newOptions(opts)
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+		invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
+		e, err := m.Enter(o.resourceOf(ctx, method))
+		if err != nil {
+			return blocked(m, err)
+		}
+		completed := false
+		defer func() {
+			if !completed {
+				e.SetError(ErrPanicked)
+			}
+			e.Exit()
+		}()
+		err = invoker(ctx, method, req, reply, cc, callOpts...)
+		e.SetError(o.clientOutcome(ctx, err))
+		completed = true
+		return err
+	}
+}
+
+// StreamClientInterceptor returns an interceptor that makes each stream of a ClientConn one
+// call of m, from its creation to its end: it enters the stream's resource, creates the stream
+// if the breakers let it pass, and counts its outcome when it ends. A nil m means
+// breaker.Default().
+//
+// The resource, the blocked error and the outcomes are those of UnaryClientInterceptor; a
+// blocked stream is not created, so nothing is sent. The stream ends when gRPC finishes it (see
+// Streams in the package documentation): when RecvMsg returns a non-nil error (io.EOF is a
+// success), when SendMsg returns an error other than io.EOF, when RecvMsg returns the response
+// of a stream whose server does not stream, when the context is done, or when the ClientConn
+// is closed. Its response time runs until then.
+//
+// The interceptor adds a grpc.OnFinish call option, and returns a ClientStream that wraps the
+// streamer's.
+func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClientInterceptor {
+	if m == nil {
+		m = breaker.Default()
+	}
+	o := newOptions(opts)
+	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
+		streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
+		e, err := m.Enter(o.resourceOf(ctx, method))
+		if err != nil {
+			return nil, blocked(m, err)
+		}
+		c := &streamCall{e: e, ctx: ctx, o: o}
+		completed := false
+		defer func() {
+			if !completed {
+				c.finishWith(ErrPanicked)
+			}
+		}()
+		callOpts = append(callOpts[:len(callOpts):len(callOpts)], grpc.OnFinish(c.finish))
+		cs, err := streamer(ctx, desc, cc, method, callOpts...)
+		completed = true
+		if err != nil {
+			c.finish(err)
+			return nil, err
+		}
+		return &clientStream{ClientStream: cs, call: c, serverStreams: desc.ServerStreams}, nil
+	}
+}
+
+// streamCall is the call of one client stream. It ends once, on whichever goroutine first
+// sees the end: the caller's, or gRPC's through grpc.OnFinish.
+type streamCall struct {
+	e     *breaker.Entry
+	ctx   context.Context
+	o     *options
+	ended atomic.Bool
+}
+
+// finish ends the call of a stream that ended with err; io.EOF is a success.
+func (c *streamCall) finish(err error) {
+	if err == io.EOF {
+		err = nil
+	}
+	c.finishWith(c.o.clientOutcome(c.ctx, err))
+}
+
+// finishWith ends the call, recording err, unless it has ended.
+func (c *streamCall) finishWith(err error) {
+	if !c.ended.CompareAndSwap(false, true) {
+		return
+	}
+	c.e.SetError(err)
+	c.e.Exit()
+}
+
+// clientStream ends its call when the caller sees the stream end, for a streamer that ignores
+// grpc.OnFinish.
+type clientStream struct {
+	grpc.ClientStream
+	call          *streamCall
+	serverStreams bool
+}
+
+var _ grpc.ClientStream = (*clientStream)(nil)
+
+// SendMsg sends m; an error other than io.EOF ends the stream. io.EOF means the server ended
+// it, with a status that RecvMsg returns.
+func (s *clientStream) SendMsg(m any) error {
+	err := s.ClientStream.SendMsg(m)
+	if err != nil && err != io.EOF {
+		s.call.finish(err)
+	}
+	return err
+}
+
+// RecvMsg receives into m; a non-nil error ends the stream, and so does the response of a
+// stream whose server does not stream.
+func (s *clientStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if err != nil || !s.serverStreams {
+		s.call.finish(err)
+	}
+	return err
+}

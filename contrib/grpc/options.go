@@ -1,0 +1,82 @@
+package breakergrpc
+
+import (
+	"context"
+	"slices"
+
+	"google.golang.org/grpc/codes"
+)
+
+// Option configures the interceptors of this package. Every option applies to all four.
+type Option interface {
+	apply(*options)
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// options holds what the Options set.
+type options struct {
+	resource     func(ctx context.Context, fullMethod string) string // nil: the full method
+	failureCodes []codes.Code                                        // nil: DefaultFailureCodes
+}
+
+func newOptions(opts []Option) *options {
+	o := &options{}
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(o)
+		}
+	}
+	if o.failureCodes == nil {
+		o.failureCodes = DefaultFailureCodes()
+	}
+	return o
+}
+
+// WithResource names the resource of each RPC with f instead of its full method, such as
+// "/orders.v1.Orders/Get". f gets the RPC's context (on the server, the incoming one, with its
+// metadata) and its full method. A nil f keeps the default.
+func WithResource(f func(ctx context.Context, fullMethod string) string) Option {
+	return optionFunc(func(o *options) {
+		if f != nil {
+			o.resource = f
+		}
+	})
+}
+
+// WithFailureCodes makes an RPC that ends with one of cs a failure, and one that ends with any
+// other code a success, instead of DefaultFailureCodes. With no codes, no RPC fails (a
+// SlowRequestRatio rule still judges their response times). codes.Canceled counts neither way
+// even if cs holds it, and an RPC that ends without an error (codes.OK) is always a success.
+func WithFailureCodes(cs ...codes.Code) Option {
+	cs = append([]codes.Code{}, cs...) // not nil, even when empty
+	return optionFunc(func(o *options) { o.failureCodes = cs })
+}
+
+// DefaultFailureCodes returns the status codes that count as failures unless WithFailureCodes
+// says otherwise: Unavailable, DeadlineExceeded, Internal, Unknown and ResourceExhausted. Each
+// call returns a new slice, which may be extended:
+//
+//	breakergrpc.WithFailureCodes(append(breakergrpc.DefaultFailureCodes(), codes.Aborted)...)
+func DefaultFailureCodes() []codes.Code {
+	return []codes.Code{
+		codes.Unavailable,
+		codes.DeadlineExceeded,
+		codes.Internal,
+		codes.Unknown,
+		codes.ResourceExhausted,
+	}
+}
+
+// resourceOf names the resource of an RPC.
+func (o *options) resourceOf(ctx context.Context, fullMethod string) string {
+	if o.resource != nil {
+		return o.resource(ctx, fullMethod)
+	}
+	return fullMethod
+}
+
+// fails reports whether an RPC that ended with code c failed.
+func (o *options) fails(c codes.Code) bool { return slices.Contains(o.failureCodes, c) }

@@ -1,0 +1,44 @@
+package breakergrpc
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/halfopen/breaker"
+)
+
+// codeOf is the status code an RPC that ended with err ends with, as the server sends it: a
+// status error's code, else a context error's, else Unknown.
+func codeOf(err error) codes.Code {
+	if st, ok := status.FromError(err); ok {
+		return st.Code()
+	}
+	return status.FromContextError(err).Code()
+}
+
+// outcome is the error to record on a call's Entry for err, the RPC's error: nil for a
+// success, err marked breaker.Ignore for a canceled RPC, err itself for a failure.
+func (o *options) outcome(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch c := codeOf(err); {
+	case c == codes.Canceled:
+		return breaker.CountAs(err, breaker.Ignore)
+	case o.fails(c):
+		return err
+	}
+	return nil
+}
+
+// clientOutcome is outcome for a client RPC made with ctx: it also ignores an RPC that failed
+// because its caller canceled ctx, whatever code gRPC gave it.
+func (o *options) clientOutcome(ctx context.Context, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return breaker.CountAs(err, breaker.Ignore)
+	}
+	return o.outcome(err)
+}
