@@ -1,0 +1,371 @@
+// Package breakeretcd keeps the rules of a breaker.Manager in step with rules stored in etcd, so
+// that every instance of a service reads the same rules and a change reaches them all.
+//
+// Watch reads the JSON array of rules stored at one key (or, with WithPrefix, the arrays stored
+// under a prefix, concatenated in key order), loads it into the Manager, and then watches the
+// key and loads every change. A value that cannot be parsed, or whose rules the Manager
+// refuses, is reported (logged, and passed to the OnError option) once, and the last good rules
+// stay in force. So does a deleted key, unless ClearOnDelete says otherwise.
+//
+// The watcher survives etcd restarts and lost connections: the client resumes its watch where
+// it left off, and when it cannot (the revisions it missed were compacted, the watch was
+// canceled or closed) the watcher reads the key again and watches from the revision it read.
+//
+// Unlike the breaker package, which starts no goroutines, a Watcher runs one goroutine until its
+// context is done; the etcd client runs its own for the watch, which end when the watch does
+// or, at the latest, at Client.Close.
+package breakeretcd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/halfopen/breaker"
+)
+
+// ErrNotFound is reported when no value is stored at the key (with WithPrefix: under the
+// prefix), whether it was missing when Watch started or deleted later: passed to OnError, or
+// returned by Watch with RequireKey. With ClearOnDelete a missing value is not a problem and is
+// not reported.
+var ErrNotFound = errors.New("breakeretcd: no rules stored in etcd")
+
+// Retries of a failed read or of a watch that ended back off from minRetry to maxRetry,
+// doubling each time; a watch that delivered events or lasted maxRetry starts them over.
+const (
+	minRetry = 100 * time.Millisecond
+	maxRetry = 10 * time.Second
+)
+
+// Watcher keeps one Manager's rules in step with one etcd key or prefix. Create it with Watch.
+type Watcher struct {
+	client        *clientv3.Client
+	key           string
+	m             *breaker.Manager
+	prefix        bool
+	parse         func([]byte) ([]breaker.Rule, error)
+	clearOnDelete bool
+	requireKey    bool
+	timeout       time.Duration
+	onError       func(error)
+	onLoad        func([]breaker.Rule)
+	logger        *slog.Logger
+
+	// The fields below belong to Watch, then to the watcher's goroutine.
+	values  map[string][]byte // what etcd holds, by key, as of the last read and events
+	seen    map[string][]byte // the values last loaded or refused; nil before the first
+	lastErr string            // the last problem reported, so that it is reported once
+	done    chan struct{}
+}
+
+// Option configures a Watcher.
+type Option interface{ apply(*Watcher) }
+
+type optionFunc func(*Watcher)
+
+func (f optionFunc) apply(w *Watcher) { f(w) }
+
+// WithPrefix makes Watch read every key that begins with the key given to it: each holds a
+// JSON array of rules, and the rules are their concatenation in key order (etcd's byte order).
+// A value that cannot be parsed refuses the whole set, as do rules the Manager refuses
+// together (two identical rules in different keys, say). Deleting some of the keys loads the
+// rules of the others; deleting them all is a deleted key (see ClearOnDelete).
+func WithPrefix() Option {
+	return optionFunc(func(w *Watcher) { w.prefix = true })
+}
+
+// SentinelFormat reads the values as Sentinel degrade rules (breaker.ParseSentinelRules) rather
+// than as breaker's own rules (breaker.ParseRules).
+func SentinelFormat() Option {
+	return optionFunc(func(w *Watcher) { w.parse = breaker.ParseSentinelRules })
+}
+
+// ClearOnDelete makes a missing value mean "no rules": when the key is deleted, or missing
+// when Watch starts, the Manager's rules are all removed (and OnLoad hears of it) instead of
+// staying in force with ErrNotFound reported.
+func ClearOnDelete() Option {
+	return optionFunc(func(w *Watcher) { w.clearOnDelete = true })
+}
+
+// RequireKey makes Watch fail, with an error wrapping ErrNotFound, when no value is stored at
+// the key when it starts. Without it Watch leaves the Manager's rules as they are, reports
+// ErrNotFound, and loads the value once it is written.
+func RequireKey() Option {
+	return optionFunc(func(w *Watcher) { w.requireKey = true })
+}
+
+// WithTimeout bounds each read of the rules from etcd, the first one in Watch included; the
+// default is 5 seconds. A d <= 0 keeps the default. Watches are not bounded.
+func WithTimeout(d time.Duration) Option {
+	return optionFunc(func(w *Watcher) {
+		if d > 0 {
+			w.timeout = d
+		}
+	})
+}
+
+// OnError is called with each new problem: a value that cannot be parsed, rules the Manager
+// refused, a missing value (ErrNotFound), a read of etcd that failed, a watch that ended for
+// another reason than compaction. The last good rules stay in force. A problem is reported
+// once; the same problem again only after rules have loaded, or the watch has ended and the key
+// been read anew, in between. It is called by Watch for the first read, then on the watcher's
+// goroutine; the watcher waits for it.
+func OnError(f func(error)) Option {
+	return optionFunc(func(w *Watcher) { w.onError = f })
+}
+
+// OnLoad is called after each load of changed rules, the first one included. It is called by
+// Watch for the first read, then on the watcher's goroutine.
+func OnLoad(f func([]breaker.Rule)) Option {
+	return optionFunc(func(w *Watcher) { w.onLoad = f })
+}
+
+// WithLogger sets where problems are logged; the default, and what nil means, is
+// slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(w *Watcher) {
+		if l != nil {
+			w.logger = l
+		}
+	})
+}
+
+// Watch reads the rules stored at key in etcd and loads them into m, then starts a goroutine
+// that watches the key and loads the rules again each time they change, until ctx is done.
+//
+// The value is a JSON array of rules as breaker.ParseRules reads them (SentinelFormat: as
+// breaker.ParseSentinelRules reads them). If the first read fails, or the value cannot be
+// parsed, or m refuses its rules, Watch returns the error and starts nothing, so that a service
+// can refuse to start with bad rules. A missing value is not an error unless RequireKey says
+// so: m keeps the rules it has (none, for a new Manager; with ClearOnDelete, none at all) and
+// loads the value once it is written.
+//
+// The caller keeps ownership of client: close it after ctx is done and Done is closed.
+func Watch(ctx context.Context, client *clientv3.Client, key string, m *breaker.Manager, opts ...Option) (*Watcher, error) {
+	w := &Watcher{
+		client:  client,
+		key:     key,
+		m:       m,
+		parse:   breaker.ParseRules,
+		timeout: 5 * time.Second,
+		onError: func(error) {},
+		onLoad:  func([]breaker.Rule) {},
+		logger:  slog.Default(),
+		done:    make(chan struct{}),
+	}
+	for _, o := range opts {
+		o.apply(w)
+	}
+	rev, err := w.read(ctx)
+	if err == nil && w.requireKey && len(w.values) == 0 {
+		err = fmt.Errorf("%w: %s", ErrNotFound, w.what())
+	}
+	if err == nil {
+		err = w.apply()
+	}
+	switch {
+	case errors.Is(err, ErrNotFound) && !w.requireKey:
+		w.report(err, rev)
+	case err != nil:
+		return nil, err
+	}
+	go w.run(ctx, rev)
+	return w, nil
+}
+
+// Done is closed when the watcher's goroutine has stopped, after its context is done.
+func (w *Watcher) Done() <-chan struct{} { return w.done }
+
+// run follows the key from the revision after rev, and reads it again whenever the watch
+// ends, until ctx is done.
+func (w *Watcher) run(ctx context.Context, rev int64) {
+	defer close(w.done)
+	retry := minRetry
+	for {
+		started := time.Now()
+		delivered, err := w.follow(ctx, rev)
+		if ctx.Err() != nil {
+			return
+		}
+		if delivered || time.Since(started) >= maxRetry {
+			retry = minRetry // the watch worked for a while: this is a new failure
+		}
+		var compacted *compactedError
+		if errors.As(err, &compacted) {
+			// Not a problem: what the watch missed is gone, and the next read holds it.
+			w.logger.Info("breakeretcd: watch compacted, reading the rules again",
+				"key", w.key, "compactRevision", compacted.rev)
+		} else {
+			w.report(err, rev)
+			if !sleep(ctx, retry) {
+				return
+			}
+			retry = min(2*retry, maxRetry)
+		}
+		for {
+			if rev, err = w.read(ctx); err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			w.report(err, rev)
+			if !sleep(ctx, retry) {
+				return
+			}
+			retry = min(2*retry, maxRetry)
+		}
+		w.lastErr = "" // etcd answers again: its next problem is news
+		if err := w.apply(); err != nil {
+			w.report(err, rev) // a change made while the watch was down
+		}
+	}
+}
+
+// compactedError ends a watch whose next revision was compacted away.
+type compactedError struct{ rev int64 }
+
+func (e *compactedError) Error() string {
+	return fmt.Sprintf("breakeretcd: revisions up to %d were compacted", e.rev)
+}
+
+// follow watches the key from the revision after rev and loads each change, until the watch
+// ends or ctx is done. It reports whether the watch delivered anything, and why it ended.
+func (w *Watcher) follow(ctx context.Context, rev int64) (delivered bool, err error) {
+	// Without a leader the member's data may be stale: have it end the watch, so that the
+	// watcher reads the key again through a member that has one.
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel() // ends the client's watch too
+	opts := []clientv3.OpOption{clientv3.WithRev(rev + 1)}
+	if w.prefix {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	ch := w.client.Watch(ctx, w.key, opts...)
+	for {
+		var resp clientv3.WatchResponse
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return delivered, ctx.Err()
+		case resp, ok = <-ch:
+		}
+		switch {
+		case !ok:
+			return delivered, fmt.Errorf("breakeretcd: watching %s: the client closed the watch", w.what())
+		case resp.CompactRevision != 0:
+			return delivered, &compactedError{rev: resp.CompactRevision}
+		case resp.Err() != nil:
+			return delivered, fmt.Errorf("breakeretcd: watching %s: %w", w.what(), resp.Err())
+		}
+		delivered = true
+		if len(resp.Events) == 0 {
+			continue // created, or progress
+		}
+		for _, ev := range resp.Events {
+			if ev.Type == clientv3.EventTypePut {
+				w.values[string(ev.Kv.Key)] = ev.Kv.Value
+			} else {
+				delete(w.values, string(ev.Kv.Key))
+			}
+		}
+		rev = resp.Header.Revision
+		if err := w.apply(); err != nil {
+			w.report(err, rev)
+		}
+	}
+}
+
+// read gets the value, or with WithPrefix the values, stored at the key, and returns the
+// revision they were read at.
+func (w *Watcher) read(ctx context.Context) (rev int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	var opts []clientv3.OpOption
+	if w.prefix {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	resp, err := w.client.Get(ctx, w.key, opts...)
+	if err != nil {
+		return 0, fmt.Errorf("breakeretcd: reading %s: %w", w.what(), err)
+	}
+	w.values = make(map[string][]byte, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		w.values[string(kv.Key)] = kv.Value
+	}
+	return resp.Header.Revision, nil
+}
+
+// apply loads the values etcd holds into the Manager, unless they are the ones last loaded or
+// refused. It returns a missing value (when it is a problem), a value that cannot be parsed,
+// or rules the Manager refused.
+func (w *Watcher) apply() error {
+	if w.seen != nil && maps.EqualFunc(w.values, w.seen, bytes.Equal) {
+		return nil
+	}
+	w.seen = maps.Clone(w.values)
+	if len(w.values) == 0 && !w.clearOnDelete {
+		return fmt.Errorf("%w: %s", ErrNotFound, w.what())
+	}
+	var rules []breaker.Rule
+	var keyOf []string // keyOf[i] is the key that holds rules[i]
+	for _, k := range slices.Sorted(maps.Keys(w.values)) {
+		parsed, err := w.parse(w.values[k])
+		if err != nil {
+			return fmt.Errorf("breakeretcd: key %q: %w", k, err)
+		}
+		rules = append(rules, parsed...)
+		for range parsed {
+			keyOf = append(keyOf, k)
+		}
+	}
+	if err := w.m.LoadRules(rules); err != nil {
+		var re *breaker.RuleError
+		switch {
+		case !errors.As(err, &re) || re.Index < 0 || re.Index >= len(keyOf):
+			return fmt.Errorf("breakeretcd: %s: %w", w.what(), err)
+		case w.prefix:
+			return fmt.Errorf("breakeretcd: key %q holds rule %d of the set: %w", keyOf[re.Index], re.Index, err)
+		}
+		return fmt.Errorf("breakeretcd: key %q: %w", w.key, err)
+	}
+	w.lastErr = ""
+	w.onLoad(rules)
+	return nil
+}
+
+// report logs and passes on a problem, once until it changes.
+func (w *Watcher) report(err error, rev int64) {
+	if err.Error() == w.lastErr {
+		return
+	}
+	w.lastErr = err.Error()
+	w.logger.Error("breakeretcd: keeping the last good rules", "key", w.key, "revision", rev, "error", err)
+	w.onError(err)
+}
+
+// what names what the watcher reads, for errors.
+func (w *Watcher) what() string {
+	if w.prefix {
+		return fmt.Sprintf("prefix %q", w.key)
+	}
+	return fmt.Sprintf("key %q", w.key)
+}
+
+// sleep waits for d, or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
