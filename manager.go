@@ -295,7 +295,7 @@ func (m *Manager) doEntry(ctx context.Context, resource string, res *resource, f
 	returned := false
 	defer func() {
 		if !returned {
-			e.SetError(errPanicked)
+			e.SetError(ErrPanicked)
 		}
 		e.Exit()
 	}()
@@ -305,8 +305,10 @@ func (m *Manager) doEntry(ctx context.Context, resource string, res *resource, f
 	return uncounted(err)
 }
 
-// errPanicked is the error an Entry records for a call whose fn panicked.
-var errPanicked = errors.New("breaker: call panicked")
+// ErrPanicked is the error recorded on the Entry of a call whose function panicked, by Do and
+// Execute and by the integrations (breakerhttp, the gRPC interceptors): slots see it through
+// Entry.Err, and the call counts as a failure. The panic goes on up; no caller gets this error.
+var ErrPanicked = errors.New("breaker: call panicked")
 
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
 // zero value and the *BlockError.

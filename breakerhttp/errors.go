@@ -6,7 +6,3 @@ import "errors"
 // breaker.Entry.SetError) when the request got a response whose status counts as a failure: by
 // default a 5xx. Slots (breaker.WithSlots) see it through Entry.Err; callers never get it.
 var ErrFailureStatus = errors.New("breakerhttp: response status counts as a failure")
-
-// ErrPanicked is the error NewTransport and Middleware record on a call's Entry when the next
-// RoundTripper or the handler panicked. The panic goes on up.
-var ErrPanicked = errors.New("breakerhttp: call panicked")

@@ -86,7 +86,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	completed := false
 	defer func() {
 		if !completed {
-			e.SetError(ErrPanicked)
+			e.SetError(breaker.ErrPanicked)
 		}
 		e.Exit()
 	}()

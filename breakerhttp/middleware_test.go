@@ -196,7 +196,7 @@ func TestMiddlewarePanic(t *testing.T) {
 	}))
 
 	assert.PanicsWithValue(t, http.ErrAbortHandler, func() { serve(h, "/") })
-	assert.Equal(t, call{"GET /", breakerhttp.ErrPanicked}, rec.only(t))
+	assert.Equal(t, call{"GET /", breaker.ErrPanicked}, rec.only(t))
 	assert.Equal(t, breaker.Open, state(t, m, "GET /"))
 }
 

@@ -88,7 +88,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	completed := false
 	defer func() {
 		if !completed {
-			e.SetError(ErrPanicked)
+			e.SetError(breaker.ErrPanicked)
 		}
 		e.Exit()
 	}()

@@ -323,7 +323,7 @@ func TestTransportPanic(t *testing.T) {
 	require.NoError(t, err)
 
 	assert.PanicsWithValue(t, "transport bug", func() { _, _ = rt.RoundTrip(req) })
-	assert.Equal(t, call{"GET api:8080", breakerhttp.ErrPanicked}, rec.only(t))
+	assert.Equal(t, call{"GET api:8080", breaker.ErrPanicked}, rec.only(t))
 	assert.Equal(t, breaker.Open, state(t, m, "GET api:8080"))
 }
 

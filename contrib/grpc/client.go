@@ -41,7 +41,7 @@ func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClient
 		completed := false
 		defer func() {
 			if !completed {
-				e.SetError(ErrPanicked)
+				e.SetError(breaker.ErrPanicked)
 			}
 			e.Exit()
 		}()
@@ -81,7 +81,7 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 		completed := false
 		defer func() {
 			if !completed {
-				c.finishWith(ErrPanicked)
+				c.finishWith(breaker.ErrPanicked)
 			}
 		}()
 		callOpts = append(callOpts[:len(callOpts):len(callOpts)], grpc.OnFinish(c.finish))

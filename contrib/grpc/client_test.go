@@ -306,7 +306,7 @@ func TestUnaryClientPanic(t *testing.T) {
 	assert.PanicsWithValue(t, "connection pool corrupted", func() {
 		_ = intercept(context.Background(), echoMethod, wrapperspb.String("hello"), new(wrapperspb.StringValue), nil, invoker)
 	})
-	assert.Equal(t, call{echoMethod, breakergrpc.ErrPanicked}, rec.only(t))
+	assert.Equal(t, call{echoMethod, breaker.ErrPanicked}, rec.only(t))
 	assert.Equal(t, breaker.Open, stats(t, m, echoMethod).State)
 }
 
@@ -594,6 +594,6 @@ func TestStreamClientStreamerFails(t *testing.T) {
 			})
 	})
 
-	assert.Equal(t, []call{{chatMethod, unavailable}, {chatMethod, breakergrpc.ErrPanicked}}, rec.all())
+	assert.Equal(t, []call{{chatMethod, unavailable}, {chatMethod, breaker.ErrPanicked}}, rec.all())
 	assert.Equal(t, uint64(2), stats(t, m, chatMethod).Bad)
 }

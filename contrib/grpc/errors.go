@@ -12,11 +12,6 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// ErrPanicked is the error the interceptors record on a call's Entry (see
-// breaker.Entry.SetError) when the invoker, the streamer or the server handler panicked. The
-// panic goes on up.
-var ErrPanicked = errors.New("breakergrpc: call panicked")
-
 // The ErrorInfo detail of a blocked RPC: its Domain is ErrorDomain, its Reason one of the
 // Reason constants.
 const (

@@ -37,7 +37,7 @@ func UnaryServerInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryServer
 		completed := false
 		defer func() {
 			if !completed {
-				e.SetError(ErrPanicked)
+				e.SetError(breaker.ErrPanicked)
 			}
 			e.Exit()
 		}()
@@ -66,7 +66,7 @@ func StreamServerInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamServ
 		completed := false
 		defer func() {
 			if !completed {
-				e.SetError(ErrPanicked)
+				e.SetError(breaker.ErrPanicked)
 			}
 			e.Exit()
 		}()

@@ -291,7 +291,7 @@ func TestServerPanic(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, _, rec := newManager(t, tripOnFirstFailure(tt.method))
 			assert.PanicsWithValue(t, "nil map", func() { tt.give(m) })
-			assert.Equal(t, call{tt.method, breakergrpc.ErrPanicked}, rec.only(t))
+			assert.Equal(t, call{tt.method, breaker.ErrPanicked}, rec.only(t))
 			assert.Equal(t, breaker.Open, stats(t, m, tt.method).State)
 		})
 	}
