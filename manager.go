@@ -52,7 +52,7 @@ type breakerAt struct {
 }
 
 // Clock tells the time. The Manager reads it once when a call enters (only if a rule needs the
-// response time or a breaker is not CLOSED) and once when it exits.
+// response time, a breaker is not CLOSED, or a CallObserver is set) and once when it exits.
 type Clock interface {
 	Now() time.Time
 }
