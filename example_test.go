@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/halfopen/breaker"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 func ExampleManager_Do() {
-	m := breaker.NewManager(breaker.WithClock(fakeclock.New()))
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
 	err := m.LoadRules([]breaker.Rule{{
 		Resource:         "payments",
 		Strategy:         breaker.ErrorCount,
@@ -42,7 +42,7 @@ func ExampleManager_Do() {
 }
 
 func ExampleManager_Enter() {
-	clk := fakeclock.New()
+	clk := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clk))
 	err := m.LoadRules([]breaker.Rule{{
 		ID:               "db-errors",
@@ -75,7 +75,7 @@ func ExampleManager_Enter() {
 }
 
 func ExampleManager_AddObserver() {
-	clk := fakeclock.New()
+	clk := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clk))
 	err := m.LoadRules([]breaker.Rule{{
 		Resource:         "search",
@@ -88,7 +88,7 @@ func ExampleManager_AddObserver() {
 		panic(err)
 	}
 	remove := m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
-		fmt.Printf("%v  %v → %v  %v", c.At.Sub(fakeclock.Start), c.From, c.To, c.Reason)
+		fmt.Printf("%v  %v → %v  %v", c.At.Sub(breakertest.Start), c.From, c.To, c.Reason)
 		if c.Reason == breaker.ThresholdExceeded {
 			fmt.Printf(" (%v)", c.Snapshot)
 		}
@@ -116,7 +116,7 @@ func ExampleManager_AddObserver() {
 }
 
 func ExampleExecute() {
-	m := breaker.NewManager(breaker.WithClock(fakeclock.New()))
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
 	err := m.LoadRules([]breaker.Rule{{
 		Resource:         "stock",
 		Strategy:         breaker.ErrorCount,

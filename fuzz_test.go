@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/halfopen/breaker"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // The rule sets the fuzzer loads. They share rules (kept across reloads), relabel one, spell
@@ -105,7 +105,7 @@ func runStateMachine(t *testing.T, ops []byte) {
 	if len(ops) == 0 {
 		return
 	}
-	clock := fakeclock.New()
+	clock := breakertest.NewClock()
 	slot := &toggleSlot{}
 	opts := []breaker.Option{breaker.WithClock(clock)}
 	if ops[0]%2 == 1 {
@@ -225,7 +225,7 @@ func checkBlock(t *testing.T, step int, resource string, err error, want *modelB
 		}
 		return
 	}
-	retryAt := fakeclock.Start.Add(want.retryAt)
+	retryAt := breakertest.Start.Add(want.retryAt)
 	if be.Rule == nil || *be.Rule != *want.rule || be.State != want.state || !be.RetryAt.Equal(retryAt) ||
 		be.Resource != resource || !errors.Is(err, breaker.ErrOpen) {
 		t.Fatalf("step %d: %s: BlockError %+v (rule %+v); want rule %+v, state %v, retry at %v",

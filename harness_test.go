@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/halfopen/breaker"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // The library promises to start no goroutines: every test of the package proves it.
@@ -19,14 +19,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // harness is a Manager on a fake clock with an observer that records every transition.
 type harness struct {
 	t      *testing.T
-	clock  *fakeclock.Clock
+	clock  *breakertest.Clock
 	m      *breaker.Manager
 	events *recorder
 }
 
 func newHarness(t *testing.T, rules ...breaker.Rule) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: fakeclock.New(), events: &recorder{}}
+	h := &harness{t: t, clock: breakertest.NewClock(), events: &recorder{}}
 	h.m = breaker.NewManager(breaker.WithClock(h.clock))
 	h.m.AddObserver(h.events)
 	require.NoError(t, h.m.LoadRules(rules))
@@ -55,7 +55,7 @@ func (h *harness) completeN(resource string, n int, err error) {
 }
 
 // at moves the clock to offset from the fake clock's start.
-func (h *harness) at(offset time.Duration) { h.clock.Set(fakeclock.Start.Add(offset)) }
+func (h *harness) at(offset time.Duration) { h.clock.Set(breakertest.Start.Add(offset)) }
 
 // state is the state of the i-th breaker of resource.
 func (h *harness) state(resource string, i int) breaker.State {

@@ -5,14 +5,14 @@ import (
 	"time"
 
 	"github.com/halfopen/breaker"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // model is a reference implementation of SPEC Part 2 for one goroutine, written for plainness
 // rather than speed: every call is kept in a slice and the window is summed from scratch. The
 // state-machine fuzzer runs it beside the library and compares them after every operation.
 type model struct {
-	now       time.Duration // since fakeclock.Start
+	now       time.Duration // since breakertest.Start
 	rules     []breaker.Rule
 	resources map[string][]*modelBreaker
 	changes   []breaker.StateChange
@@ -119,7 +119,7 @@ func (m *model) load(rules []breaker.Rule) {
 func (m *model) report(b *modelBreaker, from breaker.State, reason breaker.Reason, snapshot float64) {
 	m.changes = append(m.changes, breaker.StateChange{
 		Resource: b.rule.Resource, Rule: b.rule, From: from, To: b.state,
-		Reason: reason, Snapshot: snapshot, Generation: b.gen, At: fakeclock.Start.Add(m.now),
+		Reason: reason, Snapshot: snapshot, Generation: b.gen, At: breakertest.Start.Add(m.now),
 	})
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // validRule is a valid ErrorRatio rule that each case changes in one field.
@@ -355,7 +355,7 @@ func TestRuleValidateAccepts(t *testing.T) {
 // invalid, then it returns an error naming that rule and nothing changes: rules, breakers,
 // states, and no observer hears of anything.
 func TestLoadRulesRejectsInvalidAndKeepsOldRules(t *testing.T) {
-	m := breaker.NewManager(breaker.WithClock(fakeclock.New()))
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
 	first := []breaker.Rule{
 		{ID: "orders-errors", Resource: "orders", Strategy: breaker.ErrorCount, Threshold: 1,
 			MinRequestAmount: 1, RetryTimeout: time.Hour},

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // Sentinel for Java: each grade, its defaults, and the fields it writes that breaker ignores.
@@ -407,7 +407,7 @@ func TestParseSentinelRulesErrors(t *testing.T) {
 func TestSentinelJavaErrorCountTripsOnTheSameCall(t *testing.T) {
 	rules, err := breaker.ParseSentinelRules([]byte(`[{"resource":"mysql:orders","grade":2,"count":5,"timeWindow":10}]`))
 	require.NoError(t, err)
-	m := breaker.NewManager(breaker.WithClock(fakeclock.New()))
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
 	require.NoError(t, m.LoadRules(rules))
 	errQuery := errors.New("query failed")
 	fail := func() error {

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // envInt reads a whole number from the environment, or returns def.
@@ -37,7 +37,7 @@ func envInt(t *testing.T, name string, def int) int {
 // must equal its OPEN → HALF_OPEN transitions exactly, and its transitions must chain.
 func TestStress(t *testing.T) {
 	episodes := envInt(t, "STRESS_EPISODES", 10_000)
-	clock := fakeclock.New()
+	clock := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clock))
 	events := &recorder{}
 	m.AddObserver(events)

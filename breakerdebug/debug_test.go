@@ -21,7 +21,7 @@ import (
 
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakerdebug"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -68,9 +68,9 @@ func call(m *breaker.Manager, resource string, fn func(context.Context) error) {
 }
 
 // newManager returns a Manager on a fake clock with rules loaded, and the status handler.
-func newManager(t *testing.T, rules ...breaker.Rule) (*breaker.Manager, *fakeclock.Clock, http.Handler) {
+func newManager(t *testing.T, rules ...breaker.Rule) (*breaker.Manager, *breakertest.Clock, http.Handler) {
 	t.Helper()
-	clk := fakeclock.New()
+	clk := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clk))
 	require.NoError(t, m.LoadRules(rules))
 	return m, clk, breakerdebug.Handler(m)
@@ -88,7 +88,7 @@ func get(h http.Handler, method, target string, header http.Header) *httptest.Re
 }
 
 // at is a time d after the fake clock's start, the time the manager's clock shows then.
-func at(d time.Duration) time.Time { return fakeclock.Start.Add(d) }
+func at(d time.Duration) time.Time { return breakertest.Start.Add(d) }
 
 // stamp is at(d) as the JSON shows it.
 func stamp(d time.Duration) string { return at(d).Format(time.RFC3339Nano) }
@@ -162,19 +162,19 @@ func TestJSONWithNoRules(t *testing.T) {
 func TestJSONTimesFollowTheState(t *testing.T) {
 	tests := []struct {
 		name string
-		give func(t *testing.T, m *breaker.Manager, clk *fakeclock.Clock)
+		give func(t *testing.T, m *breaker.Manager, clk *breakertest.Clock)
 		want map[string]any // the breaker's entry, but for its rule
 	}{
 		{
 			name: "CLOSED: no times",
-			give: func(t *testing.T, m *breaker.Manager, clk *fakeclock.Clock) {
+			give: func(t *testing.T, m *breaker.Manager, clk *breakertest.Clock) {
 				call(m, "inventory", fail)
 			},
 			want: map[string]any{"state": "CLOSED", "generation": 0, "total": 1, "bad": 1},
 		},
 		{
 			name: "OPEN: retryAt is the trip time + RetryTimeout",
-			give: func(t *testing.T, m *breaker.Manager, clk *fakeclock.Clock) {
+			give: func(t *testing.T, m *breaker.Manager, clk *breakertest.Clock) {
 				clk.Advance(100 * time.Millisecond)
 				for range 3 {
 					call(m, "inventory", fail)
@@ -186,7 +186,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 		},
 		{
 			name: "HALF_OPEN: retryAt as it was, probeDeadline the admission + ProbeTimeout",
-			give: func(t *testing.T, m *breaker.Manager, clk *fakeclock.Clock) {
+			give: func(t *testing.T, m *breaker.Manager, clk *breakertest.Clock) {
 				clk.Advance(100 * time.Millisecond)
 				for range 3 {
 					call(m, "inventory", fail)

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/halfopen/breaker"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,9 +30,9 @@ func tripOnFirstFailure(resource string) breaker.Rule {
 }
 
 // newManager returns a manager on a fake clock with rules loaded, and the calls it completes.
-func newManager(t *testing.T, rules ...breaker.Rule) (*breaker.Manager, *fakeclock.Clock, *calls) {
+func newManager(t *testing.T, rules ...breaker.Rule) (*breaker.Manager, *breakertest.Clock, *calls) {
 	t.Helper()
-	clk := fakeclock.New()
+	clk := breakertest.NewClock()
 	rec := &calls{}
 	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithSlots(rec))
 	require.NoError(t, m.LoadRules(rules))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakerhttp"
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 func ExampleNewTransport() {
@@ -22,7 +22,7 @@ func ExampleNewTransport() {
 	}))
 	defer srv.Close()
 
-	m := breaker.NewManager(breaker.WithClock(fakeclock.New()))
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
 	err := m.LoadRules([]breaker.Rule{{
 		Resource:         "GET " + srv.Listener.Addr().String(), // such as "GET 127.0.0.1:41635"
 		Strategy:         breaker.ErrorCount,
@@ -57,7 +57,7 @@ func ExampleNewTransport() {
 }
 
 func ExampleMiddleware() {
-	clk := fakeclock.New()
+	clk := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clk))
 	err := m.LoadRules([]breaker.Rule{{
 		Resource:         "GET /orders/{id}", // the ServeMux pattern

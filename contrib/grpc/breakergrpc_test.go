@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -57,28 +58,11 @@ func countAll(resource string) breaker.Rule {
 	}
 }
 
-// clock is a fake clock that moves only when told to.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock returns a fake clock that moves only when told to.
+func newClock() *breakertest.Clock { return breakertest.NewClock() }
 
 // newManager returns a manager on a fake clock with rules loaded, and the calls it completes.
-func newManager(t *testing.T, rules ...breaker.Rule) (*breaker.Manager, *clock, *calls) {
+func newManager(t *testing.T, rules ...breaker.Rule) (*breaker.Manager, *breakertest.Clock, *calls) {
 	t.Helper()
 	clk := newClock()
 	rec := &calls{}

@@ -16,37 +16,21 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// clock is a fake breaker.Clock that moves only when told to.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newClock returns a fake clock that moves only when told to.
+func newClock() *breakertest.Clock { return breakertest.NewClock() }
 
 var errDown = errors.New("service down")
 
 // fixture is a Manager on a fake clock whose Instruments report to a ManualReader.
 type fixture struct {
 	t      *testing.T
-	clock  *clock
+	clock  *breakertest.Clock
 	reader *sdkmetric.ManualReader
 	ins    *breakerotel.Instruments
 	m      *breaker.Manager

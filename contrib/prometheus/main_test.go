@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,31 +12,15 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
 // The collector starts no goroutines either: every test of the package proves it.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// clock is a clock that moves only when told to. Its methods are safe for concurrent use.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newClock returns a fake clock that moves only when told to.
+func newClock() *breakertest.Clock { return breakertest.NewClock() }
 
 // testBuckets keep the expected histograms short.
 var testBuckets = breakerprom.WithBuckets(.01, .05, .1)
@@ -45,7 +28,7 @@ var testBuckets = breakerprom.WithBuckets(.01, .05, .1)
 // fixture is a watched Manager on a fake clock, counted by a Collector.
 type fixture struct {
 	t     *testing.T
-	clock *clock
+	clock *breakertest.Clock
 	m     *breaker.Manager
 	c     *breakerprom.Collector
 }

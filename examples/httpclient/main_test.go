@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // requests still go over loopback to the example's server.
 func runFake(t *testing.T) string {
 	t.Helper()
-	clk := fakeclock.New()
+	clk := breakertest.NewClock()
 	var out bytes.Buffer
 	require.NoError(t, run(&out, clk, clk.Advance))
 	return out.String()

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // server and its traffic are real, on loopback.
 func runFake(t *testing.T, linger time.Duration) string {
 	t.Helper()
-	clk := fakeclock.New()
+	clk := breakertest.NewClock()
 	var out bytes.Buffer
 	require.NoError(t, run(&out, clk, clk.Advance, linger))
 	return out.String()

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/halfopen/breaker/internal/fakeclock"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // runFake runs the quickstart on a fake clock, which the steps advance instead of sleeping.
 func runFake(t *testing.T) string {
 	t.Helper()
-	clk := fakeclock.New()
+	clk := breakertest.NewClock()
 	var out bytes.Buffer
 	require.NoError(t, run(&out, clk, clk.Advance))
 	return out.String()
