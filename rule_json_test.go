@@ -461,21 +461,24 @@ func FuzzParseRules(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rules, err := breaker.ParseRules(data)
-		if err != nil {
-			require.True(t, strings.HasPrefix(err.Error(), "breaker: "), err.Error())
-			require.Nil(t, rules)
-			return
-		}
-		for i, r := range rules {
-			require.NoError(t, r.Validate(), "rule %d", i)
-		}
-		// Then what ParseRules accepts, it reads again, the same, from MarshalJSON's output.
-		out, err := json.Marshal(rules)
-		require.NoError(t, err)
-		again, err := breaker.ParseRules(out)
-		require.NoError(t, err, string(out))
-		require.Equal(t, rules, again, string(out))
-	})
+	f.Fuzz(func(t *testing.T, data []byte) { checkParsed(t, breaker.ParseRules, data) })
+}
+
+// checkParsed runs parse on data: it returns an error, or valid rules that ParseRules reads
+// back, the same, from MarshalJSON's output.
+func checkParsed(t *testing.T, parse func([]byte) ([]breaker.Rule, error), data []byte) {
+	rules, err := parse(data)
+	if err != nil {
+		require.True(t, strings.HasPrefix(err.Error(), "breaker: "), err.Error())
+		require.Nil(t, rules)
+		return
+	}
+	for i, r := range rules {
+		require.NoError(t, r.Validate(), "rule %d", i)
+	}
+	out, err := json.Marshal(rules)
+	require.NoError(t, err)
+	again, err := breaker.ParseRules(out)
+	require.NoError(t, err, string(out))
+	require.Equal(t, rules, again, string(out))
 }
