@@ -42,7 +42,7 @@ func WithCallObserver(o CallObserver) Option {
 	})
 }
 
-// callBlocked tells the call observers of a blocked call.
+// callBlocked tells the call observers, if any, of a blocked call.
 func (m *Manager) callBlocked(resource string, blocked *BlockError) {
 	for _, o := range m.calls {
 		m.tellCall(o, CallInfo{Resource: resource, Blocked: blocked})

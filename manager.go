@@ -271,8 +271,13 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 		return fn(ctx)
 	}
 	var c call
-	if blocked := m.admitAny(&c, resource, res); blocked != nil {
-		return blocked
+	if res != nil {
+		if blocked := m.admit(&c, res); blocked != nil {
+			m.callBlocked(resource, blocked)
+			return blocked
+		}
+	} else {
+		c.start, c.timed = m.now(), true // a call observer wants the RT
 	}
 	returned := false
 	defer func() {
