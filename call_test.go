@@ -237,3 +237,39 @@ func TestDriveBreakerByHand(t *testing.T) {
 	assert.False(t, b.TryPass(nil), "OPEN: no call passes")
 	assert.Equal(t, breaker.Open, b.State())
 }
+
+// A resource with more rules than an Entry holds inline: every breaker admits and counts,
+// through Do and through Enter and Exit.
+func TestManyRulesOnOneResource(t *testing.T) {
+	var rules []breaker.Rule
+	for i := 0; i < 6; i++ {
+		rules = append(rules, errorCount(float64(10+i), 1))
+	}
+	h := newHarness(t, rules...)
+	require.NoError(t, h.complete("svc", 0, errDown))
+	assert.Equal(t, errDown, h.m.Do(t.Context(), "svc", fail))
+	require.NoError(t, h.complete("svc", 0, nil))
+	for i, b := range h.m.Breakers("svc") {
+		assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 3, Bad: 2}, b.Stats(), "breaker %d", i)
+	}
+	h.completeN("svc", 8, errDown) // 10 errors: the first rule trips, and rejects the next call
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, breaker.Closed, h.state("svc", 5))
+	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
+}
+
+// TryPass takes the probe of a breaker whose retry time has come, and only one.
+func TestTryPassTakesTheProbe(t *testing.T) {
+	h := newHarness(t, errorRatio(1, 1))
+	h.completeN("svc", 1, errDown)
+	b := h.m.Breakers("svc")[0]
+	e1, _ := h.m.Enter("elsewhere")
+	e2, _ := h.m.Enter("elsewhere")
+	assert.False(t, b.TryPass(e1), "before the retry time")
+	h.at(5 * time.Second)
+	assert.True(t, b.TryPass(e1))
+	assert.Equal(t, breaker.HalfOpen, b.State())
+	assert.False(t, b.TryPass(e2), "one probe")
+	b.OnRequestComplete(e1)
+	assert.Equal(t, breaker.Closed, b.State())
+}
