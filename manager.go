@@ -271,6 +271,7 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 		return fn(ctx)
 	}
 	var c call
+	// admitAny, written out: on this path its call frame is a measurable part of the cost.
 	if res != nil {
 		if blocked := m.admit(&c, res); blocked != nil {
 			m.callBlocked(resource, blocked)
