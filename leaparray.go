@@ -15,8 +15,12 @@ import (
 // in that newest bucket, so a clock that steps back loses nothing.
 //
 // Counting is lock-free. A call inside the newest bucket, the common case, costs two loads and
-// an add, with no division. A bucket is reset under mu, once, by the first call to reach it in
-// a new lap, and only published after it is zeroed, so no count lands before the reset.
+// one atomic add, with no division. A bucket is reset under mu, once, by the first call to
+// reach it in a new lap, and only published after it is zeroed, so no count lands before the
+// reset.
+//
+// A bucket's two counts live in one 64-bit word, so they are added, read and reset together:
+// no reader can pair one lap's total with another's bad count, and bad never exceeds total.
 type leapArray struct {
 	bucketLen int64
 	interval  int64
@@ -27,10 +31,22 @@ type leapArray struct {
 }
 
 type bucket struct {
-	start atomic.Int64
-	total atomic.Uint64
-	bad   atomic.Uint64
+	start  atomic.Int64
+	counts atomic.Uint64 // total in the high 32 bits, bad in the low 32
 }
+
+// The packing of a bucket's counts. Since bad <= total < 2^32, adding a bad call never carries
+// into the total. A bucket whose total reaches halveAt has both counts halved, keeping its
+// ratio; the 2^31 calls of headroom above halveAt cannot all be in flight at once, so the
+// total never wraps.
+const (
+	goodCall uint64 = 1 << 32
+	badCall  uint64 = 1<<32 | 1
+	halveAt  uint64 = 1 << 31
+)
+
+// unpack splits a bucket's word into its counts.
+func unpack(w uint64) (total, bad uint64) { return w >> 32, w & (1<<32 - 1) }
 
 // Times are clamped to ±2^61 ns (about 73 years) around the epoch, so window arithmetic can
 // never overflow; noStart is older than any real bucket.
@@ -63,13 +79,27 @@ func (w *leapArray) add(now int64, bad bool) int64 {
 		b, start = w.advance(now)
 	}
 	// Otherwise now falls in the newest bucket, or before it when the clock stepped back.
+	add := goodCall
 	if bad {
 		// Published before the count, so a reader that sees the count sees this too.
 		raiseTo(&w.lastBad, start)
-		b.bad.Inc()
+		add = badCall
 	}
-	b.total.Inc()
+	if b.counts.Add(add) >= halveAt<<32 {
+		halve(&b.counts)
+	}
 	return start
+}
+
+// halve halves both counts of a bucket whose total reached halveAt, unless another call did.
+func halve(counts *atomic.Uint64) {
+	for {
+		old := counts.Load()
+		total, bad := unpack(old)
+		if total < halveAt || counts.CompareAndSwap(old, total/2<<32|bad/2) {
+			return
+		}
+	}
 }
 
 // advance finds the bucket for now, which is past the newest bucket, resets it if it still
@@ -83,8 +113,7 @@ func (w *leapArray) advance(now int64) (*bucket, int64) {
 		w.mu.Lock()
 		if b.start.Load() < start {
 			// Zeroed before the new start is published: no count of the new lap is lost.
-			b.total.Store(0)
-			b.bad.Store(0)
+			b.counts.Store(0)
 			b.start.Store(start)
 		}
 		w.mu.Unlock()
@@ -117,8 +146,9 @@ func (w *leapArray) sum(head int64) (total, bad uint64) {
 	for i := range w.buckets {
 		b := &w.buckets[i]
 		if s := b.start.Load(); s > oldest && s <= head {
-			total += b.total.Load()
-			bad += b.bad.Load()
+			t, f := unpack(b.counts.Load())
+			total += t
+			bad += f
 		}
 	}
 	return total, bad
