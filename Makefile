@@ -6,6 +6,7 @@ COUNT    ?= 10
 FUZZTIME ?= 60s
 SOAK     ?= 60s
 STRESS_EPISODES ?= 200000
+PROPERTY_TIME ?= 5m
 BENCH    ?= .
 
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
@@ -44,9 +45,10 @@ e2e: e2e-deps
 	go test -race -count=1 -run '^TestE2E' -v ./breakerdebug/
 
 # stress drives STRESS_EPISODES half-open episodes from many goroutines under -race (make test
-# runs 10,000).
+# runs 10,000), then runs each concurrent property test for PROPERTY_TIME (make test: 1s each).
 stress:
 	STRESS_EPISODES=$(STRESS_EPISODES) go test -race -count=1 -run '^TestStress$$' -v -timeout 30m .
+	PROPERTY_TIME=$(PROPERTY_TIME) go test -race -count=1 -run '^TestProperty' -v -timeout 60m .
 
 # soak runs steady traffic on 1,000 resources for SOAK and checks the heap and goroutines.
 soak:

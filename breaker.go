@@ -68,6 +68,7 @@ type circuit struct {
 type period struct {
 	state    State
 	gen      uint64                     // counts the breaker's transitions
+	seq      uint64                     // the Manager-wide sequence number of the transition to it
 	retryAt  int64                      // OPEN, HALF_OPEN: when a probe may pass
 	deadline int64                      // HALF_OPEN: when the probe counts as failed
 	window   *leapArray                 // CLOSED: the calls of this period; nil once retired
@@ -173,14 +174,14 @@ func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
 		case Closed:
 			return p, admitted
 		case Open:
-			if now >= p.retryAt {
+			if c.retryDue(p, now) {
 				return p, probeDue
 			}
 			return p, rejected
 		}
 		// HALF_OPEN: every call but the probe is rejected, and a probe past its deadline
 		// counts as failed.
-		if now < p.deadline {
+		if !c.probeOverdue(p, now) {
 			return p, rejected
 		}
 		q := c.newPeriod(p, Open, satAdd(now, c.retryTimeout))
@@ -218,7 +219,7 @@ func (c *circuit) complete(p *period, now, rt int64, o Outcome) {
 }
 
 func (c *circuit) count(p *period, now, rt int64, o Outcome) {
-	if p.window == nil || o == Ignore {
+	if p.window == nil || o == Ignore && !c.slowIgnored(rt, o) {
 		return
 	}
 	bad := c.isBad(rt, o)
@@ -237,9 +238,9 @@ func (c *circuit) count(p *period, now, rt int64, o Outcome) {
 
 func (c *circuit) decideProbe(p *period, now, rt int64, o Outcome) {
 	switch {
-	case now >= p.deadline:
+	case now >= p.deadline: // a clock that stepped back does not stop the probe deciding (W3)
 		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ProbeTimedOut, 0, now)
-	case o == Ignore:
+	case o == Ignore && !c.slowIgnored(rt, o):
 		c.releaseProbe(p, ProbeIgnored, now)
 	case c.isBad(rt, o):
 		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ProbeFailed, 0, now)
@@ -257,6 +258,27 @@ func (c *circuit) isBad(rt int64, o Outcome) bool {
 	return o == Failure
 }
 
+// slowIgnored reports whether a call that counts neither way by its error was already slow:
+// SlowRequestRatio counts it as slow, since a caller that gave up on a slow call does not make
+// it fast.
+func (c *circuit) slowIgnored(rt int64, o Outcome) bool {
+	return o == Ignore && c.strategy == SlowRequestRatio && isSlow(rt, c.maxRT)
+}
+
+// retryDue reports whether the OPEN period p lets a probe through at now: its retry time has
+// come, or lies further ahead than the breaker stays OPEN, which only a clock that stepped back
+// can make.
+func (c *circuit) retryDue(p *period, now int64) bool {
+	return now >= p.retryAt || uint64(p.retryAt-now) > uint64(c.retryTimeout)
+}
+
+// probeOverdue reports whether the probe of the HALF_OPEN period p counts as failed at now:
+// its deadline has passed, or lies further ahead than ProbeTimeout, which only a clock that
+// stepped back can make.
+func (c *circuit) probeOverdue(p *period, now int64) bool {
+	return now >= p.deadline || uint64(p.deadline-now) > uint64(c.probeTimeout)
+}
+
 // measure returns the ratio or count of bad calls and whether it meets the threshold.
 // Ratios are divided, not multiplied out: 12/15 and 0.8 round to the same float64, so they
 // compare equal as the user meant.
@@ -272,7 +294,7 @@ func (c *circuit) measure(total, bad uint64) (float64, bool) {
 
 // newPeriod builds the period that follows p.
 func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
-	q := &period{state: s, gen: p.gen + 1, retryAt: retryAt}
+	q := &period{state: s, gen: p.gen + 1, seq: c.m.seq.Inc(), retryAt: retryAt}
 	if s == Closed {
 		q.window = newLeapArray(c.interval, c.buckets)
 	} else {
@@ -303,6 +325,7 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 		Snapshot:   snapshot,
 		At:         c.m.timeAt(now),
 		Generation: to.gen,
+		Seq:        to.seq,
 	})
 	return true
 }
@@ -313,11 +336,12 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 func (c *circuit) retire(now int64) (StateChange, bool) {
 	for {
 		p := c.cur.Load()
-		if c.cur.CompareAndSwap(p, &period{state: Closed, gen: p.gen + 1}) {
+		q := &period{state: Closed, gen: p.gen + 1, seq: c.m.seq.Inc()}
+		if c.cur.CompareAndSwap(p, q) {
 			r := c.rule.Load()
 			return StateChange{
 				Resource: r.Resource, Rule: *r, From: p.state, To: Closed,
-				Reason: RuleChanged, At: c.m.timeAt(now), Generation: p.gen + 1,
+				Reason: RuleChanged, At: c.m.timeAt(now), Generation: q.gen, Seq: q.seq,
 			}, p.state != Closed
 		}
 	}

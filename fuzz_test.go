@@ -36,6 +36,8 @@ var fuzzRuleSets = [][]breaker.Rule{
 			StatInterval: time.Second, BucketCount: 4, RetryTimeout: time.Second, ProbeTimeout: time.Second},
 		{ID: "a-count", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
 			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+		{ID: "c-count-default", Resource: "c", Strategy: breaker.ErrorCount, Threshold: 2,
+			RetryTimeout: 700 * time.Millisecond},
 	},
 }
 
@@ -247,6 +249,10 @@ func checkSame(t *testing.T, step int, m *breaker.Manager, events *recorder, ref
 		t.Fatalf("step %d: transitions differ\n got: %q\nwant: %q", step, g, w)
 	}
 	for i, want := range ref.changes {
+		if i > 0 && got[i].Seq <= got[i-1].Seq {
+			t.Fatalf("step %d: transition %d has Seq %d after %d; Seq must increase (A6)", step, i,
+				got[i].Seq, got[i-1].Seq)
+		}
 		if c := got[i]; c.Generation == want.Generation && c.Resource == want.Resource && c.Rule == want.Rule &&
 			c.From == want.From && c.To == want.To && c.Reason == want.Reason && c.Snapshot == want.Snapshot &&
 			c.At.Equal(want.At) {

@@ -26,6 +26,7 @@ type Manager struct {
 	classifier Classifier // nil: DefaultClassifier
 	calls      []CallObserver
 
+	seq       atomic.Uint64 // the last StateChange.Seq handed out
 	rules     atomic.Pointer[ruleSet]
 	loadMu    sync.Mutex // serialises LoadRules
 	observers observers

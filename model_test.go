@@ -62,6 +62,9 @@ func identityOf(r breaker.Rule) breaker.Rule {
 	r.ID = ""
 	if r.MinRequestAmount == 0 {
 		r.MinRequestAmount = 5
+		if r.Strategy == breaker.ErrorCount && r.Threshold < 5 {
+			r.MinRequestAmount = uint64(r.Threshold) // A4
+		}
 	}
 	if r.StatInterval == 0 {
 		r.StatInterval = time.Second
@@ -154,18 +157,18 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	var block *modelBlock
 	var due []*modelBreaker
 	for _, b := range m.resources[resource] {
-		if b.state == breaker.HalfOpen && m.now >= b.deadline {
+		if b.state == breaker.HalfOpen && m.probeOverdue(b) {
 			m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
 		}
 		switch {
 		case b.state == breaker.Closed:
 			e.admitted = append(e.admitted, modelAdmission{b, b.gen})
 			continue
-		case b.state == breaker.Open && m.now >= b.retryAt:
+		case b.state == breaker.Open && m.retryDue(b):
 			due = append(due, b)
 			continue
 		}
-		if block == nil {
+		if block == nil || b.retryAt > block.retryAt { // A5: the latest retry time
 			r := b.rule
 			block = &modelBlock{rule: &r, state: b.state, retryAt: b.retryAt}
 		}
@@ -173,7 +176,11 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	if block != nil {
 		return nil, block
 	}
+	// The probes are taken in rule order, and the call is admitted by every breaker in rule
+	// order, the order its completion reaches them.
 	var probes []*modelBreaker
+	closed := e.admitted
+	e.admitted = nil
 	for _, b := range m.resources[resource] {
 		for _, d := range due {
 			if d == b {
@@ -181,6 +188,11 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 				b.deadline = m.now + identityOf(b.rule).ProbeTimeout
 				e.admitted = append(e.admitted, modelAdmission{b, b.gen})
 				probes = append(probes, b)
+			}
+		}
+		for _, a := range closed {
+			if a.b == b {
+				e.admitted = append(e.admitted, a)
 			}
 		}
 	}
@@ -202,20 +214,22 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 			continue
 		}
 		bad := o == modelFailure
+		ignored := o == modelIgnored
 		if b.rule.Strategy == breaker.SlowRequestRatio {
 			bad = rt > b.rule.MaxAllowedRT
+			ignored = ignored && !bad // A3: a canceled call that was already slow is slow
 		}
 		switch b.state {
 		case breaker.Closed:
-			if o == modelIgnored {
+			if ignored {
 				continue
 			}
 			m.count(b, bad)
 		case breaker.HalfOpen:
 			switch {
-			case m.now >= b.deadline:
+			case m.now >= b.deadline: // its own completion decides however the clock moved (W3)
 				m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
-			case o == modelIgnored:
+			case ignored:
 				m.move(b, breaker.Open, breaker.ProbeIgnored, 0)
 			case bad:
 				m.move(b, breaker.Open, breaker.ProbeFailed, 0)
@@ -224,6 +238,18 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 			}
 		}
 	}
+}
+
+// retryDue: the retry time has come, or lies further ahead than RetryTimeout because the
+// clock stepped back (A2).
+func (m *model) retryDue(b *modelBreaker) bool {
+	return m.now >= b.retryAt || b.retryAt-m.now > b.rule.RetryTimeout
+}
+
+// probeOverdue: the probe's deadline has passed, or lies further ahead than ProbeTimeout
+// because the clock stepped back (A2).
+func (m *model) probeOverdue(b *modelBreaker) bool {
+	return m.now >= b.deadline || b.deadline-m.now > identityOf(b.rule).ProbeTimeout
 }
 
 func (m *model) count(b *modelBreaker, bad bool) {

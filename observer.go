@@ -62,9 +62,14 @@ type StateChange struct {
 	Snapshot float64
 	// At is when the transition happened, by the manager's clock.
 	At time.Time
-	// Generation counts the breaker's transitions, this one included. Changes made on
-	// different goroutines may reach an observer out of order; Generation orders them.
+	// Generation counts the breaker's transitions, this one included. It starts again at 1
+	// for the breaker of a rule that is removed and added back.
 	Generation uint64
+	// Seq is the transition's place in a sequence that increases across the whole Manager, in
+	// the order the transitions happened: later transitions of a breaker, also one of a rule
+	// removed and added back, have larger numbers. Changes made on different goroutines may
+	// reach an observer out of order; Seq orders them. Numbers may be skipped.
+	Seq uint64
 }
 
 // Observer hears every state change of every breaker of a Manager.

@@ -123,9 +123,9 @@ func TestRulesReturnsACopy(t *testing.T) {
 
 // R2: a default spelled out is the same rule: the breaker is kept, and reports the new spelling.
 func TestReloadDefaultsSpelledOut(t *testing.T) {
-	r := errorCount(1, 0)
+	r := errorCount(6, 0)
 	h := newHarness(t, r)
-	h.completeN("svc", 5, errDown)
+	h.completeN("svc", 6, errDown)
 	before := h.m.Breakers("svc")[0]
 	require.Equal(t, breaker.Open, before.State())
 

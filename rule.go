@@ -79,7 +79,8 @@ type Rule struct {
 	// ignore it.
 	MaxAllowedRT time.Duration
 	// MinRequestAmount is how many calls the window must hold before the rule may trip;
-	// 0 means DefaultMinRequestAmount.
+	// 0 means DefaultMinRequestAmount, but for ErrorCount no more than Threshold: a rule
+	// that trips on 3 failures trips on 3 failures in a row.
 	MinRequestAmount uint64
 	// StatInterval is the length of the sliding window; 0 means DefaultStatInterval.
 	StatInterval time.Duration
@@ -181,11 +182,17 @@ func (r Rule) check() (reason, field string) {
 	return "", ""
 }
 
+// minRequestAmount is MinRequestAmount with its default: DefaultMinRequestAmount, or for
+// ErrorCount no more than Threshold, so that {ErrorCount, Threshold 3} trips on the third
+// failure.
 func (r Rule) minRequestAmount() uint64 {
-	if r.MinRequestAmount == 0 {
-		return DefaultMinRequestAmount
+	switch {
+	case r.MinRequestAmount != 0:
+		return r.MinRequestAmount
+	case r.Strategy == ErrorCount && r.Threshold >= 1 && r.Threshold < DefaultMinRequestAmount:
+		return uint64(r.Threshold)
 	}
-	return r.MinRequestAmount
+	return DefaultMinRequestAmount
 }
 
 func (r Rule) statInterval() time.Duration {

@@ -123,7 +123,8 @@ func (m *Manager) admitAny(c *call, resource string, res *resource) *BlockError 
 
 // admit is the built-in breaker check: the call passes only if every breaker of res admits
 // it. A breaker whose retry time has come takes the call as its probe only when no other
-// breaker rejects it. It returns nil or the first rejecting breaker's error.
+// breaker rejects it. It returns nil or the error of the rejecting breaker with the latest retry
+// time, which says when the resource can admit a call again.
 //
 // When every breaker is CLOSED, the common case, it only records their periods.
 func (m *Manager) admit(c *call, res *resource) *BlockError {
@@ -144,6 +145,7 @@ func (m *Manager) admit(c *call, res *resource) *BlockError {
 func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 	now := lazyNow{m: m, t: c.start, read: c.timed}
 	var blocked *BlockError
+	var latest int64 // the retry time of blocked
 	probes := false
 	for _, b := range rest {
 		p, v := b.check(&now)
@@ -154,8 +156,9 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 			c.record(b, p)
 			probes = true
 		case rejected:
-			if blocked == nil {
-				blocked = p.blocked.Load()
+			// The latest retry time says when the resource can admit a call again.
+			if blocked == nil || p.retryAt > latest {
+				blocked, latest = p.blocked.Load(), p.retryAt
 			}
 		}
 	}

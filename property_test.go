@@ -1,0 +1,240 @@
+package breaker_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
+)
+
+// The concurrent property tests check, under many goroutines, what must hold in every
+// interleaving (SPEC A1), rather than totals at the end: a tripping ratio is never above 1, an
+// ErrorCount snapshot never above the failures made, Stats never shows Bad > Total or more
+// calls than completed, and no rule trips while the true failure ratio stays below its
+// threshold. Each runs for PROPERTY_TIME (default 1s each in make test; make stress runs them
+// longer) and logs the episodes it ran.
+
+// propertyTime is how long each property test runs.
+func propertyTime(t *testing.T) time.Duration {
+	v := os.Getenv("PROPERTY_TIME")
+	if v == "" {
+		return time.Second
+	}
+	d, err := time.ParseDuration(v)
+	require.NoError(t, err, "PROPERTY_TIME")
+	return d
+}
+
+// runFor runs episode until d has passed by the wall clock, at least once, and returns how many
+// episodes ran. The wall clock only bounds the test's length: every time the library sees
+// comes from a fake clock.
+func runFor(t *testing.T, d time.Duration, episode func(n int) bool) int {
+	deadline := time.Now().Add(d)
+	n := 0
+	for n == 0 || time.Now().Before(deadline) {
+		if !episode(n) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// Twelve goroutines each make success, failure, success, failure inside one bucket: the
+// window never holds more failures than successes, so an ErrorRatio rule with Threshold 0.6
+// must never trip. A window read half before and half after a completion did trip it.
+func TestPropertyNoTripBelowThreshold(t *testing.T) {
+	const goroutines, callsEach = 12, 4
+	rule := breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.6,
+		MinRequestAmount: 3, StatInterval: 30 * time.Second, RetryTimeout: time.Second}
+	episodes := runFor(t, propertyTime(t), func(int) bool {
+		m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
+		var trips atomic.Int64
+		var snapshot atomic.Value
+		m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+			trips.Add(1)
+			snapshot.Store(c.Snapshot)
+		}))
+		require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+		var wg sync.WaitGroup
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < callsEach; i++ {
+					e, err := m.Enter("svc")
+					if err != nil {
+						return // only after a false trip, which the check below reports
+					}
+					if i%2 == 1 {
+						e.SetError(errDown)
+					}
+					e.Exit()
+				}
+			}()
+		}
+		wg.Wait()
+		if !t.Failed() && trips.Load() != 0 {
+			t.Errorf("tripped at a failure ratio of at most 0.5, snapshot %v", snapshot.Load())
+			return false
+		}
+		st := m.Breakers("svc")[0].Stats()
+		if st.Total != goroutines*callsEach || st.Bad != goroutines*callsEach/2 {
+			t.Errorf("window holds %d calls, %d bad; want %d, %d", st.Total, st.Bad,
+				goroutines*callsEach, goroutines*callsEach/2)
+			return false
+		}
+		return true
+	})
+	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
+}
+
+// Goroutines make calls with random outcomes and response times while others move the fake
+// clock across bucket boundaries, reload the rules and read Stats. Every transition and every
+// Stats read is checked against what the calls made could produce, and each breaker's
+// transitions, ordered by Seq, must chain.
+func TestPropertyInvariantsUnderConcurrency(t *testing.T) {
+	rules := []breaker.Rule{
+		{ID: "ratio", Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 1, MinRequestAmount: 1,
+			StatInterval: 4 * time.Millisecond, BucketCount: 4, RetryTimeout: 2 * time.Millisecond},
+		{ID: "half", Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: 10 * time.Millisecond, BucketCount: 2, RetryTimeout: 3 * time.Millisecond},
+		{ID: "count", Resource: "svc", Strategy: breaker.ErrorCount, Threshold: 4,
+			StatInterval: 2 * time.Millisecond, BucketCount: 2, RetryTimeout: time.Millisecond},
+		{ID: "slow", Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 0.8, MinRequestAmount: 2,
+			MaxAllowedRT: time.Millisecond, StatInterval: 3 * time.Millisecond, BucketCount: 3,
+			RetryTimeout: time.Millisecond, ProbeTimeout: 2 * time.Millisecond},
+	}
+	changes := 0
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		changes += propertyEpisode(t, rules, uint64(n))
+		return !t.Failed()
+	})
+	t.Logf("%d episodes, %d transitions checked", episodes, changes)
+}
+
+// propertyEpisode runs one episode on a fresh Manager and returns the transitions it checked.
+func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
+	const goroutines, callsEach = 6, 200
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock))
+	// completed and failed count calls before they exit, so they are never behind the windows.
+	var completed, failed atomic.Uint64
+	var mu sync.Mutex
+	var all []breaker.StateChange
+	var violations []string
+	violate := func(format string, args ...any) {
+		mu.Lock()
+		violations = append(violations, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		if c.Reason == breaker.ThresholdExceeded {
+			switch c.Rule.Strategy {
+			case breaker.ErrorCount:
+				if c.Snapshot > float64(failed.Load()) || c.Snapshot < c.Rule.Threshold {
+					violate("%s tripped on %v failures, %d made", c.Rule.ID, c.Snapshot, failed.Load())
+				}
+			default:
+				if c.Snapshot > 1 || c.Snapshot < c.Rule.Threshold {
+					violate("%s tripped on a ratio of %v", c.Rule.ID, c.Snapshot)
+				}
+			}
+		}
+		mu.Lock()
+		all = append(all, c)
+		mu.Unlock()
+	}))
+	require.NoError(t, m.LoadRules(rules))
+
+	checkStats := func() {
+		for _, b := range m.Breakers("svc") {
+			st := b.Stats()
+			if done := completed.Load(); st.Bad > st.Total || st.Total > done {
+				violate("%s: Stats Total %d, Bad %d after %d calls", b.Rule().ID, st.Total, st.Bad, done)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(g)))
+			for i := 0; i < callsEach; i++ {
+				switch k := rng.IntN(10); {
+				case k == 0:
+					clock.Advance(time.Duration(rng.IntN(3000)) * time.Microsecond)
+				case k == 1:
+					checkStats()
+				case k == 2 && g == 0:
+					// Reload a subset; kept rules keep their breakers, dropped ones retire.
+					_ = m.LoadRules(rules[:1+rng.IntN(len(rules))])
+				}
+				e, err := m.Enter("svc")
+				if err != nil {
+					continue
+				}
+				if rng.IntN(3) == 0 {
+					clock.Advance(time.Duration(rng.IntN(2000)) * time.Microsecond)
+				}
+				if rng.IntN(2) == 0 {
+					failed.Add(1)
+					e.SetError(errDown)
+				}
+				completed.Add(1)
+				e.Exit()
+			}
+		}()
+	}
+	wg.Wait()
+	checkStats()
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range violations {
+		t.Error(v)
+	}
+	checkChains(t, all)
+	return len(all)
+}
+
+// checkChains orders the transitions by Seq and checks that each rule's form a chain: each
+// starts where the one before ended, with the next Generation, and Seq never repeats.
+func checkChains(t *testing.T, all []breaker.StateChange) {
+	t.Helper()
+	sort.Slice(all, func(i, j int) bool { return all[i].Seq < all[j].Seq })
+	last := map[string]breaker.StateChange{}
+	for i, c := range all {
+		if i > 0 && all[i-1].Seq == c.Seq {
+			t.Errorf("two transitions have Seq %d", c.Seq)
+			return
+		}
+		if c.Reason == breaker.RuleChanged {
+			delete(last, c.Rule.ID) // the breaker is gone; a rule loaded again starts CLOSED
+			continue
+		}
+		prev, seen := last[c.Rule.ID]
+		from, gen := breaker.Closed, uint64(1)
+		if seen {
+			from, gen = prev.To, prev.Generation+1
+		}
+		// A breaker retired while CLOSED is not reported: the next one of its rule starts at 1.
+		fresh := seen && prev.To == breaker.Closed && c.From == breaker.Closed && c.Generation == 1
+		if c.From != from || (seen && c.Generation != gen && !fresh) {
+			t.Errorf("%s: %v->%v %v (gen %d, seq %d) follows %v (gen %d, seq %d)", c.Rule.ID, c.From, c.To,
+				c.Reason, c.Generation, c.Seq, prev.To, prev.Generation, prev.Seq)
+			return
+		}
+		last[c.Rule.ID] = c
+	}
+}
