@@ -25,6 +25,7 @@ type Manager struct {
 	logger     *slog.Logger
 	classifier Classifier // nil: DefaultClassifier
 	calls      []CallObserver
+	budget     int64 // bytes the breakers may take; <= 0: no bound
 
 	seq       atomic.Uint64 // the last StateChange.Seq handed out
 	rules     atomic.Pointer[ruleSet]
@@ -109,7 +110,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
 func NewManager(opts ...Option) *Manager {
-	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default()}
+	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default(), budget: DefaultMemoryBudget}
 	for _, o := range opts {
 		o.apply(m)
 	}
@@ -120,8 +121,9 @@ func NewManager(opts ...Option) *Manager {
 
 // LoadRules replaces every rule of the Manager with rules; a nil or empty slice removes them
 // all. It validates every rule first: if one is invalid, two rules of a resource are
-// identical, or a resource has more than MaxRulesPerResource rules, it returns a *RuleError (wrapping ErrInvalidRule) that names the rule's index,
-// resource and field, and changes nothing.
+// identical, a resource has more than MaxRulesPerResource rules, or the rules' breakers would
+// take more memory than the budget (WithMemoryBudget), it returns a *RuleError (wrapping
+// ErrInvalidRule) that names the rule's index, resource and field, and changes nothing.
 //
 // A rule identical to a loaded one, but perhaps for its ID or for a default spelled out, keeps
 // its breaker with its state and window. The breakers of changed or removed rules are dropped; observers hear of each one
@@ -144,6 +146,9 @@ func (m *Manager) LoadRules(rules []Rule) error {
 				Reason: fmt.Sprintf("is identical to rule %d: a resource may not have the same rule twice", j)}
 		}
 		seen[key] = i
+	}
+	if err := m.checkBudget(rules); err != nil {
+		return err
 	}
 
 	m.loadMu.Lock()

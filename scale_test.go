@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,4 +63,55 @@ func BenchmarkLoadRules100k(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
+}
+
+// bigRules returns n ErrorRatio rules of 1,000 buckets each, one per resource.
+func bigRules(n int) []breaker.Rule {
+	rules := make([]breaker.Rule, n)
+	for i := range rules {
+		rules[i] = breaker.Rule{Resource: "r" + strconv.Itoa(i), Strategy: breaker.ErrorRatio, Threshold: 0.5,
+			StatInterval: 10 * time.Second, BucketCount: 1000, RetryTimeout: time.Second}
+	}
+	return rules
+}
+
+// A8: the budget is a true bound: what 2,000 breakers of 1,000 buckets really take stays
+// within what the budget counts for them, so a budget of exactly that admits them and one
+// byte less refuses the last.
+func TestMemoryBudgetBoundsTheHeap(t *testing.T) {
+	const n = 2000
+	rules := bigRules(n)
+	perRule := int64(640 + 1000*16*9/8)
+	before := heapInUse()
+	m := breaker.NewManager(breaker.WithMemoryBudget(n * perRule))
+	require.NoError(t, m.LoadRules(rules))
+	used := heapInUse() - before
+	t.Logf("%d bytes per breaker of 1,000 buckets, %d counted", used/n, perRule)
+	assert.LessOrEqual(t, used, uint64(n*perRule))
+	runtime.KeepAlive(m)
+
+	m = breaker.NewManager(breaker.WithMemoryBudget(n*perRule - 1))
+	err := m.LoadRules(rules)
+	var re *breaker.RuleError
+	require.ErrorAs(t, err, &re)
+	assert.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Equal(t, n-1, re.Index)
+	assert.Contains(t, err.Error(), "memory budget")
+	assert.Empty(t, m.Rules(), "nothing was loaded")
+}
+
+// A8: by default, 20,000 rules of 1,000 buckets (about 340 MB) are refused before any
+// window is made, and the error names the default budget.
+func TestMemoryBudgetDefault(t *testing.T) {
+	rules := bigRules(20_000)
+	before := heapInUse()
+	m := breaker.NewManager()
+	err := m.LoadRules(rules)
+	require.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Contains(t, err.Error(), "memory budget of 256 MiB (WithMemoryBudget)")
+	assert.Less(t, int64(heapInUse())-int64(before), int64(16<<20), "refused before the windows were made")
+	assert.Empty(t, m.Rules())
+
+	m = breaker.NewManager(breaker.WithMemoryBudget(0))
+	require.NoError(t, m.LoadRules(bigRules(20)), "0 removes the bound")
 }

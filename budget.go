@@ -1,0 +1,55 @@
+package breaker
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// DefaultMemoryBudget is how much memory the breakers of a Manager's rules may take unless
+// WithMemoryBudget says otherwise: 256 MiB, about 14,000 rules of 1,000 buckets each, or
+// 320,000 rules of the default 10.
+const DefaultMemoryBudget = 256 << 20
+
+// breakerBytes is what a breaker takes beside its buckets: the breaker, its period, its
+// window's header and its rule, rounded up from what BenchmarkLoadRules measures.
+const breakerBytes = 640
+
+// WithMemoryBudget bounds the memory, in bytes, that the breakers of the rules given to
+// LoadRules may take, so that a rule file or an etcd value cannot make a Manager take
+// memory out of proportion. LoadRules refuses a rule set past it. The default is
+// DefaultMemoryBudget; 0 or less removes the bound.
+func WithMemoryBudget(bytes int64) Option {
+	return optionFunc(func(m *Manager) { m.budget = bytes })
+}
+
+// breakerMemory is what the breaker of r takes at most, its window included. The buckets are
+// counted an eighth larger, the most that rounding up to an allocation size can add.
+func (r Rule) breakerMemory() int64 {
+	buckets := int64(r.bucketCount()) * int64(unsafe.Sizeof(bucket{}))
+	return breakerBytes + buckets + buckets/8
+}
+
+// checkBudget returns the error for the rule that takes the rules past the Manager's budget,
+// or nil.
+func (m *Manager) checkBudget(rules []Rule) error {
+	if m.budget <= 0 {
+		return nil
+	}
+	var sum int64
+	for i := range rules {
+		if sum += rules[i].breakerMemory(); sum > m.budget {
+			return &RuleError{Index: i, Resource: rules[i].Resource, Field: "BucketCount",
+				Reason: fmt.Sprintf("takes the rules past the memory budget of %s (WithMemoryBudget): "+
+					"rules 0 to %d need %s", formatBytes(m.budget), i, formatBytes(sum))}
+		}
+	}
+	return nil
+}
+
+// formatBytes writes n in MiB when it is a whole number of them, else in bytes.
+func formatBytes(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
