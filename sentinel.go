@@ -122,7 +122,7 @@ func convertSentinelRule(raw []byte) (Rule, error) {
 		return Rule{}, &RuleError{Index: -1, Reason: "must be a JSON object, got null"}
 	}
 	if err := json.Unmarshal(raw, &form); err != nil {
-		return Rule{}, decodeError(err, "Sentinel rule", form.Resource, nil)
+		return Rule{}, decodeError(err, raw, "Sentinel rule", form.Resource, nil)
 	}
 	java, golang := !isAbsent(form.Grade), !isAbsent(form.Strategy)
 	switch {
@@ -140,13 +140,13 @@ func convertSentinelRule(raw []byte) (Rule, error) {
 	if java {
 		var j javaDegradeRule
 		if err := json.Unmarshal(raw, &j); err != nil {
-			return Rule{}, decodeError(err, "Sentinel rule", j.Resource, javaWants)
+			return Rule{}, decodeError(err, raw, "Sentinel rule", j.Resource, javaWants)
 		}
 		r, from, err = j.convert()
 	} else {
 		var g goCircuitBreakerRule
 		if err := json.Unmarshal(raw, &g); err != nil {
-			return Rule{}, decodeError(err, "Sentinel rule", g.Resource, goWants)
+			return Rule{}, decodeError(err, raw, "Sentinel rule", g.Resource, goWants)
 		}
 		r, from, err = g.convert()
 	}
