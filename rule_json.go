@@ -164,7 +164,7 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 	if isJSONNull(b) {
 		return nil, false, nil
 	}
-	if err := checkKeys(b, ruleKeys); err != nil {
+	if err := checkKeys(objectKeys(b), ruleKeys); err != nil {
 		return nil, false, err
 	}
 	var j ruleJSON
@@ -372,13 +372,13 @@ func jsonKeys(t reflect.Type) []string {
 	return keys
 }
 
-// checkKeys refuses what encoding/json would let through in silence: a key written twice in the
-// JSON object b (it keeps the last) and a key that is none of known but equals one of them when
+// checkKeys refuses what encoding/json would let through in silence: a key written twice in a
+// JSON object (it keeps the last) and a key that is none of known but equals one of them when
 // case is ignored (it takes it for that field). Keys are compared as encoding/json reads them,
-// escapes undone, so "resourc\u0065" is "resource". The error is a *RuleError with Index -1 that
-// names the key. Input that is not a JSON object passes: the decoder that follows reports it.
-func checkKeys(b []byte, known []string) error {
-	keys, resource := objectKeys(b)
+// escapes undone, so "resourc\u0065" is "resource". The error is a *RuleError with Index -1
+// that names the key.
+func checkKeys(obj jsonObject, known []string) error {
+	keys, resource := obj.keys, obj.resource
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if seen[k] {
@@ -401,28 +401,34 @@ func checkKeys(b []byte, known []string) error {
 	return nil
 }
 
-// objectKeys returns the keys of the JSON object b in order, and its "resource" when that is a
-// string (for errors). It stops at the first syntax error, and returns nothing for a value that
-// is not an object.
-func objectKeys(b []byte) (keys []string, resource string) {
+// jsonObject holds the keys of a JSON object in order, and its "resource" when that is a string
+// (for errors).
+type jsonObject struct {
+	keys     []string
+	resource string
+}
+
+// objectKeys reads the keys of the JSON object b. It stops at the first syntax error, and
+// returns no keys for a value that is not an object: the decoder that follows reports both.
+func objectKeys(b []byte) (obj jsonObject) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, ""
+		return obj
 	}
 	for dec.More() {
 		t, err := dec.Token()
 		key, ok := t.(string)
 		if err != nil || !ok {
-			return keys, resource
+			return obj
 		}
-		keys = append(keys, key)
+		obj.keys = append(obj.keys, key)
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return keys, resource
+			return obj
 		}
 		if key == "resource" {
-			_ = json.Unmarshal(value, &resource) // a resource that is not a string is left ""
+			_ = json.Unmarshal(value, &obj.resource) // a resource that is not a string is left ""
 		}
 	}
-	return keys, resource
+	return obj
 }

@@ -451,3 +451,65 @@ func FuzzParseSentinelRules(f *testing.F) {
 	// The converted rules are rules like any other: they read back the same.
 	f.Fuzz(func(t *testing.T, data []byte) { checkParsed(t, breaker.ParseSentinelRules, data) })
 }
+
+// Given a Sentinel rule with a key written twice, or a key that matches a field of its form only
+// when case is ignored, then ParseSentinelRules refuses it, naming the index and the key, where
+// encoding/json would keep the last value or take the key for the field.
+func TestParseSentinelRulesRefusesDuplicateAndCaseFoldedKeys(t *testing.T) {
+	const java = `{"resource":"a","grade":2,"count":5,"timeWindow":5}`
+	tests := []struct {
+		name      string
+		give      string // the second rule of the array
+		wantField string
+		wantText  string
+	}{
+		{
+			name:      "Java: a key written twice",
+			give:      `{"resource":"b","grade":2,"count":5,"timeWindow":5,"count":50}`,
+			wantField: "count", wantText: `invalid rule 1 (resource "b"): count is written twice`,
+		},
+		{
+			name:      "Java: a key in the wrong case",
+			give:      `{"resource":"b","grade":2,"count":5,"timewindow":5}`,
+			wantField: "timewindow", wantText: `timewindow matches the field "timeWindow" only when case is ignored`,
+		},
+		{
+			name:      "Java: grade in the wrong case",
+			give:      `{"resource":"b","Grade":2,"count":5,"timeWindow":5}`,
+			wantField: "Grade", wantText: `Grade matches the field "grade"`,
+		},
+		{
+			name:      "Go: a key in the wrong case",
+			give:      `{"resource":"b","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":5,"MinRequestAmount":10}`,
+			wantField: "MinRequestAmount", wantText: `MinRequestAmount matches the field "minRequestAmount"`,
+		},
+		{
+			name:      "Go: a key written twice",
+			give:      `{"resource":"b","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":5,"strategy":1}`,
+			wantField: "strategy", wantText: `strategy is written twice`,
+		},
+		{
+			name:      "an ignored key written twice",
+			give:      `{"resource":"b","grade":2,"count":5,"timeWindow":5,"limitApp":"default","limitApp":"other"}`,
+			wantField: "limitApp", wantText: `limitApp is written twice`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := breaker.ParseSentinelRules([]byte(`[` + java + `,` + tt.give + `]`))
+			assert.Nil(t, got)
+			assert.ErrorIs(t, err, breaker.ErrInvalidRule)
+			var re *breaker.RuleError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, 1, re.Index)
+			assert.Equal(t, tt.wantField, re.Field)
+			assert.ErrorContains(t, err, tt.wantText)
+		})
+	}
+
+	// A key of the other form, or of neither, in any case, is not one of this form's: ignored.
+	got, err := breaker.ParseSentinelRules([]byte(`[{"resource":"a","grade":2,"count":5,"timeWindow":5,` +
+		`"Threshold":3,"LIMITAPP":"default","clusterConfig":{"a":1,"a":2}}]`))
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+}
