@@ -30,8 +30,11 @@ import (
 // count, a Rule when they reach its Threshold: hence the +1, and count 5 opens on the 6th
 // error. Java counts in a window of one bucket: hence BucketCount 1, not the default 10 (and
 // sentinel-golang, like Java, takes 1 for a bucket count that does not divide the interval).
-// sentinel-golang's minRequestAmount 0 lets the first call trip, as MinRequestAmount 1 does,
-// where 0 would mean 5. A Java count for grade 0 is rounded to whole milliseconds, as Java does.
+// MinRequestAmount is always written explicitly, never 0, so that what a Rule's 0 means (the
+// default, or for ErrorCount no more calls than Threshold) does not change when a converted
+// rule trips: Java's default, for a minRequestAmount left out, is 5 (DegradeRule's
+// DEGRADE_DEFAULT_MIN_REQUEST_AMOUNT; Java refuses 0); sentinel-golang has no default and
+// compares "total < minRequestAmount", so its 0 lets the first call trip, as 1 does here. A Java count for grade 0 is rounded to whole milliseconds, as Java does.
 // One difference remains: Java opens a ratio breaker when the ratio exceeds its threshold (a
 // slow-call ratio of 1.0 aside), a Rule, like sentinel-golang, when the ratio reaches it, so a
 // Java error ratio of 0.5 opens at 5 errors in 10 calls here and at 6 in Java.

@@ -513,3 +513,57 @@ func TestParseSentinelRulesRefusesDuplicateAndCaseFoldedKeys(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, got, 1)
 }
+
+// SPEC A4: a Rule's MinRequestAmount 0 means the default, which for ErrorCount is no more calls
+// than Threshold. So ParseSentinelRules never leaves it 0: it writes Sentinel's own default,
+// and a converted rule trips on the same call whatever a Rule's 0 means.
+func TestParseSentinelRulesWritesMinRequestAmount(t *testing.T) {
+	tests := []struct {
+		name string
+		give string
+		want uint64
+	}{
+		{name: "Java, left out: Java's default 5", give: `{"resource":"a","grade":2,"count":0,"timeWindow":5}`, want: 5},
+		{name: "Java, null: Java's default 5", give: `{"resource":"a","grade":2,"count":0,"timeWindow":5,"minRequestAmount":null}`, want: 5},
+		{name: "Java, ratio, left out", give: `{"resource":"a","grade":1,"count":0.5,"timeWindow":5}`, want: 5},
+		{name: "Java, set", give: `{"resource":"a","grade":2,"count":3,"timeWindow":5,"minRequestAmount":2}`, want: 2},
+		{
+			name: "Go, left out: no minimum, as 1",
+			give: `{"resource":"a","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":3}`, want: 1,
+		},
+		{
+			name: "Go, 0: no minimum, as 1",
+			give: `{"resource":"a","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":3,"minRequestAmount":0}`, want: 1,
+		},
+		{
+			name: "Go, set",
+			give: `{"resource":"a","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":3,"minRequestAmount":7}`, want: 7,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := breaker.ParseSentinelRules([]byte(`[` + tt.give + `]`))
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			assert.Equal(t, tt.want, got[0].MinRequestAmount)
+		})
+	}
+
+	// Java "open when errors exceed 0" with the default minRequestAmount: the window must hold
+	// 5 calls, so the 1st to 4th errors do not trip and the 5th does.
+	rules, err := breaker.ParseSentinelRules([]byte(`[{"resource":"db","grade":2,"count":0,"timeWindow":10}]`))
+	require.NoError(t, err)
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
+	require.NoError(t, m.LoadRules(rules))
+	for i := 1; i <= 5; i++ {
+		e, blocked := m.Enter("db")
+		require.NoError(t, blocked, "call %d", i)
+		e.SetError(errors.New("down"))
+		e.Exit()
+		want := breaker.Closed
+		if i == 5 {
+			want = breaker.Open
+		}
+		assert.Equal(t, want, m.Breakers("db")[0].State(), "after error %d", i)
+	}
+}
