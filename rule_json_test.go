@@ -458,6 +458,9 @@ func FuzzParseRules(f *testing.F) {
 		`[{"resource":"r","strategy":"ErrorCount","threshold":3.5,"retryTimeout":"5s","x":1}]`,
 		`[{"resource":"\u00e9\ud800","strategy":"ErrorRatio","threshold":1e-300,"retryTimeout":"1ns"}]`,
 		`[{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s"}] x`,
+		`[{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s","threshold":4}]`,
+		`[{"resource":"r","strategy":"ErrorCount","threshold":3,"retrytimeout":"5s"}]`,
+		"[\n {\"resource\":\"r\",\n  \"strategy\":}]",
 	} {
 		f.Add([]byte(seed))
 	}

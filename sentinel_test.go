@@ -445,6 +445,8 @@ func FuzzParseSentinelRules(f *testing.F) {
 		`[{"resource":"a","grade":9,"count":-1,"timeWindow":-1}]`,
 		`[{"resource":"a","grade":"0","count":"5"}]`,
 		`[{"id":"x","resource":"a","grade":1,"count":0,"timeWindow":1}]`,
+		`[{"resource":"a","grade":2,"count":5,"timeWindow":5,"count":50}]`,
+		`[{"resource":"a","Strategy":2,"retryTimeoutMs":1,"statIntervalMs":1,"threshold":3}]`,
 	} {
 		f.Add([]byte(seed))
 	}
