@@ -47,6 +47,10 @@ var ErrNotRegular = errors.New("rulefile: not a regular file")
 // until it is older than that it is read at every poll.
 const trustAfter = 10 * time.Second
 
+// hungAfter is how long a read may stay out before a poll reports it as a problem: a slow disk
+// or a loaded machine may take longer than one interval; a hung mount takes for ever.
+const hungAfter = 30 * time.Second
+
 // Watcher reloads one rule file into one Manager. Create it with Watch.
 type Watcher struct {
 	path     string
@@ -62,6 +66,7 @@ type Watcher struct {
 	open       func(path string) (*os.File, error) // opens the file to read it
 	ticks      <-chan time.Time                    // polls; nil: a time.Ticker of interval
 	afterCheck func(read bool)                     // called after each poll is handled; read: the content was read
+	hungAfter  time.Duration                       // hungAfter, or less
 
 	// The fields below belong to Watch, then to the watcher's goroutine. Only hashes of the
 	// content are kept, never the content: a large file is held once, while it is loaded.
@@ -124,7 +129,7 @@ func SentinelFormat() Option {
 
 // OnError is called, on the watcher's goroutine, with each new problem: a file that cannot be
 // read, is not a regular file, is too large or cannot be parsed, rules the Manager refused, a
-// read that has not returned by the next poll. The last good rules stay in force. A problem is
+// read that has not returned after 30 seconds. The last good rules stay in force. A problem is
 // reported once; a read problem again after a read has succeeded in between, and a problem
 // with the content again after rules have loaded in between. Watch does not call it: it
 // returns the problems of the first load.
@@ -159,16 +164,17 @@ func Watch(ctx context.Context, path string, m *breaker.Manager, opts ...Option)
 		m = breaker.Default()
 	}
 	w := &Watcher{
-		path:     path,
-		m:        m,
-		parse:    breaker.ParseRules,
-		interval: time.Second,
-		maxSize:  DefaultMaxSize,
-		onError:  func(error) {},
-		onLoad:   func([]breaker.Rule) {},
-		logger:   slog.Default(),
-		open:     openNonblocking,
-		done:     make(chan struct{}),
+		path:      path,
+		m:         m,
+		parse:     breaker.ParseRules,
+		interval:  time.Second,
+		maxSize:   DefaultMaxSize,
+		onError:   func(error) {},
+		onLoad:    func([]breaker.Rule) {},
+		logger:    slog.Default(),
+		open:      openNonblocking,
+		hungAfter: hungAfter,
+		done:      make(chan struct{}),
 	}
 	for _, o := range opts {
 		o.apply(w)
@@ -207,17 +213,20 @@ func (w *Watcher) run(ctx context.Context) {
 		ticks = tick.C
 	}
 	var reading <-chan readResult // the read in flight, if any
+	var readStart time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticks:
-			if reading != nil {
-				// The file system has not answered since the last poll: do not pile up reads.
-				w.reportRead(fmt.Errorf("%s: the last read has not returned; not reading again until it does", w.path))
+			if reading != nil { // one read at a time: a hung mount must not pile them up
+				if time.Since(readStart) >= w.hungAfter {
+					w.reportRead(fmt.Errorf("%s: a read has not returned within %v; not reading again until it does",
+						w.path, w.hungAfter))
+				}
 				continue
 			}
-			reading = w.startRead()
+			reading, readStart = w.startRead(), time.Now()
 		case res := <-reading:
 			reading = nil
 			w.check(res)
