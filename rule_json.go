@@ -9,9 +9,11 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 var (
@@ -135,10 +137,15 @@ func optionalDuration(d time.Duration) *string {
 // left out, or null, is zero whatever r held before. JSON null for the whole rule leaves r as
 // it is.
 //
+// Keys match the field names exactly: unlike encoding/json's default, a key that differs from a
+// field only in case ("retrytimeout") is not taken for it, and a key may be written only once.
+//
 // It returns a *RuleError (wrapping ErrInvalidRule, with Index -1 and Field set to the JSON
-// field's name) for a field it does not know, a value of the wrong JSON type, a duration that
-// time.ParseDuration refuses (so "5" and 5 are errors: write "5s"), or a strategy name it does
-// not know; and an error for input that is not one JSON value. It does not call Validate: a
+// key) for a field it does not know, a key written twice, a key that matches a field only when
+// case is ignored, a value of the wrong JSON type, a duration that time.ParseDuration refuses
+// (so "5" and 5 are errors: write "5s"), or a strategy name it does not know; and an error for
+// input that is not one JSON value, which says where (line, column and byte offset) for
+// malformed JSON. It does not call Validate: a
 // rule may be decoded and then completed in code. ParseRules decodes and validates.
 func (r *Rule) UnmarshalJSON(b []byte) error {
 	rule, _, err := decodeRule(b)
@@ -157,11 +164,14 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 	if isJSONNull(b) {
 		return nil, false, nil
 	}
+	if err := checkKeys(objectKeys(b), ruleKeys); err != nil {
+		return nil, false, err
+	}
 	var j ruleJSON
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
-		return nil, false, decodeError(err, "rule", j.Resource, ruleJSONWants)
+		return nil, false, decodeError(err, b, "rule", j.Resource, ruleJSONWants)
 	}
 	if end := dec.InputOffset(); !atEOF(dec) {
 		return nil, false, fmt.Errorf("breaker: rule is not valid JSON: data after the rule's object at byte %d",
@@ -207,10 +217,11 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 // null and [] give an empty slice.
 //
 // A rule that cannot be decoded or is invalid gives a *RuleError (wrapping ErrInvalidRule)
-// whose Index is the rule's position in the array. Input that is not a JSON array gives an
-// error that does not wrap ErrInvalidRule. Rules that are fine alone but not together (two
-// identical rules for one resource, too many rules for one resource) are left to
-// Manager.LoadRules, which rejects them.
+// whose Index is the rule's position in the array; keys are read as Rule.UnmarshalJSON reads
+// them (exactly, once each). Input that is not a JSON array gives an error that does not wrap
+// ErrInvalidRule; for malformed JSON it gives the line and column (both from 1) and the byte
+// offset. Rules that are fine alone but not together (two identical rules for one resource,
+// too many rules for one resource) are left to Manager.LoadRules, which rejects them.
 func ParseRules(data []byte) ([]Rule, error) {
 	raws, err := splitJSONArray(data, "rules")
 	if err != nil {
@@ -246,7 +257,7 @@ func splitJSONArray(data []byte, what string) ([]json.RawMessage, error) {
 		var typ *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &syntax):
-			return nil, fmt.Errorf("breaker: %s are not valid JSON: %v (at byte %d)", what, err, syntax.Offset)
+			return nil, fmt.Errorf("breaker: %s are not valid JSON: %v (at %s)", what, err, position(data, syntax))
 		case errors.As(err, &typ):
 			return nil, fmt.Errorf("breaker: %s must be a JSON array, got %s", what, typ.Value)
 		}
@@ -274,16 +285,31 @@ func atEOF(dec *json.Decoder) bool {
 
 func isJSONNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }
 
+// position describes where in data the *json.SyntaxError err lies: the line and column (both
+// from 1, the column counted in characters) of the byte at fault, and the byte offset that
+// encoding/json reports, which is just after that byte. Input that ends too soon is at fault
+// just after its last byte.
+func position(data []byte, err *json.SyntaxError) string {
+	i := int(min(max(err.Offset-1, 0), int64(len(data))))
+	if strings.Contains(err.Error(), "end of JSON input") {
+		i = len(data)
+	}
+	lineStart := bytes.LastIndexByte(data[:i], '\n') + 1
+	line := bytes.Count(data[:lineStart], []byte{'\n'}) + 1
+	column := utf8.RuneCount(data[lineStart:i]) + 1
+	return fmt.Sprintf("line %d, column %d, byte offset %d", line, column, err.Offset)
+}
+
 // decodeError turns an error from decoding one JSON object into a *RuleError naming the field
 // at fault (an unknown field can only be a rule's: Sentinel's are ignored), or a plain error
 // when the input is not JSON. what names the object ("rule", "Sentinel rule"); wants describes
 // the fields whose Go type would not say well what they hold.
-func decodeError(err error, what, resource string, wants map[string]string) error {
+func decodeError(err error, data []byte, what, resource string, wants map[string]string) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syntax):
-		return fmt.Errorf("breaker: %s is not valid JSON: %v (at byte %d)", what, err, syntax.Offset)
+		return fmt.Errorf("breaker: %s is not valid JSON: %v (at %s)", what, err, position(data, syntax))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("breaker: %s is not valid JSON: unexpected end of input", what)
 	case errors.As(err, &typ):
@@ -328,4 +354,81 @@ func describeJSONType(t reflect.Type) string {
 		return fmt.Sprintf("a whole number in [0, %d]", uint64(math.MaxUint64)>>(64-t.Bits()))
 	}
 	return "a JSON value of another type"
+}
+
+// ruleKeys are the keys of a rule's JSON form.
+var ruleKeys = jsonKeys(reflect.TypeFor[ruleJSON]())
+
+// jsonKeys returns the JSON names of the fields of struct type t, from their json tags.
+func jsonKeys(t reflect.Type) []string {
+	keys := make([]string, 0, t.NumField())
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		keys = append(keys, name)
+	}
+	return keys
+}
+
+// checkKeys refuses what encoding/json would let through in silence: a key written twice in a
+// JSON object (it keeps the last) and a key that is none of known but equals one of them when
+// case is ignored (it takes it for that field). Keys are compared as encoding/json reads them,
+// escapes undone, so "resourc\u0065" is "resource". The error is a *RuleError with Index -1
+// that names the key.
+func checkKeys(obj jsonObject, known []string) error {
+	keys, resource := obj.keys, obj.resource
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			return &RuleError{Index: -1, Resource: resource, Field: k,
+				Reason: "is written twice: write each field once"}
+		}
+		seen[k] = true
+	}
+	for _, k := range keys {
+		if slices.Contains(known, k) {
+			continue
+		}
+		for _, field := range known {
+			if strings.EqualFold(k, field) {
+				return &RuleError{Index: -1, Resource: resource, Field: k,
+					Reason: fmt.Sprintf("matches the field %q only when case is ignored: names must match exactly", field)}
+			}
+		}
+	}
+	return nil
+}
+
+// jsonObject holds the keys of a JSON object in order, and its "resource" when that is a string
+// (for errors).
+type jsonObject struct {
+	keys     []string
+	resource string
+}
+
+// objectKeys reads the keys of the JSON object b. It stops at the first syntax error, and
+// returns no keys for a value that is not an object: the decoder that follows reports both.
+func objectKeys(b []byte) (obj jsonObject) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return obj
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return obj
+		}
+		obj.keys = append(obj.keys, key)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return obj
+		}
+		if key == "resource" {
+			_ = json.Unmarshal(value, &obj.resource) // a resource that is not a string is left ""
+		}
+	}
+	return obj
 }

@@ -458,6 +458,9 @@ func FuzzParseRules(f *testing.F) {
 		`[{"resource":"r","strategy":"ErrorCount","threshold":3.5,"retryTimeout":"5s","x":1}]`,
 		`[{"resource":"\u00e9\ud800","strategy":"ErrorRatio","threshold":1e-300,"retryTimeout":"1ns"}]`,
 		`[{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s"}] x`,
+		`[{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s","threshold":4}]`,
+		`[{"resource":"r","strategy":"ErrorCount","threshold":3,"retrytimeout":"5s"}]`,
+		"[\n {\"resource\":\"r\",\n  \"strategy\":}]",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -481,4 +484,98 @@ func checkParsed(t *testing.T, parse func([]byte) ([]breaker.Rule, error), data 
 	again, err := breaker.ParseRules(out)
 	require.NoError(t, err, string(out))
 	require.Equal(t, rules, again, string(out))
+}
+
+// Given keys that encoding/json would take in silence (a key written twice, the last winning;
+// a key that matches a field only when case is ignored), then ParseRules and UnmarshalJSON
+// refuse them with a *RuleError that names the rule's index and the key.
+func TestParseRulesRefusesDuplicateAndCaseFoldedKeys(t *testing.T) {
+	const ok = `{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s"}`
+	tests := []struct {
+		name      string
+		give      string // the second rule of the array
+		wantField string
+		wantText  string
+	}{
+		{
+			name:      "a key written twice",
+			give:      `{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s","threshold":4}`,
+			wantField: "threshold", wantText: `invalid rule 1 (resource "r"): threshold is written twice`,
+		},
+		{
+			name:      "a key written twice with the same value",
+			give:      `{"resource":"r","resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s"}`,
+			wantField: "resource", wantText: `resource is written twice`,
+		},
+		{
+			name:      "a key written twice, once with an escape",
+			give:      `{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s","retryTimeou\u0074":"1s"}`,
+			wantField: "retryTimeout", wantText: `retryTimeout is written twice`,
+		},
+		{
+			name:      "a key in lower case",
+			give:      `{"resource":"r","strategy":"ErrorCount","threshold":3,"retrytimeout":"5s"}`,
+			wantField: "retrytimeout", wantText: `retrytimeout matches the field "retryTimeout" only when case is ignored`,
+		},
+		{
+			name:      "a key in upper case before the resource",
+			give:      `{"RESOURCE":"x","resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s"}`,
+			wantField: "RESOURCE", wantText: `invalid rule 1 (resource "r"): RESOURCE matches the field "resource"`,
+		},
+		{
+			name:      "a key that folds to a field through Unicode (the Kelvin sign)",
+			give:      `{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s","buc\u212aetCount":2}`,
+			wantField: "buc\u212aetCount", wantText: `matches the field "bucketCount" only when case is ignored`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := breaker.ParseRules([]byte(`[` + ok + `,` + tt.give + `]`))
+			assert.Nil(t, got)
+			assert.ErrorIs(t, err, breaker.ErrInvalidRule)
+			var re *breaker.RuleError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, 1, re.Index)
+			assert.Equal(t, tt.wantField, re.Field)
+			assert.ErrorContains(t, err, tt.wantText)
+
+			r := fullRule
+			err = json.Unmarshal([]byte(tt.give), &r)
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, -1, re.Index)
+			assert.Equal(t, tt.wantField, re.Field)
+			assert.Equal(t, fullRule, r, "a refused rule leaves the Rule alone")
+		})
+	}
+}
+
+// Given malformed JSON, then the error says on which line and in which column (both from 1)
+// the decoder stopped, as well as the byte offset.
+func TestParseRulesSyntaxErrorPosition(t *testing.T) {
+	tests := []struct {
+		name string
+		give string
+		want string
+	}{
+		{name: "on the first line", give: `[{"resource":"r",}]`, want: "(at line 1, column 18, byte offset 18)"},
+		{
+			name: "on the third line",
+			give: "[\n  {\"resource\":\"r\"},\n  {\"resource\" \"s\"}\n]",
+			want: "line 3, column 15, byte offset 37",
+		},
+		{name: "columns count characters", give: "[\n{\"resource\":\"é\"\"x\"}]", want: "line 2, column 16"},
+		{name: "at the end of the input", give: "[\n{\"resource\":", want: "line 2, column 13"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := breaker.ParseRules([]byte(tt.give))
+			assert.ErrorContains(t, err, "breaker: rules are not valid JSON")
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+
+	var r breaker.Rule
+	err := r.UnmarshalJSON([]byte("{\"resource\":\"r\",\n\"threshold\":1x}"))
+	assert.ErrorContains(t, err, "breaker: rule is not valid JSON")
+	assert.ErrorContains(t, err, "line 2, column 14")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"time"
 )
 
@@ -29,14 +30,19 @@ import (
 // count, a Rule when they reach its Threshold: hence the +1, and count 5 opens on the 6th
 // error. Java counts in a window of one bucket: hence BucketCount 1, not the default 10 (and
 // sentinel-golang, like Java, takes 1 for a bucket count that does not divide the interval).
-// sentinel-golang's minRequestAmount 0 lets the first call trip, as MinRequestAmount 1 does,
-// where 0 would mean 5. A Java count for grade 0 is rounded to whole milliseconds, as Java does.
+// MinRequestAmount is always written explicitly, never 0, so that what a Rule's 0 means (the
+// default, or for ErrorCount no more calls than Threshold) does not change when a converted
+// rule trips: Java's default, for a minRequestAmount left out, is 5 (DegradeRule's
+// DEGRADE_DEFAULT_MIN_REQUEST_AMOUNT; Java refuses 0); sentinel-golang has no default and
+// compares "total < minRequestAmount", so its 0 lets the first call trip, as 1 does here. A Java count for grade 0 is rounded to whole milliseconds, as Java does.
 // One difference remains: Java opens a ratio breaker when the ratio exceeds its threshold (a
 // slow-call ratio of 1.0 aside), a Rule, like sentinel-golang, when the ratio reaches it, so a
 // Java error ratio of 0.5 opens at 5 errors in 10 calls here and at 6 in Java.
 //
 // Every other field Sentinel writes (limitApp, clusterMode, clusterConfig, app, probeNum, ...)
-// is ignored, so that rule files migrate unchanged. Note that a sentinel-golang probeNum above 1
+// is ignored, so that rule files migrate unchanged. The fields above must be spelled exactly:
+// a key that matches one only when case is ignored ("timewindow") is an error, not taken for it
+// as encoding/json would, and so is a key written twice in one rule. Note that a sentinel-golang probeNum above 1
 // asks for that many good probes before closing, where a Rule closes on one.
 //
 // A rule Sentinel itself refuses is an error (an unknown grade or strategy, a negative
@@ -98,6 +104,14 @@ type goCircuitBreakerRule struct {
 	Threshold                    float64 `json:"threshold"`
 }
 
+// The keys of the two forms, and those that tell them apart. A key that matches one of them only
+// when case is ignored is refused, where encoding/json would take it; other keys are ignored.
+var (
+	sentinelFormKeys = jsonKeys(reflect.TypeFor[sentinelForm]())
+	javaKeys         = jsonKeys(reflect.TypeFor[javaDegradeRule]())
+	goKeys           = jsonKeys(reflect.TypeFor[goCircuitBreakerRule]())
+)
+
 // javaWants and goWants describe, for errors, what the fields of the two forms hold.
 var (
 	javaWants = map[string]string{
@@ -121,8 +135,12 @@ func convertSentinelRule(raw []byte) (Rule, error) {
 	if isJSONNull(raw) {
 		return Rule{}, &RuleError{Index: -1, Reason: "must be a JSON object, got null"}
 	}
+	keys := objectKeys(raw)
+	if err := checkKeys(keys, sentinelFormKeys); err != nil {
+		return Rule{}, err
+	}
 	if err := json.Unmarshal(raw, &form); err != nil {
-		return Rule{}, decodeError(err, "Sentinel rule", form.Resource, nil)
+		return Rule{}, decodeError(err, raw, "Sentinel rule", form.Resource, nil)
 	}
 	java, golang := !isAbsent(form.Grade), !isAbsent(form.Strategy)
 	switch {
@@ -138,15 +156,21 @@ func convertSentinelRule(raw []byte) (Rule, error) {
 	var from map[string]string // Rule field → the Sentinel field and value it came from
 	var err error
 	if java {
+		if err := checkKeys(keys, javaKeys); err != nil {
+			return Rule{}, err
+		}
 		var j javaDegradeRule
 		if err := json.Unmarshal(raw, &j); err != nil {
-			return Rule{}, decodeError(err, "Sentinel rule", j.Resource, javaWants)
+			return Rule{}, decodeError(err, raw, "Sentinel rule", j.Resource, javaWants)
 		}
 		r, from, err = j.convert()
 	} else {
+		if err := checkKeys(keys, goKeys); err != nil {
+			return Rule{}, err
+		}
 		var g goCircuitBreakerRule
 		if err := json.Unmarshal(raw, &g); err != nil {
-			return Rule{}, decodeError(err, "Sentinel rule", g.Resource, goWants)
+			return Rule{}, decodeError(err, raw, "Sentinel rule", g.Resource, goWants)
 		}
 		r, from, err = g.convert()
 	}

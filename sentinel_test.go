@@ -445,9 +445,127 @@ func FuzzParseSentinelRules(f *testing.F) {
 		`[{"resource":"a","grade":9,"count":-1,"timeWindow":-1}]`,
 		`[{"resource":"a","grade":"0","count":"5"}]`,
 		`[{"id":"x","resource":"a","grade":1,"count":0,"timeWindow":1}]`,
+		`[{"resource":"a","grade":2,"count":5,"timeWindow":5,"count":50}]`,
+		`[{"resource":"a","Strategy":2,"retryTimeoutMs":1,"statIntervalMs":1,"threshold":3}]`,
 	} {
 		f.Add([]byte(seed))
 	}
 	// The converted rules are rules like any other: they read back the same.
 	f.Fuzz(func(t *testing.T, data []byte) { checkParsed(t, breaker.ParseSentinelRules, data) })
+}
+
+// Given a Sentinel rule with a key written twice, or a key that matches a field of its form only
+// when case is ignored, then ParseSentinelRules refuses it, naming the index and the key, where
+// encoding/json would keep the last value or take the key for the field.
+func TestParseSentinelRulesRefusesDuplicateAndCaseFoldedKeys(t *testing.T) {
+	const java = `{"resource":"a","grade":2,"count":5,"timeWindow":5}`
+	tests := []struct {
+		name      string
+		give      string // the second rule of the array
+		wantField string
+		wantText  string
+	}{
+		{
+			name:      "Java: a key written twice",
+			give:      `{"resource":"b","grade":2,"count":5,"timeWindow":5,"count":50}`,
+			wantField: "count", wantText: `invalid rule 1 (resource "b"): count is written twice`,
+		},
+		{
+			name:      "Java: a key in the wrong case",
+			give:      `{"resource":"b","grade":2,"count":5,"timewindow":5}`,
+			wantField: "timewindow", wantText: `timewindow matches the field "timeWindow" only when case is ignored`,
+		},
+		{
+			name:      "Java: grade in the wrong case",
+			give:      `{"resource":"b","Grade":2,"count":5,"timeWindow":5}`,
+			wantField: "Grade", wantText: `Grade matches the field "grade"`,
+		},
+		{
+			name:      "Go: a key in the wrong case",
+			give:      `{"resource":"b","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":5,"MinRequestAmount":10}`,
+			wantField: "MinRequestAmount", wantText: `MinRequestAmount matches the field "minRequestAmount"`,
+		},
+		{
+			name:      "Go: a key written twice",
+			give:      `{"resource":"b","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":5,"strategy":1}`,
+			wantField: "strategy", wantText: `strategy is written twice`,
+		},
+		{
+			name:      "an ignored key written twice",
+			give:      `{"resource":"b","grade":2,"count":5,"timeWindow":5,"limitApp":"default","limitApp":"other"}`,
+			wantField: "limitApp", wantText: `limitApp is written twice`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := breaker.ParseSentinelRules([]byte(`[` + java + `,` + tt.give + `]`))
+			assert.Nil(t, got)
+			assert.ErrorIs(t, err, breaker.ErrInvalidRule)
+			var re *breaker.RuleError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, 1, re.Index)
+			assert.Equal(t, tt.wantField, re.Field)
+			assert.ErrorContains(t, err, tt.wantText)
+		})
+	}
+
+	// A key of the other form, or of neither, in any case, is not one of this form's: ignored.
+	got, err := breaker.ParseSentinelRules([]byte(`[{"resource":"a","grade":2,"count":5,"timeWindow":5,` +
+		`"Threshold":3,"LIMITAPP":"default","clusterConfig":{"a":1,"a":2}}]`))
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+}
+
+// SPEC A4: a Rule's MinRequestAmount 0 means the default, which for ErrorCount is no more calls
+// than Threshold. So ParseSentinelRules never leaves it 0: it writes Sentinel's own default,
+// and a converted rule trips on the same call whatever a Rule's 0 means.
+func TestParseSentinelRulesWritesMinRequestAmount(t *testing.T) {
+	tests := []struct {
+		name string
+		give string
+		want uint64
+	}{
+		{name: "Java, left out: Java's default 5", give: `{"resource":"a","grade":2,"count":0,"timeWindow":5}`, want: 5},
+		{name: "Java, null: Java's default 5", give: `{"resource":"a","grade":2,"count":0,"timeWindow":5,"minRequestAmount":null}`, want: 5},
+		{name: "Java, ratio, left out", give: `{"resource":"a","grade":1,"count":0.5,"timeWindow":5}`, want: 5},
+		{name: "Java, set", give: `{"resource":"a","grade":2,"count":3,"timeWindow":5,"minRequestAmount":2}`, want: 2},
+		{
+			name: "Go, left out: no minimum, as 1",
+			give: `{"resource":"a","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":3}`, want: 1,
+		},
+		{
+			name: "Go, 0: no minimum, as 1",
+			give: `{"resource":"a","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":3,"minRequestAmount":0}`, want: 1,
+		},
+		{
+			name: "Go, set",
+			give: `{"resource":"a","strategy":2,"retryTimeoutMs":5000,"statIntervalMs":1000,"threshold":3,"minRequestAmount":7}`, want: 7,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := breaker.ParseSentinelRules([]byte(`[` + tt.give + `]`))
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			assert.Equal(t, tt.want, got[0].MinRequestAmount)
+		})
+	}
+
+	// Java "open when errors exceed 0" with the default minRequestAmount: the window must hold
+	// 5 calls, so the 1st to 4th errors do not trip and the 5th does.
+	rules, err := breaker.ParseSentinelRules([]byte(`[{"resource":"db","grade":2,"count":0,"timeWindow":10}]`))
+	require.NoError(t, err)
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
+	require.NoError(t, m.LoadRules(rules))
+	for i := 1; i <= 5; i++ {
+		e, blocked := m.Enter("db")
+		require.NoError(t, blocked, "call %d", i)
+		e.SetError(errors.New("down"))
+		e.Exit()
+		want := breaker.Closed
+		if i == 5 {
+			want = breaker.Open
+		}
+		assert.Equal(t, want, m.Breakers("db")[0].State(), "after error %d", i)
+	}
 }

@@ -37,6 +37,15 @@ import (
 // not reported.
 var ErrNotFound = errors.New("breakeretcd: no rules stored in etcd")
 
+// ErrTooLarge is reported, or returned by Watch, when the rules stored in etcd are larger than
+// the size limit (WithMaxSize): the value at the key, or with WithPrefix the values under the
+// prefix together. The error wrapping it names the limit. The last good rules stay in force.
+var ErrTooLarge = errors.New("breakeretcd: rules too large")
+
+// DefaultMaxSize is the most bytes of rules Watch accepts unless WithMaxSize says otherwise:
+// 16 MiB, as rulefile.
+const DefaultMaxSize = 16 << 20
+
 // Retries of a failed read or of a watch that ended back off from minRetry to maxRetry,
 // doubling each time; a watch that delivered events or lasted maxRetry starts them over.
 const (
@@ -54,6 +63,7 @@ type Watcher struct {
 	clearOnDelete bool
 	requireKey    bool
 	timeout       time.Duration
+	maxSize       int64
 	onError       func(error)
 	onLoad        func([]breaker.Rule)
 	logger        *slog.Logger
@@ -111,6 +121,23 @@ func WithTimeout(d time.Duration) Option {
 	})
 }
 
+// WithMaxSize sets the most bytes of rules the watcher parses: the value at the key, or with
+// WithPrefix the values under the prefix together. The default is DefaultMaxSize (16 MiB). Rules
+// over it are not parsed: they are refused with an error wrapping ErrTooLarge that names the
+// limit, and the last good rules stay. An n <= 0 keeps the default.
+//
+// The limit applies once etcd's answer has arrived, which etcd bounds by its own request size
+// limit (--max-request-bytes, 1.5 MiB by default) for each value; it keeps a large set of rules
+// from being parsed and loaded. The memory the windows of the rules take is for the Manager to
+// bound.
+func WithMaxSize(n int64) Option {
+	return optionFunc(func(w *Watcher) {
+		if n > 0 {
+			w.maxSize = n
+		}
+	})
+}
+
 // OnError is called with each new problem: a value that cannot be parsed, rules the Manager
 // refused, a missing value (ErrNotFound), a read of etcd that failed, a watch that ended for
 // another reason than compaction. The last good rules stay in force. A problem is reported
@@ -155,6 +182,7 @@ func Watch(ctx context.Context, client *clientv3.Client, key string, m *breaker.
 		m:       m,
 		parse:   breaker.ParseRules,
 		timeout: 5 * time.Second,
+		maxSize: DefaultMaxSize,
 		onError: func(error) {},
 		onLoad:  func([]breaker.Rule) {},
 		logger:  slog.Default(),
@@ -303,8 +331,8 @@ func (w *Watcher) read(ctx context.Context) (rev int64, err error) {
 }
 
 // apply loads the values etcd holds into the Manager, unless they are the ones last loaded or
-// refused. It returns a missing value (when it is a problem), a value that cannot be parsed,
-// or rules the Manager refused.
+// refused. It returns a missing value (when it is a problem), values over the size limit, a
+// value that cannot be parsed, or rules the Manager refused.
 func (w *Watcher) apply() error {
 	if w.seen != nil && maps.EqualFunc(w.values, w.seen, bytes.Equal) {
 		return nil
@@ -312,6 +340,21 @@ func (w *Watcher) apply() error {
 	w.seen = maps.Clone(w.values)
 	if len(w.values) == 0 && !w.clearOnDelete {
 		return fmt.Errorf("%w: %s", ErrNotFound, w.what())
+	}
+	var size int64
+	for _, v := range w.values {
+		size += int64(len(v))
+	}
+	if size > w.maxSize {
+		limit := fmt.Sprintf("%d bytes", w.maxSize)
+		if w.maxSize%(1<<20) == 0 {
+			limit += fmt.Sprintf(" (%d MiB)", w.maxSize>>20)
+		}
+		held := fmt.Sprintf("%d bytes", size)
+		if w.prefix {
+			held += fmt.Sprintf(" in %d keys", len(w.values))
+		}
+		return fmt.Errorf("%w: %s holds %s, over the limit of %s (see WithMaxSize)", ErrTooLarge, w.what(), held, limit)
 	}
 	var rules []breaker.Rule
 	var keyOf []string // keyOf[i] is the key that holds rules[i]

@@ -3,6 +3,7 @@ package breakeretcd_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -565,4 +566,45 @@ func (p *proxy) close() {
 	p.ln.Close()
 	p.cut()
 	p.wg.Wait()
+}
+
+// Given rules over the size limit, then Watch refuses them at start, naming the limit; while
+// watching, a value that grows over it, or prefix values that together are over it, are
+// reported and the last good rules stay.
+func TestWatchRefusesRulesOverTheSizeLimit(t *testing.T) {
+	s := startEtcd(t)
+	c := newClient(t, s.endpoint())
+	limit := int64(len(ruleA))
+	big := ruleA + " "
+
+	put(t, c, "/big", big)
+	w, err := breakeretcd.Watch(context.Background(), c, "/big", breaker.NewManager(),
+		breakeretcd.WithMaxSize(limit), breakeretcd.WithLogger(quiet))
+	assert.Nil(t, w)
+	assert.ErrorIs(t, err, breakeretcd.ErrTooLarge)
+	assert.ErrorContains(t, err, fmt.Sprintf(`key "/big" holds %d bytes, over the limit of %d bytes`, len(big), limit))
+
+	put(t, c, "/rules", ruleA)
+	x := watch(t, c, "/rules", breakeretcd.WithMaxSize(limit))
+	assert.Equal(t, wantA, next(t, x.loads))
+	put(t, c, "/rules", big)
+	err = next(t, x.errs)
+	assert.ErrorIs(t, err, breakeretcd.ErrTooLarge)
+	assert.Equal(t, wantA, x.m.Rules(), "the last good rules stay")
+	put(t, c, "/rules", ruleB)
+	assert.Equal(t, wantB, next(t, x.loads))
+
+	put(t, c, "/set/a", ruleA)
+	p := watch(t, c, "/set/", breakeretcd.WithPrefix(), breakeretcd.WithMaxSize(limit+int64(len(ruleC))))
+	assert.Equal(t, wantA, next(t, p.loads))
+	put(t, c, "/set/c", ruleC)
+	assert.Equal(t, concat(wantA, wantC), next(t, p.loads), "at the limit")
+	put(t, c, "/set/c", ruleC+" ")
+	err = next(t, p.errs)
+	assert.ErrorIs(t, err, breakeretcd.ErrTooLarge)
+	assert.ErrorContains(t, err, fmt.Sprintf(`prefix "/set/" holds %d bytes in 2 keys`, limit+int64(len(ruleC))+1))
+	assert.Equal(t, concat(wantA, wantC), p.m.Rules())
+
+	// The default is 16 MiB.
+	assert.EqualValues(t, 16<<20, breakeretcd.DefaultMaxSize)
 }

@@ -33,8 +33,8 @@ instance-b loaded: payments ErrorCount >= 3, retry 30s
 instance-a 3 failed calls to payments: OPEN
 instance-b 3 failed calls to payments: OPEN
 operator  put /config/payments/breakers: broken JSON
-instance-a refused it (unexpected end of JSON input (at byte 83)); keeps payments ErrorCount >= 3, retry 30s
-instance-b refused it (unexpected end of JSON input (at byte 83)); keeps payments ErrorCount >= 3, retry 30s
+instance-a refused it (unexpected end of JSON input (at line 1, column 84, byte offset 83)); keeps payments ErrorCount >= 3, retry 30s
+instance-b refused it (unexpected end of JSON input (at line 1, column 84, byte offset 83)); keeps payments ErrorCount >= 3, retry 30s
 shutdown  watchers stopped, clients closed, etcd closed
 `
 	assert.Equal(t, want, out.String())
