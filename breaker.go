@@ -60,6 +60,8 @@ type circuit struct {
 	probeTimeout int64
 	interval     time.Duration
 	buckets      uint32
+	dryRun       bool        // the rule is DryRun
+	forcedClosed atomic.Bool // the resource is ForceClosed
 	cur          atomic.Pointer[period]
 }
 
@@ -95,6 +97,7 @@ func (c *circuit) init(m *Manager, r *Rule) {
 	c.probeTimeout = int64(r.probeTimeout())
 	c.interval = r.statInterval()
 	c.buckets = r.bucketCount()
+	c.dryRun = r.DryRun
 	c.rule.Store(r)
 	c.cur.Store(&period{state: Closed, window: newLeapArray(c.interval, c.buckets)})
 }
@@ -326,8 +329,32 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 		At:         c.m.timeAt(now),
 		Generation: to.gen,
 		Seq:        to.seq,
+		DryRun:     c.dry(),
 	})
 	return true
+}
+
+// dry reports whether the breaker lets through the calls it would reject: its rule is DryRun,
+// or its resource is ForceClosed.
+func (c *circuit) dry() bool { return c.dryRun || c.forcedClosed.Load() }
+
+// reset moves the breaker to a fresh CLOSED period with an empty window, and reports the
+// transition if it was not CLOSED. A retired breaker stays retired.
+func (c *circuit) reset(now int64) {
+	for {
+		p := c.cur.Load()
+		if p.state == Closed && p.window == nil {
+			return // retired
+		}
+		q := c.newPeriod(p, Closed, 0)
+		if p.state != Closed {
+			if c.move(p, q, Reset, 0, now) {
+				return
+			}
+		} else if c.cur.CompareAndSwap(p, q) {
+			return
+		}
+	}
 }
 
 // retire replaces the breaker's period with a final CLOSED one that counts nothing, so calls
@@ -341,7 +368,7 @@ func (c *circuit) retire(now int64) (StateChange, bool) {
 			r := c.rule.Load()
 			return StateChange{
 				Resource: r.Resource, Rule: *r, From: p.state, To: Closed,
-				Reason: RuleChanged, At: c.m.timeAt(now), Generation: q.gen, Seq: q.seq,
+				Reason: RuleChanged, At: c.m.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
 			}, p.state != Closed
 		}
 	}

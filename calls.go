@@ -15,6 +15,9 @@ type CallInfo struct {
 	Outcome Outcome
 	// Slow reports whether a SlowRequestRatio rule of the resource found the call slow.
 	Slow bool
+	// DryRun is, for a call that ran, the error that a DryRun rule, or a breaker of a
+	// ForceClosed resource, would have rejected it with; nil when none would have.
+	DryRun *BlockError
 }
 
 // CallObserver hears every call of a Manager, passed or blocked, for metrics. OnCall runs

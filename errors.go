@@ -14,6 +14,15 @@ var ErrBlocked = errors.New("breaker: call blocked")
 // its probe in flight), as opposed to one that a slot blocked.
 var ErrOpen = errors.New("breaker: circuit open")
 
+// ErrForcedOpen is the Cause of the *BlockError of a call to a resource that is ForceOpen
+// (LoadResources). Such an error also matches ErrOpen.
+var ErrForcedOpen = errors.New("breaker: resource forced open")
+
+// ErrConcurrencyLimit is the Cause of the *BlockError of a call that would have taken the
+// calls in flight to its resource past MaxConcurrency (LoadResources). It does not match
+// ErrOpen: no breaker rejected the call.
+var ErrConcurrencyLimit = errors.New("breaker: concurrency limit reached")
+
 // BlockError is the error of a call that was not let through. Enter, Do and Execute return it.
 //
 // A breaker hands the same *BlockError to every call it rejects in one period, so rejecting
@@ -29,7 +38,8 @@ type BlockError struct {
 	// RetryAt is when that breaker lets (or let) a probe through; zero when a slot blocked
 	// the call. While HALF_OPEN it is already past: the next probe waits for the current one.
 	RetryAt time.Time
-	// Cause is the slot's error, when a slot blocked the call.
+	// Cause is the slot's error, when a slot blocked the call; ErrForcedOpen or
+	// ErrConcurrencyLimit when the resource's settings did.
 	Cause error
 }
 
@@ -45,9 +55,10 @@ func (e *BlockError) Error() string {
 	return fmt.Sprintf("breaker: call to %q rejected: circuit %v by rule %s", e.Resource, e.State, rule)
 }
 
-// Is reports whether target is ErrBlocked, or ErrOpen when a breaker rejected the call.
+// Is reports whether target is ErrBlocked, or ErrOpen when a breaker rejected the call or
+// its resource is ForceOpen.
 func (e *BlockError) Is(target error) bool {
-	return target == ErrBlocked || (target == ErrOpen && e.Rule != nil)
+	return target == ErrBlocked || (target == ErrOpen && (e.Rule != nil || e.Cause == ErrForcedOpen))
 }
 
 // Unwrap returns the slot's error, if any.

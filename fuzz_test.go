@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -39,6 +40,15 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "c-count-default", Resource: "c", Strategy: breaker.ErrorCount, Threshold: 2,
 			RetryTimeout: 700 * time.Millisecond},
 	},
+	{
+		{ID: "a-count-dry", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond, DryRun: true},
+		{ID: "a-count", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+		{ID: "b-slow-dry", Resource: "b", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 20 * time.Millisecond, MinRequestAmount: 2, RetryTimeout: 400 * time.Millisecond,
+			DryRun: true},
+	},
 }
 
 var errSlotBlocks = errors.New("slot blocks")
@@ -57,14 +67,16 @@ func (s *toggleSlot) OnExit(*breaker.Entry) {}
 
 // The operations of FuzzStateMachine, one byte each, most followed by one argument byte.
 const (
-	opAdvance = iota // the clock moves forward
-	opRewind         // the clock moves back
-	opEnter          // Enter on resource a, b or c
-	opExit           // Exit an open entry after some time, succeeding, failing or canceled
-	opAbandon        // forget an open entry: it never exits
-	opLoad           // LoadRules of a fixed set
-	opToggle         // turn the blocking slot on or off
-	opDo             // Do on a resource, taking some time, with an outcome
+	opAdvance  = iota // the clock moves forward
+	opRewind          // the clock moves back
+	opEnter           // Enter on resource a, b or c
+	opExit            // Exit an open entry after some time, succeeding, failing or canceled
+	opAbandon         // forget an open entry: it never exits
+	opLoad            // LoadRules of a fixed set
+	opToggle          // turn the blocking slot on or off
+	opDo              // Do on a resource, taking some time, with an outcome
+	opSettings        // change one resource's settings: force, concurrency limit, or none
+	opReset           // Reset a resource
 	opCount
 )
 
@@ -101,6 +113,14 @@ var fuzzSeeds = [][]byte{
 		opDo, 0x01, 0x01, opDo, 0x01, 0x01, opRewind, 0x27, opDo, 0x02, 0x00},
 	{0, opLoad, 1, opDo, 0x2c, 0x00, opAdvance, 0x0a, opEnter, 2, opAdvance, 0x02, opDo, 0x02, 0x00,
 		opExit, 0, 0, opAdvance, 0x0a, opDo, 0x02, 0x00},
+	// ForceOpen, then Auto; a limit of one, with a probe it blocks; ForceClosed; Reset.
+	{0, opSettings, 3, opDo, 0x00, 0x00, opSettings, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
+		opDo, 0x00, 0x01, opSettings, 12, opSettings, 6, opEnter, 0, opSettings, 0, opAdvance, 0x27,
+		opEnter, 0, opExit, 0, 0, opEnter, 0, opExit, 0, 0, opReset, 0, opSettings, 18, opEnter, 0},
+	// DryRun rules trip, probe and recover beside an enforced one.
+	{0, opLoad, 4, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
+		opAdvance, 0x27, opEnter, 0, opDo, 0x00, 0x01, opExit, 0, 0, opDo, 0x59, 0x00, opDo, 0x59, 0x00,
+		opAdvance, 0x07, opDo, 0x01, 0x00, opReset, 1},
 }
 
 func runStateMachine(t *testing.T, ops []byte) {
@@ -127,6 +147,7 @@ func runStateMachine(t *testing.T, ops []byte) {
 		ref *modelEntry
 	}
 	var entries []open
+	settings := map[string]breaker.ResourceConfig{}
 	step := 0
 	arg := func() byte { // the next byte, or 0 past the end
 		step++
@@ -178,6 +199,30 @@ func runStateMachine(t *testing.T, ops []byte) {
 				slot.on = !slot.on
 				ref.blocking = slot.on
 			}
+		case opSettings:
+			a := arg()
+			resource := fuzzResource(a)
+			next := maps.Clone(settings)
+			c := next[resource]
+			switch k := a / 3 % 7; {
+			case k < 3:
+				c.Force = breaker.Force(k)
+			case k < 6:
+				c.MaxConcurrency = int(k - 3)
+			}
+			next[resource] = c
+			if a/3%7 == 6 {
+				delete(next, resource)
+			}
+			if err := m.LoadResources(next); err != nil {
+				t.Fatalf("step %d: LoadResources: %v", step, err)
+			}
+			ref.loadSettings(next)
+			settings = next
+		case opReset:
+			resource := fuzzResource(arg())
+			m.Reset(resource)
+			ref.reset(resource)
 		case opDo:
 			a := arg()
 			resource, rt := fuzzResource(a), time.Duration(a>>2)*time.Millisecond
@@ -227,6 +272,13 @@ func checkBlock(t *testing.T, step int, resource string, err error, want *modelB
 		}
 		return
 	}
+	if want.cause != nil {
+		if be.Rule != nil || be.Cause != want.cause || be.Resource != resource ||
+			errors.Is(err, breaker.ErrOpen) != (want.cause == breaker.ErrForcedOpen) {
+			t.Fatalf("step %d: %s: want a block by %v, got %+v", step, resource, want.cause, be)
+		}
+		return
+	}
 	retryAt := breakertest.Start.Add(want.retryAt)
 	if be.Rule == nil || *be.Rule != *want.rule || be.State != want.state || !be.RetryAt.Equal(retryAt) ||
 		be.Resource != resource || !errors.Is(err, breaker.ErrOpen) {
@@ -255,7 +307,7 @@ func checkSame(t *testing.T, step int, m *breaker.Manager, events *recorder, ref
 		}
 		if c := got[i]; c.Generation == want.Generation && c.Resource == want.Resource && c.Rule == want.Rule &&
 			c.From == want.From && c.To == want.To && c.Reason == want.Reason && c.Snapshot == want.Snapshot &&
-			c.At.Equal(want.At) {
+			c.At.Equal(want.At) && c.DryRun == want.DryRun {
 			continue
 		}
 		t.Fatalf("step %d: transition %d is %s at %v; want %s at %v", step, i, describe(got[i]), got[i].At,

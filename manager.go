@@ -33,18 +33,20 @@ type Manager struct {
 	observers observers
 }
 
-// ruleSet is what one LoadRules installed. It is never changed after it is published; each
-// breaker's rule points into rules.
+// ruleSet is what LoadRules and LoadResources installed. It is never changed after it is
+// published; each breaker's rule points into rules.
 type ruleSet struct {
 	rules     []Rule
-	resources map[string]*resource
+	resources map[string]*resource // every resource with rules or settings
+	settings  map[string]*settings
 }
 
-// resource is the breakers of one resource, in rule order.
+// resource is the breakers of one resource, in rule order, and its settings.
 type resource struct {
 	breakers []*circuit
 	public   []CircuitBreaker
-	timed    bool // a breaker needs each call's response time
+	timed    bool      // a breaker needs each call's response time
+	set      *settings // nil: the zero ResourceConfig
 }
 
 // breakerAt locates a loaded breaker.
@@ -177,6 +179,7 @@ func (m *Manager) LoadRules(rules []Rule) error {
 		res.public = append(res.public, public)
 		res.timed = res.timed || r.Strategy == SlowRequestRatio
 	}
+	next.attach(old.settings)
 	m.rules.Store(next)
 
 	// What is left in loaded was dropped.
@@ -194,6 +197,40 @@ func (m *Manager) LoadRules(rules []Rule) error {
 		m.notify(c)
 	}
 	return nil
+}
+
+// attach gives the resources of rs their settings, adding an entry for each resource that has
+// settings and no rules, and tells each breaker whether its resource is ForceClosed. It
+// requires loadMu held, and rs not yet published.
+func (rs *ruleSet) attach(settings map[string]*settings) {
+	rs.settings = settings
+	for name, s := range settings {
+		res := rs.resources[name]
+		if res == nil {
+			res = &resource{}
+			rs.resources[name] = res
+		}
+		res.set = s
+	}
+	for _, res := range rs.resources {
+		for _, c := range res.breakers {
+			c.forcedClosed.Store(res.set.forcedClosed())
+		}
+	}
+}
+
+// withSettings returns a copy of rs, with the same rules and breakers, for new settings.
+func (rs *ruleSet) withSettings(settings map[string]*settings) *ruleSet {
+	next := &ruleSet{rules: rs.rules, resources: make(map[string]*resource, len(rs.resources))}
+	for name, res := range rs.resources {
+		if len(res.breakers) > 0 {
+			copied := *res
+			copied.set = nil
+			next.resources[name] = &copied
+		}
+	}
+	next.attach(settings)
+	return next
 }
 
 // byIdentity indexes the set's breakers by their rule's identity. LoadRules builds it for the
@@ -247,7 +284,7 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 	if blocked := m.admitAny(&c, resource, res); blocked != nil {
 		return nil, blocked
 	}
-	e := &Entry{m: m, resource: resource, call: c}
+	e := &Entry{m: m, resource: resource, call: c, timeout: res.timeoutOf()}
 	if len(m.slots) > 0 {
 		if blocked := m.enterSlots(e); blocked != nil {
 			m.callBlocked(resource, blocked)
@@ -279,9 +316,20 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 	var c call
 	// admitAny, written out: on this path its call frame is a measurable part of the cost.
 	if res != nil {
-		if blocked := m.admit(&c, res); blocked != nil {
+		var blocked *BlockError
+		if res.set == nil {
+			blocked = m.admit(&c, res)
+		} else {
+			blocked = m.admitWithSettings(&c, res)
+		}
+		if blocked != nil {
 			m.callBlocked(resource, blocked)
 			return blocked
+		}
+		if t := res.timeoutOf(); t > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t)
+			defer cancel()
 		}
 	} else {
 		c.start, c.timed = m.now(), true // a call observer wants the RT
@@ -304,6 +352,8 @@ func (m *Manager) doEntry(ctx context.Context, resource string, res *resource, f
 	if err != nil {
 		return err
 	}
+	ctx, cancel := e.WithTimeout(ctx)
+	defer cancel()
 	returned := false
 	defer func() {
 		if !returned {

@@ -17,6 +17,9 @@ type model struct {
 	resources map[string][]*modelBreaker
 	changes   []breaker.StateChange
 	blocking  bool // the test slot blocks calls
+	settings  map[string]breaker.ResourceConfig
+	inflight  map[string]*int // calls in flight per resource with settings; a new count when
+	// a resource gets settings again after losing them, as the library's
 }
 
 type modelBreaker struct {
@@ -40,6 +43,7 @@ type modelEntry struct {
 	resource string
 	start    time.Duration
 	admitted []modelAdmission
+	inflight *int // the count the call is in, if any
 }
 
 type modelAdmission struct {
@@ -56,7 +60,41 @@ const (
 	modelIgnored
 )
 
-func newModel() *model { return &model{resources: map[string][]*modelBreaker{}} }
+func newModel() *model {
+	return &model{resources: map[string][]*modelBreaker{}, inflight: map[string]*int{}}
+}
+
+// loadSettings replaces the resource settings (P1, P3).
+func (m *model) loadSettings(cfg map[string]breaker.ResourceConfig) {
+	for name := range m.inflight {
+		if _, kept := cfg[name]; !kept {
+			delete(m.inflight, name)
+		}
+	}
+	for name := range cfg {
+		if m.inflight[name] == nil {
+			m.inflight[name] = new(int)
+		}
+	}
+	m.settings = cfg
+}
+
+// dry reports whether b lets through the calls it would reject (P1 ForceClosed, P5).
+func (m *model) dry(b *modelBreaker) bool {
+	return b.rule.DryRun || m.settings[b.rule.Resource].Force == breaker.ForceClosed
+}
+
+// reset closes every breaker of resource with an empty window (P2).
+func (m *model) reset(resource string) {
+	for _, b := range m.resources[resource] {
+		if b.state != breaker.Closed {
+			m.move(b, breaker.Closed, breaker.Reset, 0)
+		} else {
+			b.gen++
+			b.calls, b.head = nil, 0
+		}
+	}
+}
 
 func identityOf(r breaker.Rule) breaker.Rule {
 	r.ID = ""
@@ -123,6 +161,7 @@ func (m *model) report(b *modelBreaker, from breaker.State, reason breaker.Reaso
 	m.changes = append(m.changes, breaker.StateChange{
 		Resource: b.rule.Resource, Rule: b.rule, From: from, To: b.state,
 		Reason: reason, Snapshot: snapshot, Generation: b.gen, At: breakertest.Start.Add(m.now),
+		DryRun: m.dry(b),
 	})
 }
 
@@ -149,11 +188,15 @@ type modelBlock struct {
 	state   breaker.State
 	retryAt time.Duration
 	bySlot  bool
+	cause   error // ErrForcedOpen or ErrConcurrencyLimit, when the settings block
 }
 
 // enter checks a call (M2, M3, M5, M6, M7, M8) and returns the entry or the block.
 func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	e := &modelEntry{resource: resource, start: m.now}
+	if m.settings[resource].Force == breaker.ForceOpen {
+		return nil, &modelBlock{cause: breaker.ErrForcedOpen}
+	}
 	var block *modelBlock
 	var due []*modelBreaker
 	for _, b := range m.resources[resource] {
@@ -167,6 +210,8 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		case b.state == breaker.Open && m.retryDue(b):
 			due = append(due, b)
 			continue
+		case m.dry(b):
+			continue // lets the call through, uncounted
 		}
 		if block == nil || b.retryAt > block.retryAt { // A5: the latest retry time
 			r := b.rule
@@ -196,9 +241,22 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 			}
 		}
 	}
+	if n := m.inflight[resource]; n != nil {
+		if limit := m.settings[resource].MaxConcurrency; limit > 0 && *n >= limit {
+			for _, b := range probes {
+				m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
+			}
+			return nil, &modelBlock{cause: breaker.ErrConcurrencyLimit}
+		}
+		*n++
+		e.inflight = n
+	}
 	if m.blocking {
 		for _, b := range probes {
 			m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
+		}
+		if e.inflight != nil {
+			*e.inflight--
 		}
 		return nil, &modelBlock{bySlot: true}
 	}
@@ -207,6 +265,9 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 
 // exit completes a call (M1, M3, M4, M5, W1, W3).
 func (m *model) exit(e *modelEntry, o modelOutcome) {
+	if e.inflight != nil {
+		*e.inflight--
+	}
 	rt := m.now - e.start
 	for _, a := range e.admitted {
 		b := a.b
@@ -295,6 +356,6 @@ func (m *model) states() string {
 }
 
 func describe(c breaker.StateChange) string {
-	return fmt.Sprintf("%s %q %v->%v %v snapshot=%v gen=%d", c.Resource, c.Rule.ID, c.From, c.To,
-		c.Reason, c.Snapshot, c.Generation)
+	return fmt.Sprintf("%s %q %v->%v %v snapshot=%v gen=%d dry=%v", c.Resource, c.Rule.ID, c.From, c.To,
+		c.Reason, c.Snapshot, c.Generation, c.DryRun)
 }

@@ -31,6 +31,8 @@ const (
 	// ProbeIgnored: HALF_OPEN → OPEN, the probe's outcome counts neither way (its caller
 	// gave up, see Manager.Do); the retry time is unchanged, so the next call may probe.
 	ProbeIgnored
+	// Reset: OPEN or HALF_OPEN → CLOSED, by Manager.Reset; the window starts empty.
+	Reset
 )
 
 var reasonNames = [...]string{
@@ -42,6 +44,7 @@ var reasonNames = [...]string{
 	ProbeTimedOut:       "ProbeTimedOut",
 	RuleChanged:         "RuleChanged",
 	ProbeIgnored:        "ProbeIgnored",
+	Reset:               "Reset",
 }
 
 // String returns the reason's name, such as "ThresholdExceeded".
@@ -70,6 +73,9 @@ type StateChange struct {
 	// removed and added back, have larger numbers. Changes made on different goroutines may
 	// reach an observer out of order; Seq orders them. Numbers may be skipped.
 	Seq uint64
+	// DryRun reports that the breaker rejects no call: its rule is DryRun, or its resource is
+	// ForceClosed. An OPEN DryRun breaker says what would have been rejected.
+	DryRun bool
 }
 
 // Observer hears every state change of every breaker of a Manager.

@@ -99,7 +99,9 @@ func TestPropertyNoTripBelowThreshold(t *testing.T) {
 }
 
 // Goroutines make calls with random outcomes and response times while others move the fake
-// clock across bucket boundaries, reload the rules and read Stats. Every transition and every
+// clock across bucket boundaries, reload the rules, change the resource's concurrency limit and
+// force, and read Stats. No more calls are ever in flight than the highest limit set, and none
+// are counted in flight once all have exited. Every transition and every
 // Stats read is checked against what the calls made could produce, and each breaker's
 // transitions, ordered by Seq, must chain.
 func TestPropertyInvariantsUnderConcurrency(t *testing.T) {
@@ -124,9 +126,11 @@ func TestPropertyInvariantsUnderConcurrency(t *testing.T) {
 
 // propertyEpisode runs one episode on a fresh Manager and returns the transitions it checked.
 func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
-	const goroutines, callsEach = 6, 200
+	const goroutines, callsEach, maxLimit = 6, 200, 4
 	clock := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clock))
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: maxLimit}}))
+	var running atomic.Int64 // calls between a successful Enter and Exit
 	// completed and failed count calls before they exit, so they are never behind the windows.
 	var completed, failed atomic.Uint64
 	var mu sync.Mutex
@@ -179,10 +183,18 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 				case k == 2 && g == 0:
 					// Reload a subset; kept rules keep their breakers, dropped ones retire.
 					_ = m.LoadRules(rules[:1+rng.IntN(len(rules))])
+				case k == 2 && g == 1:
+					// A limit of 1 to maxLimit, and any force.
+					cfg := breaker.ResourceConfig{MaxConcurrency: 1 + rng.IntN(maxLimit),
+						Force: breaker.Force(rng.IntN(3))}
+					_ = m.LoadResources(map[string]breaker.ResourceConfig{"svc": cfg})
 				}
 				e, err := m.Enter("svc")
 				if err != nil {
 					continue
+				}
+				if n := running.Add(1); n > maxLimit {
+					violate("%d calls in flight, above every limit set (%d)", n, maxLimit)
 				}
 				if rng.IntN(3) == 0 {
 					clock.Advance(time.Duration(rng.IntN(2000)) * time.Microsecond)
@@ -192,12 +204,16 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 					e.SetError(errDown)
 				}
 				completed.Add(1)
+				running.Add(-1)
 				e.Exit()
 			}
 		}()
 	}
 	wg.Wait()
 	checkStats()
+	if n := m.InFlight("svc"); n != 0 {
+		violate("%d calls in flight after every call exited", n)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()

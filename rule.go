@@ -93,6 +93,11 @@ type Rule struct {
 	// ProbeTimeout is how long a probe may run before it counts as failed; 0 means
 	// RetryTimeout.
 	ProbeTimeout time.Duration
+	// DryRun makes the breaker reject nothing: it counts, trips, probes and reports as usual
+	// (its StateChanges say DryRun, and call observers see what it would have rejected), but
+	// a call it would reject passes, and it does not count that call. The way to try a new
+	// threshold on live traffic before enforcing it.
+	DryRun bool
 }
 
 // RuleError is the error for an invalid rule. It wraps ErrInvalidRule.

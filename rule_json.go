@@ -69,11 +69,12 @@ type ruleJSON struct {
 	BucketCount      uint32  `json:"bucketCount,omitempty"`
 	RetryTimeout     *string `json:"retryTimeout"`
 	ProbeTimeout     *string `json:"probeTimeout,omitempty"`
+	DryRun           bool    `json:"dryRun,omitempty"`
 }
 
 // ruleFields names the fields of the JSON form, for the error about an unknown one.
 const ruleFields = "id, resource, strategy, threshold, maxAllowedRT, minRequestAmount, " +
-	"statInterval, bucketCount, retryTimeout, probeTimeout"
+	"statInterval, bucketCount, retryTimeout, probeTimeout, dryRun"
 
 // durationWant describes a duration field's value in errors.
 const durationWant = `a Go duration string such as "300ms" or "10s"`
@@ -96,7 +97,8 @@ var ruleJSONWants = map[string]string{
 //
 // Strategy is written as its name and durations as Go duration strings (time.Duration.String).
 // Resource, strategy, threshold and retryTimeout are always written; id, maxAllowedRT,
-// minRequestAmount, statInterval, bucketCount and probeTimeout only when they are not zero, so
+// minRequestAmount, statInterval, bucketCount, probeTimeout and dryRun only when they are not
+// zero, so
 // a rule that keeps the defaults reads short. It returns an error for a Strategy without a name
 // and for a Threshold that is NaN or infinite, which JSON cannot hold.
 func (r Rule) MarshalJSON() ([]byte, error) {
@@ -121,6 +123,7 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 		BucketCount:      r.BucketCount,
 		RetryTimeout:     &retry,
 		ProbeTimeout:     optionalDuration(r.ProbeTimeout),
+		DryRun:           r.DryRun,
 	})
 }
 
@@ -182,7 +185,7 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 	}
 
 	r := &Rule{ID: j.ID, Resource: j.Resource, Threshold: j.Threshold,
-		MinRequestAmount: j.MinRequestAmount, BucketCount: j.BucketCount}
+		MinRequestAmount: j.MinRequestAmount, BucketCount: j.BucketCount, DryRun: j.DryRun}
 	if j.Strategy != nil {
 		s, ok := parseStrategy(*j.Strategy)
 		if !ok {

@@ -503,7 +503,12 @@ func TestStrategyAndStateStrings(t *testing.T) {
 		{"reason probe timed out", breaker.ProbeTimedOut, "ProbeTimedOut"},
 		{"reason rule changed", breaker.RuleChanged, "RuleChanged"},
 		{"reason probe ignored", breaker.ProbeIgnored, "ProbeIgnored"},
-		{"reason out of range", breaker.ProbeIgnored + 1, "Reason(8)"},
+		{"reason reset", breaker.Reset, "Reset"},
+		{"reason out of range", breaker.Reset + 1, "Reason(9)"},
+		{"force auto", breaker.Auto, "auto"},
+		{"force open", breaker.ForceOpen, "open"},
+		{"force closed", breaker.ForceClosed, "closed"},
+		{"force out of range", breaker.Force(3), "Force(3)"},
 		{"reason negative", breaker.Reason(-1), "Reason(-1)"},
 	}
 	for _, tt := range tests {

@@ -25,7 +25,8 @@ type Entry struct {
 	m        *Manager
 	resource string
 	call     call
-	passed   int // the user slots whose OnEntry passed
+	passed   int           // the user slots whose OnEntry passed
+	timeout  time.Duration // the resource's Timeout, for WithTimeout
 	err      atomic.Error
 	exited   atomic.Bool
 }
@@ -33,11 +34,13 @@ type Entry struct {
 // call is what the breakers of a resource admitted: for each, the period that admitted the
 // call, so its completion can be told from one of an earlier period.
 type call struct {
-	start  int64 // when the call entered; set when a breaker needs its response time
-	timed  bool
-	n      int
-	inline [4]admission // enough for the usual few rules of a resource, without allocating
-	more   []admission
+	start    int64 // when the call entered; set when a breaker needs its response time
+	timed    bool
+	n        int
+	inline   [4]admission // enough for the usual few rules of a resource, without allocating
+	more     []admission
+	inflight *atomic.Int64 // the resource's count of calls in flight, which this call is in
+	dry      *BlockError   // what a DryRun breaker would have rejected the call with
 }
 
 type admission struct {
@@ -73,6 +76,15 @@ func (c *call) find(b *circuit) *admission {
 func (c *call) forget() {
 	c.n = 0
 	c.more = c.more[:0]
+	c.dry = nil
+}
+
+// leave takes the call out of its resource's calls in flight, once.
+func (c *call) leave() {
+	if c.inflight != nil {
+		c.inflight.Dec()
+		c.inflight = nil
+	}
 }
 
 // Resource returns the name the call was made under.
@@ -114,7 +126,12 @@ func (m *Manager) admitAny(c *call, resource string, res *resource) *BlockError 
 		}
 		return nil
 	}
-	blocked := m.admit(c, res)
+	var blocked *BlockError
+	if res.set == nil {
+		blocked = m.admit(c, res)
+	} else {
+		blocked = m.admitWithSettings(c, res)
+	}
 	if blocked != nil && len(m.calls) > 0 {
 		m.callBlocked(resource, blocked)
 	}
@@ -156,6 +173,12 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 			c.record(b, p)
 			probes = true
 		case rejected:
+			if b.dry() {
+				// It lets the call through uncounted, and call observers hear what it would
+				// have done.
+				c.dry = p.blocked.Load()
+				continue
+			}
 			// The latest retry time says when the resource can admit a call again.
 			if blocked == nil || p.retryAt > latest {
 				blocked, latest = p.blocked.Load(), p.retryAt
@@ -169,6 +192,27 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 		c.forget()
 	}
 	return blocked
+}
+
+// admitWithSettings is admit for a resource with settings: ForceOpen rejects before anything
+// else; then the breakers check the call (ForceClosed makes them let it through, see dry);
+// then MaxConcurrency, which gives back a probe the call took.
+func (m *Manager) admitWithSettings(c *call, res *resource) *BlockError {
+	s := res.set
+	if s.Force == ForceOpen {
+		return s.forcedOpen
+	}
+	if blocked := m.admit(c, res); blocked != nil {
+		return blocked
+	}
+	if n := s.inflight.Inc(); s.MaxConcurrency > 0 && n > int64(s.MaxConcurrency) {
+		s.inflight.Dec()
+		m.releaseProbes(c, ProbeBlocked, m.now())
+		c.forget()
+		return s.overLimit
+	}
+	c.inflight = s.inflight
+	return nil
 }
 
 // takeProbes makes the call the probe of each breaker that is due. If another call won one of
@@ -210,6 +254,7 @@ func (m *Manager) enterSlots(e *Entry) (blocked *BlockError) {
 		if !done {
 			m.exitSlots(e)
 			m.releaseProbes(&e.call, ProbeBlocked, m.now())
+			e.call.leave()
 		}
 	}()
 	for i, s := range m.slots {
@@ -233,6 +278,7 @@ func (m *Manager) exitSlots(e *Entry) {
 // finish counts the outcome of a call in every breaker that admitted it, and tells the call
 // observers.
 func (m *Manager) finish(c *call, resource string, o Outcome) {
+	c.leave()
 	if c.n == 0 && len(m.calls) == 0 {
 		return
 	}
@@ -252,7 +298,7 @@ func (m *Manager) finish(c *call, resource string, o Outcome) {
 
 // callDone tells the call observers of a call that ran.
 func (m *Manager) callDone(c *call, resource string, rt int64, o Outcome) {
-	info := CallInfo{Resource: resource, RT: time.Duration(rt), Outcome: o}
+	info := CallInfo{Resource: resource, RT: time.Duration(rt), Outcome: o, DryRun: c.dry}
 	for i := 0; i < c.n; i++ {
 		if b := c.at(i).c; b.strategy == SlowRequestRatio && isSlow(rt, b.maxRT) {
 			info.Slow = true

@@ -1,0 +1,111 @@
+package breaker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
+)
+
+func dryRun(r breaker.Rule) breaker.Rule {
+	r.DryRun = true
+	return r
+}
+
+func (l *callLog) last() breaker.CallInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls[len(l.calls)-1]
+}
+
+// P5: a DryRun rule trips, reports with DryRun set and rejects nothing; call observers see
+// what it would have rejected; the calls it would have rejected are not counted by it.
+func TestDryRunTripsButRejectsNothing(t *testing.T) {
+	calls := &callLog{}
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(calls))
+	events := &recorder{}
+	m.AddObserver(events)
+	require.NoError(t, m.LoadRules([]breaker.Rule{dryRun(errorCount(3, 1))}))
+	fail := func(context.Context) error { return errDown }
+
+	for i := 0; i < 3; i++ {
+		require.ErrorIs(t, m.Do(context.Background(), "svc", fail), errDown)
+	}
+	require.Equal(t, []string{tripped}, events.transitions())
+	assert.True(t, events.last().DryRun)
+	assert.Equal(t, 3.0, events.last().Snapshot)
+	assert.Nil(t, calls.last().DryRun, "the call that tripped it was let through by a CLOSED breaker")
+
+	require.ErrorIs(t, m.Do(context.Background(), "svc", fail), errDown, "OPEN, but it rejects nothing")
+	would := calls.last().DryRun
+	require.NotNil(t, would)
+	assert.Equal(t, breaker.Open, would.State)
+	assert.Equal(t, breakertest.Start.Add(5*time.Second), would.RetryAt)
+	assert.Nil(t, calls.last().Blocked)
+
+	// The would-be probe is the first call after the retry time, judged as a probe.
+	clock.Advance(5 * time.Second)
+	require.ErrorIs(t, m.Do(context.Background(), "svc", fail), errDown)
+	assert.Equal(t, []string{tripped, probing, reopened}, events.transitions())
+	clock.Advance(5 * time.Second)
+	require.NoError(t, m.Do(context.Background(), "svc", func(context.Context) error { return nil }))
+	assert.Equal(t, []string{tripped, probing, reopened, probing, recovered}, events.transitions())
+	for _, c := range events.all() {
+		assert.True(t, c.DryRun)
+	}
+}
+
+// P5: while a DryRun breaker's probe is in flight, other calls pass and are not counted: the
+// probe alone decides.
+func TestDryRunProbeDecidesAlone(t *testing.T) {
+	h := newHarness(t, dryRun(errorCount(1, 1)))
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	h.completeN("svc", 3, errDown) // would be rejected: pass, uncounted
+	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0))
+	probe.Exit()
+	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
+	assert.Zero(t, h.m.Breakers("svc")[0].Stats().Total)
+}
+
+// P5: an enforced rule beside a DryRun one still rejects, and the DryRun breaker does not take
+// a call the other rejects as its probe (M6).
+func TestDryRunBesideAnEnforcedRule(t *testing.T) {
+	enforced := errorCount(2, 1)
+	enforced.RetryTimeout = time.Minute
+	h := newHarness(t, dryRun(errorCount(1, 1)), enforced)
+	h.completeN("svc", 2, errDown) // the dry rule trips on the first, the enforced on the second
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+	require.Equal(t, breaker.Open, h.state("svc", 1))
+	h.clock.Advance(5 * time.Second)
+	err := h.complete("svc", 0, nil)
+	be := blockOf(t, err)
+	assert.False(t, be.Rule.DryRun, "the enforced rule rejects")
+	assert.Equal(t, breaker.Open, h.state("svc", 0), "no probe taken for a rejected call")
+}
+
+// P5: DryRun is part of a rule's identity, and of its JSON.
+func TestDryRunIdentityAndJSON(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	before := h.m.Breakers("svc")[0]
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{dryRun(errorCount(1, 1))}))
+	assert.NotSame(t, before, h.m.Breakers("svc")[0])
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(1, 1), dryRun(errorCount(1, 1))}),
+		"an enforced rule and its DryRun twin are two rules")
+
+	rules, err := breaker.ParseRules([]byte(`[{"resource":"svc","strategy":"ErrorCount","threshold":1,
+		"retryTimeout":"5s","dryRun":true}]`))
+	require.NoError(t, err)
+	assert.True(t, rules[0].DryRun)
+	out, err := rules[0].MarshalJSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"dryRun":true`)
+}

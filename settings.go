@@ -1,0 +1,150 @@
+package breaker
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.uber.org/atomic"
+)
+
+// Force overrides the breakers of one resource, for operators: a kill switch, or a way to let
+// every call through while a breaker misjudges a dependency.
+type Force uint8
+
+const (
+	// Auto checks calls with the resource's breakers, as usual.
+	Auto Force = iota
+	// ForceOpen rejects every call to the resource, whether it has rules or not, with a
+	// *BlockError that matches ErrOpen and ErrForcedOpen. The breakers are not moved and count
+	// nothing.
+	ForceOpen
+	// ForceClosed lets through every call the breakers would reject. They still count, trip
+	// and report, as if every rule of the resource were DryRun.
+	ForceClosed
+)
+
+// String returns "auto", "open" or "closed", the names the JSON document uses.
+func (f Force) String() string {
+	switch f {
+	case Auto:
+		return "auto"
+	case ForceOpen:
+		return "open"
+	case ForceClosed:
+		return "closed"
+	}
+	return "Force(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ResourceConfig is what a resource has besides its rules: a timeout, a concurrency limit and
+// a force. The zero value changes nothing.
+type ResourceConfig struct {
+	// Timeout, when > 0, is the longest a call may run: Do, Execute, Resource handles and the
+	// integrations give the call's function a context whose deadline is at most Timeout after
+	// admission (never later than the caller's own). A call that returns
+	// context.DeadlineExceeded counts as failed, and its RT counts for SlowRequestRatio, so a
+	// dependency that hangs trips the breakers. It is real time, as every context deadline
+	// is, whatever clock the Manager reads. Entry.WithTimeout applies it for Enter and Exit.
+	Timeout time.Duration
+	// MaxConcurrency, when > 0, is how many calls to the resource may be in flight (admitted
+	// and not exited) at once; one more is rejected with a *BlockError whose Cause is
+	// ErrConcurrencyLimit. The breakers do not count it.
+	MaxConcurrency int
+	// Force overrides the breakers: Auto (the zero value), ForceOpen or ForceClosed.
+	Force Force
+}
+
+// settings is a resource's ResourceConfig as installed, with what its calls share.
+type settings struct {
+	ResourceConfig
+	inflight   *atomic.Int64 // calls admitted and not exited; kept across reloads of the name
+	forcedOpen *BlockError   // the error of calls that ForceOpen rejects
+	overLimit  *BlockError   // the error of calls past MaxConcurrency
+}
+
+// LoadResources replaces the settings of every resource with cfg: a resource not in cfg goes
+// back to the zero ResourceConfig. It validates them all first: an empty name, a negative
+// Timeout or MaxConcurrency, or an unknown Force is a *RuleError (wrapping ErrInvalidRule) that
+// names the resource and the field, and nothing changes. The rules are not touched; settings
+// survive LoadRules.
+//
+// Calls in flight stay counted against MaxConcurrency when it changes, and count against the
+// new limit.
+func (m *Manager) LoadResources(cfg map[string]ResourceConfig) error {
+	if err := checkResources(cfg); err != nil {
+		return err
+	}
+	m.loadMu.Lock()
+	defer m.loadMu.Unlock()
+	old := m.rules.Load()
+	m.rules.Store(old.withSettings(newSettings(old, cfg)))
+	return nil
+}
+
+// Resources returns the settings loaded by LoadResources, a copy.
+func (m *Manager) Resources() map[string]ResourceConfig {
+	set := m.rules.Load()
+	out := make(map[string]ResourceConfig, len(set.settings))
+	for name, s := range set.settings {
+		out[name] = s.ResourceConfig
+	}
+	return out
+}
+
+// InFlight returns how many calls to resource are admitted and not yet exited. It is counted
+// only for a resource that has settings (LoadResources); for any other it is 0.
+func (m *Manager) InFlight(resource string) int64 {
+	if s := m.rules.Load().settings[resource]; s != nil {
+		return s.inflight.Load()
+	}
+	return 0
+}
+
+// checkResources validates cfg, in name order so that the error is the same every time.
+func checkResources(cfg map[string]ResourceConfig) error {
+	for _, name := range slices.Sorted(maps.Keys(cfg)) {
+		if reason, field := cfg[name].check(name); reason != "" {
+			return &RuleError{Index: -1, Resource: name, Field: field, Reason: reason}
+		}
+	}
+	return nil
+}
+
+// check returns what is wrong with the settings of resource name, and the field at fault.
+func (c ResourceConfig) check(name string) (reason, field string) {
+	switch {
+	case name == "":
+		return "is required: a resource's settings need its name", "Resource"
+	case c.Timeout < 0:
+		return fmt.Sprintf("must not be negative, got %v", c.Timeout), "Timeout"
+	case c.MaxConcurrency < 0:
+		return fmt.Sprintf("must not be negative, got %d", c.MaxConcurrency), "MaxConcurrency"
+	case c.Force > ForceClosed:
+		return fmt.Sprintf("must be Auto, ForceOpen or ForceClosed, got %d", c.Force), "Force"
+	}
+	return "", ""
+}
+
+// newSettings builds the installed form of cfg. A name that had settings keeps its count of
+// calls in flight, so that calls admitted before the change are released against it.
+func newSettings(old *ruleSet, cfg map[string]ResourceConfig) map[string]*settings {
+	out := make(map[string]*settings, len(cfg))
+	for name, c := range cfg {
+		s := &settings{ResourceConfig: c}
+		if prev := old.settings[name]; prev != nil {
+			s.inflight = prev.inflight
+		} else {
+			s.inflight = new(atomic.Int64)
+		}
+		s.forcedOpen = &BlockError{Resource: name, Cause: ErrForcedOpen}
+		s.overLimit = &BlockError{Resource: name, Cause: ErrConcurrencyLimit}
+		out[name] = s
+	}
+	return out
+}
+
+// forcedClosed reports whether s forces its resource's breakers to let every call through.
+func (s *settings) forcedClosed() bool { return s != nil && s.Force == ForceClosed }
