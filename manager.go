@@ -131,7 +131,42 @@ func NewManager(opts ...Option) *Manager {
 // its breaker with its state and window. The breakers of changed or removed rules are dropped; observers hear of each one
 // that was not CLOSED as a change to CLOSED with Reason RuleChanged. Calls in flight exit
 // without error; their outcomes no longer count for dropped breakers.
-func (m *Manager) LoadRules(rules []Rule) error {
+func (m *Manager) LoadRules(rules []Rule) error { return m.load(rules, true, nil, false) }
+
+// load installs rules when withRules, and the resource settings cfg when withSettings, each
+// after validating both.
+func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool) error {
+	if withRules {
+		if err := m.checkRules(rules); err != nil {
+			return err
+		}
+	}
+	if withSettings {
+		if err := checkResources(cfg); err != nil {
+			return err
+		}
+	}
+	m.loadMu.Lock()
+	old := m.rules.Load()
+	settings := old.settings
+	if withSettings {
+		settings = newSettings(old, cfg)
+	}
+	if !withRules {
+		m.rules.Store(old.withSettings(settings))
+		m.loadMu.Unlock()
+		return nil
+	}
+	changes := m.installRules(old, rules, settings)
+	m.loadMu.Unlock()
+	for _, c := range changes {
+		m.notify(c)
+	}
+	return nil
+}
+
+// checkRules validates a rule set for LoadRules.
+func (m *Manager) checkRules(rules []Rule) error {
 	seen := make(map[Rule]int, min(len(rules), 1<<16)) // a huge bad input fails before it fills
 	perResource := make(map[string]int)
 	for i, r := range rules {
@@ -149,12 +184,13 @@ func (m *Manager) LoadRules(rules []Rule) error {
 		}
 		seen[key] = i
 	}
-	if err := m.checkBudget(rules); err != nil {
-		return err
-	}
+	return m.checkBudget(rules)
+}
 
-	m.loadMu.Lock()
-	old := m.rules.Load()
+// installRules publishes rules, valid, with settings, keeping the breakers of rules identical
+// to loaded ones, and returns the transitions to report for the breakers it retired. It
+// requires loadMu held.
+func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*settings) []StateChange {
 	loaded := old.byIdentity()
 	now := m.now()
 	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource)}
@@ -179,7 +215,7 @@ func (m *Manager) LoadRules(rules []Rule) error {
 		res.public = append(res.public, public)
 		res.timed = res.timed || r.Strategy == SlowRequestRatio
 	}
-	next.attach(old.settings)
+	next.attach(settings)
 	m.rules.Store(next)
 
 	// What is left in loaded was dropped.
@@ -191,12 +227,7 @@ func (m *Manager) LoadRules(rules []Rule) error {
 			}
 		}
 	}
-	m.loadMu.Unlock()
-
-	for _, c := range changes {
-		m.notify(c)
-	}
-	return nil
+	return changes
 }
 
 // attach gives the resources of rs their settings, adding an entry for each resource that has

@@ -74,14 +74,7 @@ type settings struct {
 // Calls in flight stay counted against MaxConcurrency when it changes, and count against the
 // new limit.
 func (m *Manager) LoadResources(cfg map[string]ResourceConfig) error {
-	if err := checkResources(cfg); err != nil {
-		return err
-	}
-	m.loadMu.Lock()
-	defer m.loadMu.Unlock()
-	old := m.rules.Load()
-	m.rules.Store(old.withSettings(newSettings(old, cfg)))
-	return nil
+	return m.load(nil, false, cfg, true)
 }
 
 // Resources returns the settings loaded by LoadResources, a copy.
