@@ -240,3 +240,56 @@ func BenchmarkFloorParallel(b *testing.B) {
 		}
 	})
 }
+
+// settingsManager returns a manager with passRules on "svc" and the settings cfg for it.
+func settingsManager(b *testing.B, cfg breaker.ResourceConfig) *breaker.Manager {
+	m := benchManager(b, passRules("svc"))
+	if err := m.LoadResources(map[string]breaker.ResourceConfig{"svc": cfg}); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// The pass path with a concurrency limit no call reaches: one more atomic add and subtract.
+func BenchmarkDoMaxConcurrency(b *testing.B) {
+	benchDo(b, settingsManager(b, breaker.ResourceConfig{MaxConcurrency: 1 << 20}), "svc", succeed, false, false)
+}
+
+func BenchmarkDoMaxConcurrencyParallel(b *testing.B) {
+	benchDo(b, settingsManager(b, breaker.ResourceConfig{MaxConcurrency: 1 << 20}), "svc", succeed, true, false)
+}
+
+// A call past the limit: the rejection.
+func BenchmarkDoConcurrencyReject(b *testing.B) {
+	m := settingsManager(b, breaker.ResourceConfig{MaxConcurrency: 1})
+	if _, err := m.Enter("svc"); err != nil { // holds the one place for the whole benchmark
+		b.Fatal(err)
+	}
+	benchDo(b, m, "svc", succeed, false, true)
+}
+
+func BenchmarkDoConcurrencyRejectParallel(b *testing.B) {
+	m := settingsManager(b, breaker.ResourceConfig{MaxConcurrency: 1})
+	if _, err := m.Enter("svc"); err != nil {
+		b.Fatal(err)
+	}
+	benchDo(b, m, "svc", succeed, true, true)
+}
+
+// The pass path with a Timeout: fn gets a context with a deadline, which context allocates.
+func BenchmarkDoTimeout(b *testing.B) {
+	benchDo(b, settingsManager(b, breaker.ResourceConfig{Timeout: time.Minute}), "svc", succeed, false, false)
+}
+
+func BenchmarkDoTimeoutParallel(b *testing.B) {
+	benchDo(b, settingsManager(b, breaker.ResourceConfig{Timeout: time.Minute}), "svc", succeed, true, false)
+}
+
+// A call to a resource forced open.
+func BenchmarkDoForcedOpen(b *testing.B) {
+	benchDo(b, settingsManager(b, breaker.ResourceConfig{Force: breaker.ForceOpen}), "svc", succeed, false, true)
+}
+
+func BenchmarkDoForcedOpenParallel(b *testing.B) {
+	benchDo(b, settingsManager(b, breaker.ResourceConfig{Force: breaker.ForceOpen}), "svc", succeed, true, true)
+}

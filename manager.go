@@ -344,36 +344,48 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 	if res == nil && len(m.calls) == 0 {
 		return fn(ctx)
 	}
+	if res != nil && res.set != nil {
+		return m.doWithSettings(ctx, resource, res, fn)
+	}
 	var c call
 	// admitAny, written out: on this path its call frame is a measurable part of the cost.
 	if res != nil {
-		var blocked *BlockError
-		if res.set == nil {
-			blocked = m.admit(&c, res)
-		} else {
-			blocked = m.admitWithSettings(&c, res)
-		}
-		if blocked != nil {
+		if blocked := m.admit(&c, res); blocked != nil {
 			m.callBlocked(resource, blocked)
 			return blocked
-		}
-		if t := res.timeoutOf(); t > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, t)
-			defer cancel()
 		}
 	} else {
 		c.start, c.timed = m.now(), true // a call observer wants the RT
 	}
+	return m.run(ctx, &c, resource, fn)
+}
+
+// doWithSettings is do for a resource with settings: a force, a concurrency limit, a timeout.
+func (m *Manager) doWithSettings(ctx context.Context, resource string, res *resource, fn func(context.Context) error) error {
+	var c call
+	if blocked := m.admitWithSettings(&c, res); blocked != nil {
+		m.callBlocked(resource, blocked)
+		return blocked
+	}
+	if t := res.set.Timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	return m.run(ctx, &c, resource, fn)
+}
+
+// run calls fn for the admitted call c and counts its outcome, also when fn panics.
+func (m *Manager) run(ctx context.Context, c *call, resource string, fn func(context.Context) error) error {
 	returned := false
 	defer func() {
 		if !returned {
-			m.finish(&c, resource, Failure)
+			m.finish(c, resource, Failure)
 		}
 	}()
 	err := fn(ctx)
 	returned = true
-	m.finish(&c, resource, m.classify(err))
+	m.finish(c, resource, m.classify(err))
 	return uncounted(err)
 }
 

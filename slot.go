@@ -79,6 +79,16 @@ func (c *call) forget() {
 	c.dry = nil
 }
 
+// holdsProbe reports whether the call is the probe of one of its breakers.
+func (c *call) holdsProbe() bool {
+	for i := 0; i < c.n; i++ {
+		if p := c.at(i).p; p != nil && p.state == HalfOpen {
+			return true
+		}
+	}
+	return false
+}
+
 // leave takes the call out of its resource's calls in flight, once.
 func (c *call) leave() {
 	if c.inflight != nil {
@@ -207,7 +217,9 @@ func (m *Manager) admitWithSettings(c *call, res *resource) *BlockError {
 	}
 	if n := s.inflight.Inc(); s.MaxConcurrency > 0 && n > int64(s.MaxConcurrency) {
 		s.inflight.Dec()
-		m.releaseProbes(c, ProbeBlocked, m.now())
+		if c.holdsProbe() {
+			m.releaseProbes(c, ProbeBlocked, m.now())
+		}
 		c.forget()
 		return s.overLimit
 	}
