@@ -167,3 +167,67 @@ func ExampleRule_Validate() {
 	// true
 	// <nil>
 }
+
+func ExampleManager_LoadResources() {
+	m := breaker.NewManager()
+	// The kill switch: every call to "payments" is rejected, whatever its rules say.
+	if err := m.LoadResources(map[string]breaker.ResourceConfig{
+		"payments": {Force: breaker.ForceOpen},
+		"pricing":  {MaxConcurrency: 1},
+	}); err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	err := m.Do(ctx, "payments", func(context.Context) error { return nil })
+	fmt.Println(errors.Is(err, breaker.ErrForcedOpen), errors.Is(err, breaker.ErrOpen))
+
+	held, _ := m.Enter("pricing") // takes the one place
+	err = m.Do(ctx, "pricing", func(context.Context) error { return nil })
+	fmt.Println(errors.Is(err, breaker.ErrConcurrencyLimit), errors.Is(err, breaker.ErrOpen))
+	held.Exit()
+	fmt.Println(m.Do(ctx, "pricing", func(context.Context) error { return nil }))
+	// Output:
+	// true true
+	// true false
+	// <nil>
+}
+
+func ExampleManager_Reset() {
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
+	if err := m.LoadRules([]breaker.Rule{{Resource: "search", Strategy: breaker.ErrorCount,
+		Threshold: 1, RetryTimeout: time.Minute}}); err != nil {
+		panic(err)
+	}
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		fmt.Println(c.From, "->", c.To, c.Reason)
+	}))
+	ctx := context.Background()
+	_ = m.Do(ctx, "search", func(context.Context) error { return errors.New("search: down") })
+	m.Reset("search") // an operator knows it is back
+	fmt.Println(m.Do(ctx, "search", func(context.Context) error { return nil }))
+	// Output:
+	// CLOSED -> OPEN ThresholdExceeded
+	// OPEN -> CLOSED Reset
+	// <nil>
+}
+
+func ExampleParseDocument() {
+	d, err := breaker.ParseDocument([]byte(`{
+	  "rules": [{"resource": "payments", "strategy": "ErrorRatio", "threshold": 0.5,
+	             "retryTimeout": "10s", "dryRun": true}],
+	  "resources": {"payments": {"timeout": "2s", "maxConcurrency": 20}}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	m := breaker.NewManager()
+	if err := m.LoadDocument(d); err != nil {
+		panic(err)
+	}
+	fmt.Println(m.Rules()[0].DryRun, m.Resources()["payments"].Timeout)
+	_, err = breaker.ParseDocument([]byte(`{"resources": {"payments": {"force": "on"}}}`))
+	fmt.Println(err)
+	// Output:
+	// true 2s
+	// breaker: invalid rule (resource "payments"): force must be "auto", "open" or "closed", got "on"
+}
