@@ -8,8 +8,8 @@ import (
 )
 
 // CircuitBreaker is the breaker of one rule. The Manager makes one for each loaded rule: a
-// *ResponseTimeBreaker for SlowRequestRatio, an *ExceptionBreaker for ErrorRatio and
-// ErrorCount. Every method is safe for concurrent use.
+// *ResponseTimeBreaker for SlowRequestRatio, an *ExceptionBreaker for ErrorRatio, ErrorCount
+// and ConsecutiveErrors. Every method is safe for concurrent use.
 type CircuitBreaker interface {
 	// Rule returns the rule the breaker enforces.
 	Rule() Rule
@@ -34,13 +34,15 @@ type Stats struct {
 	// Generation counts the breaker's transitions, as StateChange.Generation does.
 	Generation uint64
 	// Total is the calls in the window, and Bad those of them that were slow
-	// (SlowRequestRatio) or failed (ErrorRatio, ErrorCount). Both are 0 unless CLOSED: the
-	// window starts empty after each recovery.
+	// (SlowRequestRatio) or failed (ErrorRatio, ErrorCount); for ConsecutiveErrors both are
+	// the failures of the current run. Both are 0 unless CLOSED: the window starts empty after
+	// each recovery.
 	Total, Bad uint64
 	// RetryAt is, when OPEN, when the breaker lets a probe through; when HALF_OPEN, when it
 	// did. Zero when CLOSED.
 	RetryAt time.Time
-	// ProbeDeadline is, when HALF_OPEN, when the probe counts as failed. Zero otherwise.
+	// ProbeDeadline is, when HALF_OPEN with a probe in flight, when the probe counts as
+	// failed. Zero otherwise.
 	ProbeDeadline time.Time
 }
 
@@ -57,6 +59,10 @@ type circuit struct {
 	maxRT        int64
 	minCalls     uint64
 	retryTimeout int64
+	maxRetry     int64   // the longest OPEN time; retryTimeout when there is no backoff
+	jitter       float64 // Rule.RetryJitter
+	jitterSeed   uint64  // a hash of the instance name and the rule, for the jitter
+	probeNum     uint32
 	probeTimeout int64
 	interval     time.Duration
 	buckets      uint32
@@ -68,13 +74,25 @@ type circuit struct {
 // period is one stretch of a breaker's life in one state. Only blocked changes after it is
 // published.
 type period struct {
-	state    State
-	gen      uint64                     // counts the breaker's transitions
-	seq      uint64                     // the Manager-wide sequence number of the transition to it
-	retryAt  int64                      // OPEN, HALF_OPEN: when a probe may pass
-	deadline int64                      // HALF_OPEN: when the probe counts as failed
-	window   *leapArray                 // CLOSED: the calls of this period; nil once retired
-	blocked  atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
+	state     State
+	gen       uint64                     // counts the breaker's transitions
+	seq       uint64                     // the Manager-wide sequence number of the transition to it
+	retired   bool                       // the final period of a dropped breaker: it counts nothing
+	retryAt   int64                      // OPEN, HALF_OPEN: when a probe may pass
+	openFor   int64                      // OPEN, HALF_OPEN: how long OPEN lasts, from the trip or failed probe
+	failures  uint32                     // OPEN, HALF_OPEN: probes failed in a row since the trip
+	probing   bool                       // HALF_OPEN: a probe is in flight; else the next call probes
+	successes uint32                     // HALF_OPEN: probes that succeeded in this run
+	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
+	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
+	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
+	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
+}
+
+// awaitsProbe reports whether the period lets its next call through as a probe, once its
+// retry time has come (OPEN) or at once (HALF_OPEN between probes).
+func (p *period) awaitsProbe() bool {
+	return p.state == Open || p.state == HalfOpen && !p.probing
 }
 
 // verdict is the first half of admission.
@@ -94,12 +112,16 @@ func (c *circuit) init(m *Manager, r *Rule) {
 	c.maxRT = int64(r.MaxAllowedRT)
 	c.minCalls = r.minRequestAmount()
 	c.retryTimeout = int64(r.RetryTimeout)
+	c.maxRetry = max(int64(r.MaxRetryTimeout), c.retryTimeout)
+	c.jitter = r.RetryJitter
+	c.jitterSeed = jitterSeed(m.instance, r)
+	c.probeNum = r.probeNum()
 	c.probeTimeout = int64(r.probeTimeout())
 	c.interval = r.statInterval()
 	c.buckets = r.bucketCount()
 	c.dryRun = r.DryRun
 	c.rule.Store(r)
-	c.cur.Store(&period{state: Closed, window: newLeapArray(c.interval, c.buckets)})
+	c.cur.Store(c.closedPeriod(0, 0))
 }
 
 // Rule returns the rule the breaker enforces.
@@ -114,12 +136,17 @@ func (c *circuit) Stats() Stats {
 	st := Stats{State: p.state, Generation: p.gen}
 	switch {
 	case p.state == HalfOpen:
-		st.ProbeDeadline = c.m.timeAt(p.deadline)
+		if p.probing {
+			st.ProbeDeadline = c.m.timeAt(p.deadline)
+		}
 		fallthrough
 	case p.state == Open:
 		st.RetryAt = c.m.timeAt(p.retryAt)
 	case p.window != nil:
 		st.Total, st.Bad = p.window.sum(p.window.headAt(c.m.now()))
+	case c.strategy == ConsecutiveErrors && !p.retired:
+		st.Bad = uint64(p.run.Load())
+		st.Total = st.Bad
 	}
 	return st
 }
@@ -182,12 +209,15 @@ func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
 			}
 			return p, rejected
 		}
-		// HALF_OPEN: every call but the probe is rejected, and a probe past its deadline
-		// counts as failed.
+		// HALF_OPEN: between probes the next call probes; with a probe in flight every other
+		// call is rejected, and a probe past its deadline counts as failed.
+		if !p.probing {
+			return p, probeDue
+		}
 		if !c.probeOverdue(p, now) {
 			return p, rejected
 		}
-		q := c.newPeriod(p, Open, satAdd(now, c.retryTimeout))
+		q := c.reopen(p, now)
 		if c.move(p, q, ProbeTimedOut, 0, now) {
 			return q, rejected
 		}
@@ -195,17 +225,51 @@ func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
 	}
 }
 
-// probe tries to make the call the probe of the OPEN period p. Only one caller wins.
+// probe tries to make the call the probe of p, OPEN or HALF_OPEN between probes. Only one
+// caller wins. The first probe of a run is a transition; the next ones of the run are not.
 func (c *circuit) probe(p *period, now int64) (*period, bool) {
+	if p.state == HalfOpen {
+		q := p.sameState()
+		q.probing, q.deadline = true, satAdd(now, c.probeTimeout)
+		return q, c.cur.CompareAndSwap(p, q)
+	}
 	q := c.newPeriod(p, HalfOpen, p.retryAt)
-	q.deadline = satAdd(now, c.probeTimeout)
+	q.openFor, q.failures = p.openFor, p.failures
+	q.probing, q.deadline = true, satAdd(now, c.probeTimeout)
 	return q, c.move(p, q, RetryTimeoutElapsed, 0, now)
+}
+
+// sameState returns a copy of the HALF_OPEN period p, as a new period, so that results of the
+// calls p admitted are stale for it; it is not a transition, so it keeps p's generation.
+func (p *period) sameState() *period {
+	q := &period{state: p.state, gen: p.gen, seq: p.seq, retryAt: p.retryAt, openFor: p.openFor,
+		failures: p.failures, successes: p.successes}
+	q.blocked.Store(p.blocked.Load())
+	return q
 }
 
 // releaseProbe returns a probe that will not run to OPEN, with the retry time unchanged, so
 // the next call may probe.
 func (c *circuit) releaseProbe(p *period, reason Reason, now int64) {
-	c.move(p, c.newPeriod(p, Open, p.retryAt), reason, 0, now)
+	q := c.newPeriod(p, Open, p.retryAt)
+	q.openFor, q.failures = p.openFor, p.failures
+	c.move(p, q, reason, 0, now)
+}
+
+// reopen builds the OPEN period that follows the HALF_OPEN period p when its probe failed or
+// timed out at now: one more failure in a row, and an OPEN time backed off for it.
+func (c *circuit) reopen(p *period, now int64) *period {
+	return c.openPeriod(p, now, p.failures+1)
+}
+
+// openPeriod builds the OPEN period that follows p at now after failures probes failed in a
+// row (0 on a trip).
+func (c *circuit) openPeriod(p *period, now int64, failures uint32) *period {
+	gen := p.gen + 1
+	openFor := c.openTime(failures, gen)
+	q := c.newPeriod(p, Open, satAdd(now, openFor))
+	q.openFor, q.failures = openFor, failures
+	return q
 }
 
 // complete counts a call that the period p admitted and that completed at now after rt.
@@ -222,7 +286,11 @@ func (c *circuit) complete(p *period, now, rt int64, o Outcome) {
 }
 
 func (c *circuit) count(p *period, now, rt int64, o Outcome) {
-	if p.window == nil || o == Ignore && !c.slowIgnored(rt, o) {
+	if p.retired || o == Ignore && !c.slowIgnored(rt, o) {
+		return
+	}
+	if p.window == nil {
+		c.countRun(p, now, o == Failure)
 		return
 	}
 	bad := c.isBad(rt, o)
@@ -235,18 +303,35 @@ func (c *circuit) count(p *period, now, rt int64, o Outcome) {
 		return
 	}
 	if measure, trips := c.measure(total, badCalls); trips {
-		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ThresholdExceeded, measure, now)
+		c.move(p, c.openPeriod(p, now, 0), ThresholdExceeded, measure, now)
+	}
+}
+
+// countRun counts a call for ConsecutiveErrors: a failure lengthens the run of failures, a
+// success ends it.
+func (c *circuit) countRun(p *period, now int64, failed bool) {
+	if !failed {
+		p.run.Store(0)
+		return
+	}
+	if run := p.run.Inc(); float64(run) >= c.threshold {
+		c.move(p, c.openPeriod(p, now, 0), ThresholdExceeded, float64(run), now)
 	}
 }
 
 func (c *circuit) decideProbe(p *period, now, rt int64, o Outcome) {
 	switch {
 	case now >= p.deadline: // a clock that stepped back does not stop the probe deciding (W3)
-		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ProbeTimedOut, 0, now)
+		c.move(p, c.reopen(p, now), ProbeTimedOut, 0, now)
 	case o == Ignore && !c.slowIgnored(rt, o):
 		c.releaseProbe(p, ProbeIgnored, now)
 	case c.isBad(rt, o):
-		c.move(p, c.newPeriod(p, Open, satAdd(now, c.retryTimeout)), ProbeFailed, 0, now)
+		c.move(p, c.reopen(p, now), ProbeFailed, 0, now)
+	case p.successes+1 < c.probeNum:
+		// Not the last probe of the run: the next call is the next probe.
+		q := p.sameState()
+		q.successes++
+		c.cur.CompareAndSwap(p, q)
 	default:
 		c.move(p, c.newPeriod(p, Closed, 0), ProbeSucceeded, 0, now)
 	}
@@ -269,10 +354,10 @@ func (c *circuit) slowIgnored(rt int64, o Outcome) bool {
 }
 
 // retryDue reports whether the OPEN period p lets a probe through at now: its retry time has
-// come, or lies further ahead than the breaker stays OPEN, which only a clock that stepped back
-// can make.
+// come, or lies further ahead than p's OPEN time, which only a clock that stepped back can
+// make.
 func (c *circuit) retryDue(p *period, now int64) bool {
-	return now >= p.retryAt || uint64(p.retryAt-now) > uint64(c.retryTimeout)
+	return now >= p.retryAt || uint64(p.retryAt-now) > uint64(p.openFor)
 }
 
 // probeOverdue reports whether the probe of the HALF_OPEN period p counts as failed at now:
@@ -287,7 +372,7 @@ func (c *circuit) probeOverdue(p *period, now int64) bool {
 // compare equal as the user meant.
 func (c *circuit) measure(total, bad uint64) (float64, bool) {
 	var m float64
-	if c.strategy == ErrorCount {
+	if c.strategy.isCount() {
 		m = float64(bad)
 	} else {
 		m = float64(bad) / float64(total)
@@ -297,11 +382,19 @@ func (c *circuit) measure(total, bad uint64) (float64, bool) {
 
 // newPeriod builds the period that follows p.
 func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
-	q := &period{state: s, gen: p.gen + 1, seq: c.m.seq.Inc(), retryAt: retryAt}
 	if s == Closed {
+		return c.closedPeriod(p.gen+1, c.m.seq.Inc())
+	}
+	q := &period{state: s, gen: p.gen + 1, seq: c.m.seq.Inc(), retryAt: retryAt}
+	q.blocked.Store(c.blockError(s, retryAt))
+	return q
+}
+
+// closedPeriod builds a CLOSED period with an empty window.
+func (c *circuit) closedPeriod(gen, seq uint64) *period {
+	q := &period{state: Closed, gen: gen, seq: seq}
+	if c.strategy.windowed() {
 		q.window = newLeapArray(c.interval, c.buckets)
-	} else {
-		q.blocked.Store(c.blockError(s, retryAt))
 	}
 	return q
 }
@@ -343,8 +436,8 @@ func (c *circuit) dry() bool { return c.dryRun || c.forcedClosed.Load() }
 func (c *circuit) reset(now int64) {
 	for {
 		p := c.cur.Load()
-		if p.state == Closed && p.window == nil {
-			return // retired
+		if p.retired {
+			return
 		}
 		q := c.newPeriod(p, Closed, 0)
 		if p.state != Closed {
@@ -363,7 +456,7 @@ func (c *circuit) reset(now int64) {
 func (c *circuit) retire(now int64) (StateChange, bool) {
 	for {
 		p := c.cur.Load()
-		q := &period{state: Closed, gen: p.gen + 1, seq: c.m.seq.Inc()}
+		q := &period{state: Closed, gen: p.gen + 1, seq: c.m.seq.Inc(), retired: true}
 		if c.cur.CompareAndSwap(p, q) {
 			r := c.rule.Load()
 			return StateChange{

@@ -25,6 +25,9 @@ func WithMemoryBudget(bytes int64) Option {
 // breakerMemory is what the breaker of r takes at most, its window included. The buckets are
 // counted an eighth larger, the most that rounding up to an allocation size can add.
 func (r Rule) breakerMemory() int64 {
+	if !r.Strategy.windowed() {
+		return breakerBytes
+	}
 	buckets := int64(r.bucketCount()) * int64(unsafe.Sizeof(bucket{}))
 	return breakerBytes + buckets + buckets/8
 }

@@ -49,6 +49,15 @@ var fuzzRuleSets = [][]breaker.Rule{
 			MaxAllowedRT: 20 * time.Millisecond, MinRequestAmount: 2, RetryTimeout: 400 * time.Millisecond,
 			DryRun: true},
 	},
+	{
+		{ID: "a-probes", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			ProbeNum: 3, RetryTimeout: 500 * time.Millisecond, MaxRetryTimeout: 3 * time.Second,
+			ProbeTimeout: 300 * time.Millisecond},
+		{ID: "b-run", Resource: "b", Strategy: breaker.ConsecutiveErrors, Threshold: 3, ProbeNum: 2,
+			RetryTimeout: time.Second, MaxRetryTimeout: 2 * time.Second},
+		{ID: "c-slow-probes", Resource: "c", Strategy: breaker.SlowRequestRatio, Threshold: 1,
+			MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 1, ProbeNum: 2, RetryTimeout: 200 * time.Millisecond},
+	},
 }
 
 var errSlotBlocks = errors.New("slot blocks")
@@ -117,6 +126,13 @@ var fuzzSeeds = [][]byte{
 	{0, opSettings, 3, opDo, 0x00, 0x00, opSettings, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
 		opDo, 0x00, 0x01, opSettings, 12, opSettings, 6, opEnter, 0, opSettings, 0, opAdvance, 0x27,
 		opEnter, 0, opExit, 0, 0, opEnter, 0, opExit, 0, 0, opReset, 0, opSettings, 18, opEnter, 0},
+	// Three probes in a row close a-probes; a failed one backs off; b-run trips on three
+	// failures in a row, a success between them starts the run again.
+	{0, opLoad, 5, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x13, opDo, 0x00, 0x00,
+		opDo, 0x00, 0x00, opDo, 0x00, 0x01, opAdvance, 0x27, opEnter, 0, opEnter, 0, opExit, 0, 0,
+		opDo, 0x00, 0x00, opDo, 0x00, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01, opDo, 0x01, 0x00,
+		opDo, 0x01, 0x01, opDo, 0x01, 0x01, opDo, 0x01, 0x01, opAdvance, 0x27, opDo, 0x01, 0x00,
+		opDo, 0x01, 0x00},
 	// DryRun rules trip, probe and recover beside an enforced one.
 	{0, opLoad, 4, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
 		opAdvance, 0x27, opEnter, 0, opDo, 0x00, 0x01, opExit, 0, 0, opDo, 0x59, 0x00, opDo, 0x59, 0x00,

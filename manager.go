@@ -26,6 +26,7 @@ type Manager struct {
 	classifier Classifier // nil: DefaultClassifier
 	calls      []CallObserver
 	budget     int64 // bytes the breakers may take; <= 0: no bound
+	instance   string // this process's name, for the jitter of retry times
 
 	seq       atomic.Uint64 // the last StateChange.Seq handed out
 	rules     atomic.Pointer[ruleSet]
@@ -112,7 +113,8 @@ func WithLogger(l *slog.Logger) Option {
 
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
 func NewManager(opts ...Option) *Manager {
-	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default(), budget: DefaultMemoryBudget}
+	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default(), budget: DefaultMemoryBudget,
+		instance: defaultInstance()}
 	for _, o := range opts {
 		o.apply(m)
 	}

@@ -23,14 +23,20 @@ type model struct {
 }
 
 type modelBreaker struct {
-	rule     breaker.Rule
-	state    breaker.State
-	gen      uint64
-	retryAt  time.Duration
-	deadline time.Duration
-	calls    []modelCall // of the current CLOSED period
-	head     time.Duration
-	retired  bool
+	rule      breaker.Rule
+	state     breaker.State
+	gen       uint64
+	epoch     uint64 // counts every change of period, silent ones too: what makes a call stale
+	retryAt   time.Duration
+	openFor   time.Duration // the OPEN time of the last trip or failed probe (P7)
+	failures  int           // probes failed in a row since the trip (P7)
+	probing   bool          // HALF_OPEN: a probe is in flight (P6)
+	successes uint32        // HALF_OPEN: probes of this run that succeeded (P6)
+	deadline  time.Duration
+	calls     []modelCall // of the current CLOSED period
+	run       int         // ConsecutiveErrors: failures in a row (P8)
+	head      time.Duration
+	retired   bool
 }
 
 type modelCall struct {
@@ -48,7 +54,7 @@ type modelEntry struct {
 
 type modelAdmission struct {
 	b   *modelBreaker
-	gen uint64
+	epoch uint64
 }
 
 // modelOutcome mirrors how the library classifies a call's error.
@@ -91,7 +97,8 @@ func (m *model) reset(resource string) {
 			m.move(b, breaker.Closed, breaker.Reset, 0)
 		} else {
 			b.gen++
-			b.calls, b.head = nil, 0
+			b.epoch++
+			b.calls, b.head, b.run = nil, 0, 0
 		}
 	}
 }
@@ -103,6 +110,9 @@ func identityOf(r breaker.Rule) breaker.Rule {
 		if r.Strategy == breaker.ErrorCount && r.Threshold < 5 {
 			r.MinRequestAmount = uint64(r.Threshold) // A4
 		}
+	}
+	if r.ProbeNum == 0 {
+		r.ProbeNum = 1
 	}
 	if r.StatInterval == 0 {
 		r.StatInterval = time.Second
@@ -116,7 +126,19 @@ func identityOf(r breaker.Rule) breaker.Rule {
 	if r.Strategy != breaker.SlowRequestRatio {
 		r.MaxAllowedRT = 0
 	}
+	if r.Strategy == breaker.ConsecutiveErrors {
+		r.MinRequestAmount, r.StatInterval, r.BucketCount = 0, 0, 0 // no window (P8)
+	}
 	return r
+}
+
+// openTime is the OPEN time after failures failed probes in a row, without jitter (P7).
+func openTime(r breaker.Rule, failures int) time.Duration {
+	d, limit := r.RetryTimeout, max(r.MaxRetryTimeout, r.RetryTimeout)
+	for range failures {
+		d = min(2*d, limit)
+	}
+	return d
 }
 
 // load replaces the rules, keeping the breakers of identical rules (R2).
@@ -169,14 +191,22 @@ func (m *model) move(b *modelBreaker, to breaker.State, reason breaker.Reason, s
 	from := b.state
 	b.state = to
 	b.gen++
+	b.epoch++
+	b.probing, b.successes = false, 0
 	switch to {
 	case breaker.Closed:
-		b.calls, b.head = nil, 0
+		b.calls, b.head, b.run = nil, 0, 0
 	case breaker.Open:
 		switch reason {
 		case breaker.ProbeBlocked, breaker.ProbeIgnored: // the retry time stays
-		default:
-			b.retryAt = m.now + b.rule.RetryTimeout
+		case breaker.ThresholdExceeded:
+			b.failures = 0
+			b.openFor = openTime(b.rule, 0)
+			b.retryAt = m.now + b.openFor
+		default: // the probe failed or timed out
+			b.failures++
+			b.openFor = openTime(b.rule, b.failures)
+			b.retryAt = m.now + b.openFor
 		}
 	}
 	m.report(b, from, reason, snapshot)
@@ -200,14 +230,14 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	var block *modelBlock
 	var due []*modelBreaker
 	for _, b := range m.resources[resource] {
-		if b.state == breaker.HalfOpen && m.probeOverdue(b) {
+		if b.state == breaker.HalfOpen && b.probing && m.probeOverdue(b) {
 			m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
 		}
 		switch {
 		case b.state == breaker.Closed:
-			e.admitted = append(e.admitted, modelAdmission{b, b.gen})
+			e.admitted = append(e.admitted, modelAdmission{b, b.epoch})
 			continue
-		case b.state == breaker.Open && m.retryDue(b):
+		case b.state == breaker.Open && m.retryDue(b), b.state == breaker.HalfOpen && !b.probing:
 			due = append(due, b)
 			continue
 		case m.dry(b):
@@ -229,9 +259,14 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	for _, b := range m.resources[resource] {
 		for _, d := range due {
 			if d == b {
-				m.move(b, breaker.HalfOpen, breaker.RetryTimeoutElapsed, 0)
+				if b.state == breaker.Open {
+					m.move(b, breaker.HalfOpen, breaker.RetryTimeoutElapsed, 0)
+				} else {
+					b.epoch++ // the next probe of the run: no transition (P6)
+				}
+				b.probing = true
 				b.deadline = m.now + identityOf(b.rule).ProbeTimeout
-				e.admitted = append(e.admitted, modelAdmission{b, b.gen})
+				e.admitted = append(e.admitted, modelAdmission{b, b.epoch})
 				probes = append(probes, b)
 			}
 		}
@@ -271,7 +306,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 	rt := m.now - e.start
 	for _, a := range e.admitted {
 		b := a.b
-		if b.retired || b.gen != a.gen {
+		if b.retired || b.epoch != a.epoch {
 			continue
 		}
 		bad := o == modelFailure
@@ -294,6 +329,10 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 				m.move(b, breaker.Open, breaker.ProbeIgnored, 0)
 			case bad:
 				m.move(b, breaker.Open, breaker.ProbeFailed, 0)
+			case b.successes+1 < identityOf(b.rule).ProbeNum:
+				b.successes++ // not the last of the run: the next call probes (P6)
+				b.probing = false
+				b.epoch++
 			default:
 				m.move(b, breaker.Closed, breaker.ProbeSucceeded, 0)
 			}
@@ -304,7 +343,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 // retryDue: the retry time has come, or lies further ahead than RetryTimeout because the
 // clock stepped back (A2).
 func (m *model) retryDue(b *modelBreaker) bool {
-	return m.now >= b.retryAt || b.retryAt-m.now > b.rule.RetryTimeout
+	return m.now >= b.retryAt || b.retryAt-m.now > b.openFor
 }
 
 // probeOverdue: the probe's deadline has passed, or lies further ahead than ProbeTimeout
@@ -315,6 +354,16 @@ func (m *model) probeOverdue(b *modelBreaker) bool {
 
 func (m *model) count(b *modelBreaker, bad bool) {
 	id := identityOf(b.rule)
+	if id.Strategy == breaker.ConsecutiveErrors { // P8
+		if !bad {
+			b.run = 0
+			return
+		}
+		if b.run++; float64(b.run) >= id.Threshold {
+			m.move(b, breaker.Open, breaker.ThresholdExceeded, float64(b.run))
+		}
+		return
+	}
 	length := id.StatInterval / time.Duration(id.BucketCount)
 	bucket := m.now - ((m.now%length)+length)%length
 	if len(b.calls) > 0 && bucket < b.head {
@@ -335,7 +384,7 @@ func (m *model) count(b *modelBreaker, bad bool) {
 		return
 	}
 	measure := float64(bads)
-	if id.Strategy != breaker.ErrorCount {
+	if id.Strategy != breaker.ErrorCount && id.Strategy != breaker.ConsecutiveErrors {
 		measure /= float64(total)
 	}
 	if measure >= id.Threshold {

@@ -19,10 +19,14 @@ const (
 	ErrorRatio
 	// ErrorCount trips when failed calls >= Threshold.
 	ErrorCount
+	// ConsecutiveErrors trips when Threshold calls in a row have failed: a failure adds one
+	// to the run, a success ends it, a call that counts neither way changes nothing. It keeps
+	// no window: MinRequestAmount, StatInterval and BucketCount do not apply to it.
+	ConsecutiveErrors
 )
 
-// String returns the strategy's name as written in Go: "SlowRequestRatio", "ErrorRatio" or
-// "ErrorCount".
+// String returns the strategy's name as written in Go: "SlowRequestRatio", "ErrorRatio",
+// "ErrorCount" or "ConsecutiveErrors".
 func (s Strategy) String() string {
 	switch s {
 	case SlowRequestRatio:
@@ -31,11 +35,19 @@ func (s Strategy) String() string {
 		return "ErrorRatio"
 	case ErrorCount:
 		return "ErrorCount"
+	case ConsecutiveErrors:
+		return "ConsecutiveErrors"
 	}
 	return "Strategy(" + strconv.Itoa(int(s)) + ")"
 }
 
 func (s Strategy) isRatio() bool { return s == SlowRequestRatio || s == ErrorRatio }
+
+// isCount reports whether the strategy's Threshold is a number of failed calls.
+func (s Strategy) isCount() bool { return s == ErrorCount || s == ConsecutiveErrors }
+
+// windowed reports whether the strategy counts calls in a sliding window.
+func (s Strategy) windowed() bool { return s != ConsecutiveErrors }
 
 // Defaults for the zero values of the optional Rule fields.
 const (
@@ -53,6 +65,10 @@ const MaxBucketCount = 1000
 // MaxRulesPerResource bounds the rules of one resource: every call to it goes through each of
 // its breakers.
 const MaxRulesPerResource = 100
+
+// MaxProbeNum bounds Rule.ProbeNum: a breaker that needs more successes in a row than this
+// would stay HALF_OPEN, one call at a time, for too long.
+const MaxProbeNum = 1000
 
 // minBucketLength is the shortest bucket a window may have.
 const minBucketLength = time.Millisecond
@@ -93,6 +109,19 @@ type Rule struct {
 	// ProbeTimeout is how long a probe may run before it counts as failed; 0 means
 	// RetryTimeout.
 	ProbeTimeout time.Duration
+	// ProbeNum is how many probes in a row must succeed to close the breaker; 0 means 1. One
+	// probe is in flight at a time: after a success that is not the last, the breaker stays
+	// HALF_OPEN and the next call is the next probe. At most MaxProbeNum.
+	ProbeNum uint32
+	// MaxRetryTimeout, when not 0, makes the OPEN time grow: RetryTimeout after a trip, then
+	// doubled after each failed or timed-out probe, up to MaxRetryTimeout (>= RetryTimeout).
+	// Closing starts it again at RetryTimeout.
+	MaxRetryTimeout time.Duration
+	// RetryJitter, in [0, 1), shortens every OPEN time by a fraction in [0, RetryJitter), so
+	// that instances that tripped together do not probe together. The fraction is not random:
+	// it is a hash of the Manager's instance name (WithInstanceName), the rule and the
+	// breaker's generation, so a test can reproduce it.
+	RetryJitter float64
 	// DryRun makes the breaker reject nothing: it counts, trips, probes and reports as usual
 	// (its StateChanges say DryRun, and call observers see what it would have rejected), but
 	// a call it would reject passes, and it does not count that call. The way to try a new
@@ -149,9 +178,10 @@ func (r Rule) check() (reason, field string) {
 		return "is required", "Resource"
 	}
 	switch r.Strategy {
-	case SlowRequestRatio, ErrorRatio, ErrorCount:
+	case SlowRequestRatio, ErrorRatio, ErrorCount, ConsecutiveErrors:
 	default:
-		return fmt.Sprintf("must be SlowRequestRatio, ErrorRatio or ErrorCount, got %d", int32(r.Strategy)), "Strategy"
+		return fmt.Sprintf("must be SlowRequestRatio, ErrorRatio, ErrorCount or ConsecutiveErrors, got %d",
+			int32(r.Strategy)), "Strategy"
 	}
 	t := r.Threshold
 	switch {
@@ -159,8 +189,8 @@ func (r Rule) check() (reason, field string) {
 		return fmt.Sprintf("must be a finite number, got %v", t), "Threshold"
 	case r.Strategy.isRatio() && (t <= 0 || t > 1):
 		return fmt.Sprintf("must be in (0, 1] for %v, got %v", r.Strategy, t), "Threshold"
-	case r.Strategy == ErrorCount && (t < 1 || t != math.Trunc(t)):
-		return fmt.Sprintf("must be a whole number >= 1 for ErrorCount, got %v", t), "Threshold"
+	case r.Strategy.isCount() && (t < 1 || t != math.Trunc(t)):
+		return fmt.Sprintf("must be a whole number >= 1 for %v, got %v", r.Strategy, t), "Threshold"
 	}
 	if r.MaxAllowedRT < 0 {
 		return fmt.Sprintf("must not be negative, got %v", r.MaxAllowedRT), "MaxAllowedRT"
@@ -183,6 +213,16 @@ func (r Rule) check() (reason, field string) {
 	}
 	if r.ProbeTimeout < 0 {
 		return fmt.Sprintf("must not be negative, got %v", r.ProbeTimeout), "ProbeTimeout"
+	}
+	if r.ProbeNum > MaxProbeNum {
+		return fmt.Sprintf("must be at most %d, got %d", MaxProbeNum, r.ProbeNum), "ProbeNum"
+	}
+	if r.MaxRetryTimeout != 0 && r.MaxRetryTimeout < r.RetryTimeout {
+		return fmt.Sprintf("must be 0 (no backoff) or at least RetryTimeout (%v), got %v", r.RetryTimeout,
+			r.MaxRetryTimeout), "MaxRetryTimeout"
+	}
+	if math.IsNaN(r.RetryJitter) || r.RetryJitter < 0 || r.RetryJitter >= 1 {
+		return fmt.Sprintf("must be in [0, 1), got %v", r.RetryJitter), "RetryJitter"
 	}
 	return "", ""
 }
@@ -214,6 +254,8 @@ func (r Rule) bucketCount() uint32 {
 	return r.BucketCount
 }
 
+func (r Rule) probeNum() uint32 { return max(r.ProbeNum, 1) }
+
 func (r Rule) probeTimeout() time.Duration {
 	if r.ProbeTimeout == 0 {
 		return r.RetryTimeout
@@ -229,8 +271,12 @@ func (r Rule) identity() Rule {
 	r.StatInterval = r.statInterval()
 	r.BucketCount = r.bucketCount()
 	r.ProbeTimeout = r.probeTimeout()
+	r.ProbeNum = r.probeNum()
 	if r.Strategy != SlowRequestRatio {
 		r.MaxAllowedRT = 0 // ignored
+	}
+	if !r.Strategy.windowed() {
+		r.MinRequestAmount, r.StatInterval, r.BucketCount = 0, 0, 0 // ignored
 	}
 	return r
 }

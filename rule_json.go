@@ -24,7 +24,7 @@ var (
 )
 
 // strategyNames lists the names MarshalText writes, for error messages.
-const strategyNames = "SlowRequestRatio, ErrorRatio or ErrorCount"
+const strategyNames = "SlowRequestRatio, ErrorRatio, ErrorCount or ConsecutiveErrors"
 
 // MarshalText returns the strategy's name, as String does: "SlowRequestRatio", "ErrorRatio" or
 // "ErrorCount". A strategy without a name is an error, so that no text is written that
@@ -48,7 +48,7 @@ func (s *Strategy) UnmarshalText(text []byte) error {
 }
 
 func parseStrategy(name string) (Strategy, bool) {
-	for _, s := range []Strategy{SlowRequestRatio, ErrorRatio, ErrorCount} {
+	for _, s := range []Strategy{SlowRequestRatio, ErrorRatio, ErrorCount, ConsecutiveErrors} {
 		if name == s.String() {
 			return s, true
 		}
@@ -69,12 +69,15 @@ type ruleJSON struct {
 	BucketCount      uint32  `json:"bucketCount,omitempty"`
 	RetryTimeout     *string `json:"retryTimeout"`
 	ProbeTimeout     *string `json:"probeTimeout,omitempty"`
+	ProbeNum         uint32  `json:"probeNum,omitempty"`
+	MaxRetryTimeout  *string `json:"maxRetryTimeout,omitempty"`
+	RetryJitter      float64 `json:"retryJitter,omitempty"`
 	DryRun           bool    `json:"dryRun,omitempty"`
 }
 
 // ruleFields names the fields of the JSON form, for the error about an unknown one.
 const ruleFields = "id, resource, strategy, threshold, maxAllowedRT, minRequestAmount, " +
-	"statInterval, bucketCount, retryTimeout, probeTimeout, dryRun"
+	"statInterval, bucketCount, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun"
 
 // durationWant describes a duration field's value in errors.
 const durationWant = `a Go duration string such as "300ms" or "10s"`
@@ -82,11 +85,12 @@ const durationWant = `a Go duration string such as "300ms" or "10s"`
 // ruleJSONWants describes, for errors, what the fields of ruleJSON hold where their Go type
 // would not say it well.
 var ruleJSONWants = map[string]string{
-	"strategy":     "one of the strings " + strategyNames,
-	"maxAllowedRT": durationWant,
-	"statInterval": durationWant,
-	"retryTimeout": durationWant,
-	"probeTimeout": durationWant,
+	"strategy":        "one of the strings " + strategyNames,
+	"maxAllowedRT":    durationWant,
+	"statInterval":    durationWant,
+	"retryTimeout":    durationWant,
+	"probeTimeout":    durationWant,
+	"maxRetryTimeout": durationWant,
 }
 
 // MarshalJSON writes the rule as a JSON object:
@@ -123,6 +127,9 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 		BucketCount:      r.BucketCount,
 		RetryTimeout:     &retry,
 		ProbeTimeout:     optionalDuration(r.ProbeTimeout),
+		ProbeNum:         r.ProbeNum,
+		MaxRetryTimeout:  optionalDuration(r.MaxRetryTimeout),
+		RetryJitter:      r.RetryJitter,
 		DryRun:           r.DryRun,
 	})
 }
@@ -185,7 +192,8 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 	}
 
 	r := &Rule{ID: j.ID, Resource: j.Resource, Threshold: j.Threshold,
-		MinRequestAmount: j.MinRequestAmount, BucketCount: j.BucketCount, DryRun: j.DryRun}
+		MinRequestAmount: j.MinRequestAmount, BucketCount: j.BucketCount, ProbeNum: j.ProbeNum,
+		RetryJitter: j.RetryJitter, DryRun: j.DryRun}
 	if j.Strategy != nil {
 		s, ok := parseStrategy(*j.Strategy)
 		if !ok {
@@ -202,6 +210,7 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 		{"statInterval", j.StatInterval, &r.StatInterval},
 		{"retryTimeout", j.RetryTimeout, &r.RetryTimeout},
 		{"probeTimeout", j.ProbeTimeout, &r.ProbeTimeout},
+		{"maxRetryTimeout", j.MaxRetryTimeout, &r.MaxRetryTimeout},
 	} {
 		if d.text == nil {
 			continue

@@ -205,13 +205,13 @@ func TestRuleUnmarshalJSONErrors(t *testing.T) {
 			name:      "unknown strategy",
 			give:      `{"resource":"r","strategy":"SlowRatio"}`,
 			wantField: "strategy",
-			wantText:  []string{`SlowRequestRatio, ErrorRatio or ErrorCount`, `got "SlowRatio"`},
+			wantText:  []string{`SlowRequestRatio, ErrorRatio, ErrorCount or ConsecutiveErrors`, `got "SlowRatio"`},
 		},
 		{
 			name:      "strategy as a number",
 			give:      `{"resource":"r","strategy":1}`,
 			wantField: "strategy",
-			wantText:  []string{`SlowRequestRatio, ErrorRatio or ErrorCount`, `got number`},
+			wantText:  []string{`SlowRequestRatio, ErrorRatio, ErrorCount or ConsecutiveErrors`, `got number`},
 		},
 		{
 			name:      "threshold as a string",
@@ -325,7 +325,7 @@ func TestStrategyText(t *testing.T) {
 
 	got := breaker.ErrorCount
 	err = got.UnmarshalText([]byte("errorratio"))
-	assert.ErrorContains(t, err, `unknown strategy "errorratio": want SlowRequestRatio, ErrorRatio or ErrorCount`)
+	assert.ErrorContains(t, err, `unknown strategy "errorratio": want SlowRequestRatio, ErrorRatio, ErrorCount or ConsecutiveErrors`)
 	assert.Equal(t, breaker.ErrorCount, got, "a failed UnmarshalText leaves the strategy alone")
 
 	// Given a Strategy anywhere in a JSON document, then it reads as its name.

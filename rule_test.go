@@ -65,7 +65,7 @@ func TestRuleValidateRejects(t *testing.T) {
 			name:      "unknown strategy 7",
 			give:      with(validRule(), func(r *breaker.Rule) { r.Strategy = 7 }),
 			wantField: "Strategy",
-			wantText:  "SlowRequestRatio, ErrorRatio or ErrorCount",
+			wantText:  "SlowRequestRatio, ErrorRatio, ErrorCount or ConsecutiveErrors",
 		},
 		{
 			name:      "unknown strategy -1",

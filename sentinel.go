@@ -39,11 +39,13 @@ import (
 // slow-call ratio of 1.0 aside), a Rule, like sentinel-golang, when the ratio reaches it, so a
 // Java error ratio of 0.5 opens at 5 errors in 10 calls here and at 6 in Java.
 //
-// Every other field Sentinel writes (limitApp, clusterMode, clusterConfig, app, probeNum, ...)
-// is ignored, so that rule files migrate unchanged. The fields above must be spelled exactly:
-// a key that matches one only when case is ignored ("timewindow") is an error, not taken for it
-// as encoding/json would, and so is a key written twice in one rule. Note that a sentinel-golang probeNum above 1
-// asks for that many good probes before closing, where a Rule closes on one.
+// sentinel-golang's probeNum becomes ProbeNum: that many good probes close the breaker. Where
+// sentinel-golang lets probeNum calls through at once while HALF_OPEN, a Rule lets one through
+// at a time, the next only after the one before succeeded, so a dependency that is half back
+// gets one call at a time. Every other field Sentinel writes (limitApp, clusterMode,
+// clusterConfig, app, ...) is ignored, so that rule files migrate unchanged. The fields above
+// must be spelled exactly: a key that matches one only when case is ignored ("timewindow") is
+// an error, not taken for it as encoding/json would, and so is a key written twice in one rule.
 //
 // A rule Sentinel itself refuses is an error (an unknown grade or strategy, a negative
 // timeWindow or count, a Java minRequestAmount or statIntervalMs <= 0, a sentinel-golang
@@ -102,6 +104,7 @@ type goCircuitBreakerRule struct {
 	StatSlidingWindowBucketCount uint32  `json:"statSlidingWindowBucketCount"`
 	MaxAllowedRtMs               uint64  `json:"maxAllowedRtMs"`
 	Threshold                    float64 `json:"threshold"`
+	ProbeNum                     uint64  `json:"probeNum"`
 }
 
 // The keys of the two forms, and those that tell them apart. A key that matches one of them only
@@ -288,6 +291,10 @@ func (g *goCircuitBreakerRule) convert() (Rule, map[string]string, error) {
 		BucketCount:      buckets,
 		RetryTimeout:     time.Duration(g.RetryTimeoutMs) * time.Millisecond,
 	}
+	if g.ProbeNum > MaxProbeNum {
+		return Rule{}, nil, invalid("probeNum", fmt.Sprintf("must be at most %d, got %d", MaxProbeNum, g.ProbeNum))
+	}
+	r.ProbeNum = uint32(g.ProbeNum)
 	from := map[string]string{
 		"Threshold":    sentinelSource("threshold", g.Threshold),
 		"RetryTimeout": sentinelSource("retryTimeoutMs", g.RetryTimeoutMs),

@@ -135,11 +135,12 @@ func TestParseSentinelRulesGo(t *testing.T) {
 				MinRequestAmount: 1, StatInterval: time.Second, BucketCount: 1, RetryTimeout: 5 * time.Second},
 		},
 		{
-			name: "maxAllowedRtMs is dropped but for strategy 0; probeNum and unknown fields are ignored",
+			name: "maxAllowedRtMs is dropped but for strategy 0; probeNum is kept, unknown fields ignored",
 			give: `{"resource":"a","strategy":1,"retryTimeoutMs":5000,"minRequestAmount":5,"statIntervalMs":1000,` +
 				`"maxAllowedRtMs":200,"threshold":0.1,"probeNum":3,"enable":true}`,
 			want: breaker.Rule{Resource: "a", Strategy: breaker.ErrorRatio, Threshold: 0.1,
-				MinRequestAmount: 5, StatInterval: time.Second, BucketCount: 1, RetryTimeout: 5 * time.Second},
+				MinRequestAmount: 5, StatInterval: time.Second, BucketCount: 1, RetryTimeout: 5 * time.Second,
+				ProbeNum: 3},
 		},
 	}
 	for _, tt := range tests {

@@ -82,7 +82,7 @@ func (c *call) forget() {
 // holdsProbe reports whether the call is the probe of one of its breakers.
 func (c *call) holdsProbe() bool {
 	for i := 0; i < c.n; i++ {
-		if p := c.at(i).p; p != nil && p.state == HalfOpen {
+		if p := c.at(i).p; p != nil && p.probing {
 			return true
 		}
 	}
@@ -232,7 +232,7 @@ func (m *Manager) admitWithSettings(c *call, res *resource) *BlockError {
 func (m *Manager) takeProbes(c *call, now int64) *BlockError {
 	for i := 0; i < c.n; i++ {
 		a := c.at(i)
-		if a.p.state != Open {
+		if !a.p.awaitsProbe() {
 			continue
 		}
 		q, ok := a.c.probe(a.p, now)
@@ -252,7 +252,7 @@ func (m *Manager) takeProbes(c *call, now int64) *BlockError {
 // releaseProbes returns every probe the call holds to OPEN with its retry time unchanged.
 func (m *Manager) releaseProbes(c *call, reason Reason, now int64) {
 	for i := 0; i < c.n; i++ {
-		if a := c.at(i); a.p != nil && a.p.state == HalfOpen {
+		if a := c.at(i); a.p != nil && a.p.probing {
 			a.c.releaseProbe(a.p, reason, now)
 		}
 	}
