@@ -32,6 +32,10 @@
 // "probeDeadline" unless HALF_OPEN. A transition's "snapshot" is, for ThresholdExceeded, the
 // ratio or count that met the threshold.
 //
+// The handler keeps nothing per resource name: the resources are read from the loaded rules at
+// each request, and the transitions are a ring of the last 100, whichever resources made them,
+// so calls under names without rules, however many, add nothing to the page or to memory.
+//
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
 // origin. The handler is safe for concurrent use; the package starts no goroutines.
@@ -59,7 +63,8 @@ const keep = 100
 // Each call of Handler registers one observer on m, for the Manager's lifetime, which keeps
 // the last 100 state changes: call it once per Manager, before traffic, and reuse the
 // handler. Changes before the call are not shown. The observer only copies each change into
-// a ring buffer under a mutex. A nil m means breaker.Default().
+// a ring buffer of fixed size under a mutex, so its memory does not grow with the number of
+// resources. A nil m means breaker.Default().
 func Handler(m *breaker.Manager) http.Handler {
 	if m == nil {
 		m = breaker.Default()

@@ -408,6 +408,43 @@ func TestKeepsTheLast100Transitions(t *testing.T) {
 	assert.Equal(t, "ProbeSucceeded", got.Transitions[99].Reason, "generation 21, the 7th recovery")
 }
 
+// Given 150 resources whose breakers each trip once, and calls to 1,000 resources without
+// rules, then the status lists the 150 resources of the rules and keeps the last 100
+// transitions: the handler keeps nothing per resource name.
+func TestKeepsNothingPerResource(t *testing.T) {
+	const tripped, unruled = 150, 1000
+	rules := make([]breaker.Rule, tripped)
+	for i := range rules {
+		rules[i] = breaker.Rule{Resource: fmt.Sprintf("r%03d", i), Strategy: breaker.ErrorCount,
+			Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Minute}
+	}
+	m, clk, h := newManager(t, rules...)
+	for i := range tripped {
+		clk.Advance(time.Millisecond)
+		call(m, fmt.Sprintf("r%03d", i), fail)
+	}
+	for i := range unruled {
+		call(m, fmt.Sprintf("GET /wp-admin/%d.php", i), fail)
+	}
+
+	var got struct {
+		Resources []struct {
+			Resource string `json:"resource"`
+		} `json:"resources"`
+		Transitions []struct {
+			Resource string `json:"resource"`
+		} `json:"transitions"`
+	}
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	require.Len(t, got.Resources, tripped)
+	assert.Equal(t, "r000", got.Resources[0].Resource)
+	assert.Equal(t, "r149", got.Resources[tripped-1].Resource)
+	require.Len(t, got.Transitions, 100)
+	for i, c := range got.Transitions {
+		assert.Equal(t, fmt.Sprintf("r%03d", tripped-1-i), c.Resource, "transition %d", i)
+	}
+}
+
 // Given calls tripping and recovering breakers on several goroutines, while others read the
 // status, then nothing races (run with -race) and every read is valid JSON.
 func TestConcurrentReads(t *testing.T) {

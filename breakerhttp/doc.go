@@ -26,6 +26,9 @@
 //	mux := http.NewServeMux()
 //	mux.Handle("GET /orders/{id}", mw(orders)) // resource "GET /orders/{id}"
 //
+// A request that matches no ServeMux pattern is the resource [UnmatchedResource], whatever its
+// path, so that clients cannot create resources at will.
+//
 // By default a transport error or a 5xx response is a failure on the client side, and a 5xx
 // answer or a panic on the server side; the [Option]s replace the resource names, the failure
 // decisions and the blocked answer.

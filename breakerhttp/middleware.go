@@ -2,11 +2,20 @@ package breakerhttp
 
 import (
 	"net/http"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/halfopen/breaker"
 )
+
+// UnmatchedResource is the resource Middleware gives, by default, every request that matched
+// no ServeMux pattern: a 404 or 405 of the mux it wraps, or any request to a handler that is
+// not a ServeMux and runs outside one. The request's path is not part of it, so requests to
+// made-up paths all count as one resource, and a rule for UnmatchedResource can shed them.
+// It contains no "/", so no pattern has the same name.
+const UnmatchedResource = "(unmatched)"
 
 // Middleware returns a middleware that makes each request to the handler it wraps a call of
 // m: it enters the request's resource, calls the handler if the breakers let it pass, and
@@ -15,14 +24,18 @@ import (
 //
 // The resource is the ServeMux pattern that matched the request, such as
 // "GET /orders/{id}", so that every order shares one resource; when there is none, it is
-// r.Method + " " + r.URL.Path. WithResource replaces it. A ServeMux sets r.Pattern only once it
-// has routed the request, so either wrap each handler inside the mux:
+// UnmatchedResource, one name for every such request, so that a client cannot create
+// resources (and the metrics series of each) by sending requests to made-up paths.
+// WithResource replaces it. A ServeMux sets r.Pattern only once it has routed the request, so
+// either wrap each handler inside the mux:
 //
 //	mux.Handle("GET /orders/{id}", mw(orders))
 //
 // or wrap the mux itself, mw(mux): the middleware then asks the mux which pattern the request
-// matches (ServeMux.Handler), at the cost of routing each request twice. A mux behind another
-// wrapper is not found; its requests are named by method and path.
+// matches (ServeMux.Handler), at the cost of routing each request twice; a request that
+// matches no pattern, which the mux answers with 404 or 405, is UnmatchedResource. A mux
+// behind another wrapper is not found, and a handler that is not a mux sets no pattern: their
+// requests are all UnmatchedResource, unless WithResource names them.
 //
 // A request the breakers block gets 503 Service Unavailable with a Retry-After header: the
 // whole seconds until the rejecting breaker's retry time, by m.Now(), rounded up and at least
@@ -103,14 +116,30 @@ func (h *handler) resource(r *http.Request) string {
 		return h.o.resource(r)
 	}
 	if h.mux != nil {
-		if _, pattern := h.mux.Handler(r); pattern != "" {
+		if _, pattern := h.mux.Handler(r); pattern != "" && !isRedirect(r, pattern) {
 			return pattern
 		}
 	}
 	if r.Pattern != "" {
 		return r.Pattern
 	}
-	return r.Method + " " + r.URL.Path
+	return UnmatchedResource
+}
+
+// isRedirect reports whether pattern, which ServeMux.Handler returned for r, is not a pattern
+// but the path of the redirect from r's path to the same path with a slash appended. For a
+// CONNECT request, ServeMux.Handler returns that path in place of a pattern, and since it
+// comes from the request, a client could make up as many as it likes. A real pattern cannot
+// be it: a pattern ending in a slash matches only paths that have it as a prefix.
+func isRedirect(r *http.Request, pattern string) bool {
+	p := r.URL.Path
+	if p == "" || strings.HasSuffix(p, "/") || !strings.HasSuffix(pattern, "/") {
+		return false
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	return pattern == path.Clean(p)+"/"
 }
 
 // reject answers a blocked request. err is what Enter returned.

@@ -36,7 +36,7 @@ func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClient
 		invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		e, err := m.Enter(o.resourceOf(ctx, method))
 		if err != nil {
-			return blocked(m, err)
+			return blocked(m, err, o.ruleDetails)
 		}
 		completed := false
 		defer func() {
@@ -75,7 +75,7 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 		streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 		e, err := m.Enter(o.resourceOf(ctx, method))
 		if err != nil {
-			return nil, blocked(m, err)
+			return nil, blocked(m, err, o.ruleDetails)
 		}
 		c := &streamCall{e: e, ctx: ctx, o: o}
 		completed := false

@@ -32,17 +32,21 @@
 // # Blocked calls
 //
 // An RPC the breakers block, on either side, fails with a status error of code Unavailable,
-// without reaching the network (client) or the handler (server). Its message is the
-// [breaker.BlockError]'s, and its details are two standard messages of
-// google.golang.org/genproto/googleapis/rpc/errdetails, so a client reads them with no new
-// protos, also across processes:
+// without reaching the network (client) or the handler (server). Its message is fixed,
+// `breaker: call to "RESOURCE" rejected: circuit open` when a breaker rejected it and
+// `breaker: call to "RESOURCE" blocked` when a slot did, and its details are two standard
+// messages of google.golang.org/genproto/googleapis/rpc/errdetails, so a client reads them
+// with no new protos, also across processes:
 //
 //   - an ErrorInfo with Domain [ErrorDomain] ("breaker") and Reason [ReasonCircuitOpen]
 //     ("CIRCUIT_OPEN") when a breaker rejected the RPC, or [ReasonCallBlocked] ("CALL_BLOCKED")
 //     when a slot (breaker.WithSlots) did. Its Metadata holds "resource"; when a breaker
-//     rejected the RPC, also "strategy" (such as "ErrorRatio"), "state" ("OPEN" or
-//     "HALF_OPEN"), "retry_at" (the breaker's BlockError.RetryAt, in UTC, RFC 3339 with
-//     nanoseconds) and, when the rule has one, "rule_id".
+//     rejected the RPC, also "retry_at" (the breaker's BlockError.RetryAt, in UTC, RFC 3339
+//     with nanoseconds). With [WithRuleDetails] it holds also "strategy" (such as
+//     "ErrorRatio"), "state" ("OPEN" or "HALF_OPEN") and, when the rule has one, "rule_id",
+//     and the message is the [breaker.BlockError]'s, which names the rule or quotes the slot's
+//     error. A server sends these to every client, so by default it tells them only which
+//     resource to leave alone and for how long.
 //   - a RetryInfo whose RetryDelay is the time from m.Now() until RetryAt, and at least one
 //     second: while a probe is in flight RetryAt has passed, and when a slot blocked the call
 //     there is none.

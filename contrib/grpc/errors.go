@@ -2,6 +2,7 @@ package breakergrpc
 
 import (
 	"errors"
+	"strconv"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -49,8 +50,10 @@ func (e *blockedError) GRPCStatus() *status.Status { return e.st }
 func (e *blockedError) Unwrap() error { return e.block }
 
 // blocked turns the error of an Enter of m that blocked the call into the RPC's error. It reads
-// m's clock, for the RetryInfo, only when a breaker blocked the call.
-func blocked(m *breaker.Manager, err error) error {
+// m's clock, for the RetryInfo, only when a breaker blocked the call. Unless ruleDetails, the
+// status says only which resource, and when to retry: the rule's ID, its strategy, the state
+// and the slot's error stay in the process.
+func blocked(m *breaker.Manager, err error, ruleDetails bool) error {
 	var block *breaker.BlockError
 	if !errors.As(err, &block) {
 		return status.Error(codes.Unavailable, err.Error()) // Enter returns only *BlockError
@@ -60,18 +63,25 @@ func blocked(m *breaker.Manager, err error) error {
 		Domain:   ErrorDomain,
 		Metadata: map[string]string{"resource": block.Resource},
 	}
+	msg := "breaker: call to " + strconv.Quote(block.Resource) + " blocked"
 	delay := minRetryDelay
 	if block.Rule != nil {
 		info.Reason = ReasonCircuitOpen
-		info.Metadata["strategy"] = block.Rule.Strategy.String()
-		info.Metadata["state"] = block.State.String()
 		info.Metadata["retry_at"] = block.RetryAt.UTC().Format(time.RFC3339Nano)
-		if block.Rule.ID != "" {
-			info.Metadata["rule_id"] = block.Rule.ID
+		msg = "breaker: call to " + strconv.Quote(block.Resource) + " rejected: circuit open"
+		if ruleDetails {
+			info.Metadata["strategy"] = block.Rule.Strategy.String()
+			info.Metadata["state"] = block.State.String()
+			if block.Rule.ID != "" {
+				info.Metadata["rule_id"] = block.Rule.ID
+			}
 		}
 		delay = max(block.RetryAt.Sub(m.Now()), minRetryDelay)
 	}
-	st := status.New(codes.Unavailable, block.Error())
+	if ruleDetails {
+		msg = block.Error()
+	}
+	st := status.New(codes.Unavailable, msg)
 	if withDetails, err := st.WithDetails(info, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)}); err == nil {
 		st = withDetails // WithDetails fails only if the messages do not marshal
 	}

@@ -20,6 +20,7 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	resource     func(ctx context.Context, fullMethod string) string // nil: the full method
 	failureCodes []codes.Code                                        // nil: DefaultFailureCodes
+	ruleDetails  bool                                                // WithRuleDetails
 }
 
 func newOptions(opts []Option) *options {
@@ -53,6 +54,18 @@ func WithResource(f func(ctx context.Context, fullMethod string) string) Option 
 func WithFailureCodes(cs ...codes.Code) Option {
 	cs = append([]codes.Code{}, cs...) // not nil, even when empty
 	return optionFunc(func(o *options) { o.failureCodes = cs })
+}
+
+// WithRuleDetails makes the status of a blocked RPC tell the caller which rule blocked it: the
+// ErrorInfo Metadata gains "strategy", "state" and, when the rule has one, "rule_id", and the
+// status message is the breaker.BlockError's, which names the rule (or, for a slot, quotes the
+// slot's error). Without it the status says only the resource and when to retry ("resource",
+// "retry_at" and the RetryInfo) with a fixed message, since a server sends it to every client,
+// and rule IDs and strategies are the server's business. Give it where the callers are trusted,
+// or to a client's interceptors, whose blocked errors never leave the process. The
+// *breaker.BlockError a client interceptor returns holds everything either way.
+func WithRuleDetails() Option {
+	return optionFunc(func(o *options) { o.ruleDetails = true })
 }
 
 // DefaultFailureCodes returns the status codes that count as failures unless WithFailureCodes

@@ -32,7 +32,7 @@ func UnaryServerInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryServer
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		e, err := m.Enter(o.resourceOf(ctx, info.FullMethod))
 		if err != nil {
-			return nil, blocked(m, err)
+			return nil, blocked(m, err, o.ruleDetails)
 		}
 		completed := false
 		defer func() {
@@ -61,7 +61,7 @@ func StreamServerInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamServ
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		e, err := m.Enter(o.resourceOf(ss.Context(), info.FullMethod))
 		if err != nil {
-			return blocked(m, err)
+			return blocked(m, err, o.ruleDetails)
 		}
 		completed := false
 		defer func() {

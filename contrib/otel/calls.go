@@ -16,6 +16,7 @@ var _ breaker.CallObserver = callObserver{}
 // resourceSets are the measurement options of one resource, built on its first call. The
 // slices are passed as variadic arguments as they are, so a call allocates nothing.
 type resourceSets struct {
+	name                          string // the value of ResourceKey: the name, or OverflowResource
 	passed, blocked, failed, slow []metric.AddOption
 	duration                      []metric.RecordOption
 }
@@ -42,28 +43,53 @@ func (o callObserver) OnCall(c breaker.CallInfo) {
 	ins.duration.Record(ctx, c.RT.Seconds(), sets.duration...)
 }
 
-// resourceSets returns the measurement options of resource, building them on its first call.
+// resourceSets returns the measurement options of resource, building them on its first call,
+// or those of OverflowResource once ins.maxResources names have their own.
 func (ins *Instruments) resourceSets(resource string) *resourceSets {
 	if s, ok := ins.resources.Load(resource); ok {
 		return s.(*resourceSets)
+	}
+	if s := ins.overflow.Load(); s != nil {
+		return s
 	}
 	return ins.newResourceSets(resource)
 }
 
 // newResourceSets is the slow path of resourceSets, kept out of line so the fast path stays
-// small. Two goroutines may build the sets of one resource at once; one wins and both use it.
+// small. The count and the map change together under ins.resourcesMu, so the bound is exact
+// however many goroutines race here.
 func (ins *Instruments) newResourceSets(resource string) *resourceSets {
-	res := ResourceKey.String(resource)
-	outcome := func(name string) []metric.AddOption {
-		return []metric.AddOption{metric.WithAttributeSet(ins.set(res, OutcomeKey.String(name)))}
+	ins.resourcesMu.Lock()
+	defer ins.resourcesMu.Unlock()
+	if s, ok := ins.resources.Load(resource); ok {
+		return s.(*resourceSets)
 	}
-	s := &resourceSets{
+	if s := ins.overflow.Load(); s != nil {
+		return s
+	}
+	if ins.named == ins.maxResources {
+		s := ins.buildSets(OverflowResource)
+		ins.overflow.Store(s)
+		return s
+	}
+	s := ins.buildSets(resource)
+	ins.resources.Store(resource, s)
+	ins.named++
+	return s
+}
+
+// buildSets builds the measurement options of the resource called name.
+func (ins *Instruments) buildSets(name string) *resourceSets {
+	res := ResourceKey.String(name)
+	outcome := func(o string) []metric.AddOption {
+		return []metric.AddOption{metric.WithAttributeSet(ins.set(res, OutcomeKey.String(o)))}
+	}
+	return &resourceSets{
+		name:     name,
 		passed:   outcome(OutcomePassed),
 		blocked:  outcome(OutcomeBlocked),
 		failed:   outcome(OutcomeFailed),
 		slow:     outcome(OutcomeSlow),
 		duration: []metric.RecordOption{metric.WithAttributeSet(ins.set(res))},
 	}
-	actual, _ := ins.resources.LoadOrStore(resource, s)
-	return actual.(*resourceSets)
 }

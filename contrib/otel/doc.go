@@ -17,7 +17,13 @@
 //
 // Each call costs a map lookup and one to four instrument updates, and allocates nothing once
 // its resource has been seen: the attribute sets of each resource are built on its first call
-// and kept. Keep the number of resource names bounded, as for any metric attribute.
+// and kept.
+//
+// The names kept are bounded: the first [DefaultMaxResources] (400) resource names get
+// attribute sets of their own, and the calls and transitions of every later name are counted
+// with breaker.resource [OverflowResource], so callers who make up names cannot grow the map
+// or the SDK's series without end. [WithMaxResources] sets another bound. The state gauge
+// reads the loaded rules at each collection and keeps nothing per name.
 //
 // Every exported method is safe for concurrent use. The package starts no goroutines.
 package breakerotel

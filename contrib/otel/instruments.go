@@ -75,8 +75,12 @@ type Instruments struct {
 	state       metric.Int64ObservableGauge
 	transitions metric.Int64Counter
 
-	resources sync.Map // resource name → *resourceSets
-	closed    atomic.Bool
+	maxResources int
+	resources    sync.Map                     // resource name → *resourceSets; at most maxResources
+	overflow     atomic.Pointer[resourceSets] // nil until a name past maxResources is seen
+	resourcesMu  sync.Mutex                   // serialises adding to resources
+	named        int                          // entries of resources; requires resourcesMu
+	closed       atomic.Bool
 
 	mu        sync.Mutex // serialises Observe and Close
 	observing bool
@@ -99,11 +103,11 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	if meter == nil {
 		return nil, errors.New("breakerotel: NewWithMeter(nil)")
 	}
-	var cfg config
+	cfg := config{maxResources: DefaultMaxResources}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	ins := &Instruments{meter: meter, attrs: cfg.attrs}
+	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources}
 	var errs [4]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),

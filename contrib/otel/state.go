@@ -27,13 +27,14 @@ func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager) {
 	}
 }
 
-// onStateChange counts c in the transitions counter.
+// onStateChange counts c in the transitions counter, under the resource name its calls are
+// counted under: OverflowResource for a name past the bound.
 func (ins *Instruments) onStateChange(c breaker.StateChange) {
 	if ins.closed.Load() {
 		return // a change that raced with Close
 	}
 	set := ins.set(
-		ResourceKey.String(c.Resource),
+		ResourceKey.String(ins.resourceSets(c.Resource).name),
 		StateFromKey.String(c.From.String()),
 		StateToKey.String(c.To.String()),
 		ReasonKey.String(c.Reason.String()),

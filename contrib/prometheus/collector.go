@@ -23,6 +23,12 @@
 // every call, failed / passed the error ratio, and blocked / (passed + blocked) the share of
 // calls rejected. See the README for every metric.
 //
+// The resource label of the calls, response times and transitions takes at most
+// DefaultMaxResources values (WithMaxResources sets another bound) and OverflowResource: the
+// first names seen keep series of their own, and every later name is counted under
+// OverflowResource, so that callers who make up names cannot grow the series without end.
+// breaker_state, read from the loaded rules at each scrape, keeps nothing per name.
+//
 // The package starts no goroutines.
 package breakerprom
 
@@ -33,6 +39,7 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/atomic"
 
 	"github.com/halfopen/breaker"
 )
@@ -56,7 +63,11 @@ type Collector struct {
 	transitions *prometheus.CounterVec
 	state       *prometheus.Desc
 
-	resources sync.Map // resource name → *resourceMetrics
+	maxResources int
+	resources    sync.Map                 // resource name → *resource; at most maxResources
+	overflow     atomic.Pointer[resource] // nil until a name past maxResources is seen
+	resourcesMu  sync.Mutex               // serialises adding to resources
+	named        int                      // entries of resources; requires resourcesMu
 
 	mu      sync.Mutex
 	watched *breaker.Manager // nil until Watch
@@ -67,11 +78,12 @@ var _ prometheus.Collector = (*Collector)(nil)
 
 // New returns a Collector that has counted no call and watches no Manager.
 func New(opts ...Option) *Collector {
-	cfg := config{buckets: slices.Clone(DefaultBuckets)}
+	cfg := config{buckets: slices.Clone(DefaultBuckets), maxResources: DefaultMaxResources}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
 	return &Collector{
+		maxResources: cfg.maxResources,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_calls_total",
 			Help: "Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).",
@@ -121,7 +133,7 @@ func (c *Collector) Watch(m *breaker.Manager) {
 }
 
 func (c *Collector) onStateChange(s breaker.StateChange) {
-	c.transitions.WithLabelValues(labelValue(s.Resource), s.From.String(), s.To.String(),
+	c.transitions.WithLabelValues(c.resourceOf(s.Resource).label, s.From.String(), s.To.String(),
 		s.Reason.String()).Inc()
 }
 
