@@ -57,4 +57,3 @@ func unitHash(x uint64) float64 {
 	x ^= x >> 31
 	return float64(x>>11) / (1 << 53)
 }
-

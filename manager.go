@@ -25,7 +25,7 @@ type Manager struct {
 	logger     *slog.Logger
 	classifier Classifier // nil: DefaultClassifier
 	calls      []CallObserver
-	budget     int64 // bytes the breakers may take; <= 0: no bound
+	budget     int64  // bytes the breakers may take; <= 0: no bound
 	instance   string // this process's name, for the jitter of retry times
 
 	seq       atomic.Uint64 // the last StateChange.Seq handed out

@@ -53,7 +53,7 @@ type modelEntry struct {
 }
 
 type modelAdmission struct {
-	b   *modelBreaker
+	b     *modelBreaker
 	epoch uint64
 }
 
