@@ -184,7 +184,7 @@ func (c *circuit) OnRequestComplete(e *Entry) {
 		return
 	}
 	now := c.m.now()
-	c.complete(a.p, now, now-e.call.start, c.m.classify(e.Err()))
+	c.complete(a.p, now, now-e.call.start, c.m.classify(e.Err()), retryHint(e.Err()))
 	a.p = nil
 }
 
@@ -273,24 +273,25 @@ func (c *circuit) openPeriod(p *period, now int64, failures uint32) *period {
 }
 
 // complete counts a call that the period p admitted and that completed at now after rt.
-func (c *circuit) complete(p *period, now, rt int64, o Outcome) {
+// A failed call's retry hint (RetryAfter), in nanoseconds, lengthens the OPEN time it causes.
+func (c *circuit) complete(p *period, now, rt int64, o Outcome, hint int64) {
 	if p == nil || c.cur.Load() != p {
 		return // admitted before the last transition
 	}
 	switch p.state {
 	case Closed:
-		c.count(p, now, rt, o)
+		c.count(p, now, rt, o, hint)
 	case HalfOpen:
-		c.decideProbe(p, now, rt, o)
+		c.decideProbe(p, now, rt, o, hint)
 	}
 }
 
-func (c *circuit) count(p *period, now, rt int64, o Outcome) {
+func (c *circuit) count(p *period, now, rt int64, o Outcome, hint int64) {
 	if p.retired || o == Ignore && !c.slowIgnored(rt, o) {
 		return
 	}
 	if p.window == nil {
-		c.countRun(p, now, o == Failure)
+		c.countRun(p, now, o == Failure, hint)
 		return
 	}
 	bad := c.isBad(rt, o)
@@ -303,30 +304,30 @@ func (c *circuit) count(p *period, now, rt int64, o Outcome) {
 		return
 	}
 	if measure, trips := c.measure(total, badCalls); trips {
-		c.move(p, c.openPeriod(p, now, 0), ThresholdExceeded, measure, now)
+		c.move(p, c.withHint(c.openPeriod(p, now, 0), now, hint), ThresholdExceeded, measure, now)
 	}
 }
 
 // countRun counts a call for ConsecutiveErrors: a failure lengthens the run of failures, a
 // success ends it.
-func (c *circuit) countRun(p *period, now int64, failed bool) {
+func (c *circuit) countRun(p *period, now int64, failed bool, hint int64) {
 	if !failed {
 		p.run.Store(0)
 		return
 	}
 	if run := p.run.Inc(); float64(run) >= c.threshold {
-		c.move(p, c.openPeriod(p, now, 0), ThresholdExceeded, float64(run), now)
+		c.move(p, c.withHint(c.openPeriod(p, now, 0), now, hint), ThresholdExceeded, float64(run), now)
 	}
 }
 
-func (c *circuit) decideProbe(p *period, now, rt int64, o Outcome) {
+func (c *circuit) decideProbe(p *period, now, rt int64, o Outcome, hint int64) {
 	switch {
 	case now >= p.deadline: // a clock that stepped back does not stop the probe deciding (W3)
 		c.move(p, c.reopen(p, now), ProbeTimedOut, 0, now)
 	case o == Ignore && !c.slowIgnored(rt, o):
 		c.releaseProbe(p, ProbeIgnored, now)
 	case c.isBad(rt, o):
-		c.move(p, c.reopen(p, now), ProbeFailed, 0, now)
+		c.move(p, c.withHint(c.reopen(p, now), now, hint), ProbeFailed, 0, now)
 	case p.successes+1 < c.probeNum:
 		// Not the last probe of the run: the next call is the next probe.
 		q := p.sameState()

@@ -382,12 +382,12 @@ func (m *Manager) run(ctx context.Context, c *call, resource string, fn func(con
 	returned := false
 	defer func() {
 		if !returned {
-			m.finish(c, resource, Failure)
+			m.finish(c, resource, Failure, 0)
 		}
 	}()
 	err := fn(ctx)
 	returned = true
-	m.finish(c, resource, m.classify(err))
+	m.finish(c, resource, m.classify(err), retryHint(err))
 	return uncounted(err)
 }
 

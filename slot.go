@@ -119,12 +119,18 @@ func (e *Entry) Exit() {
 		return
 	}
 	if e.passed == 0 {
-		e.m.finish(&e.call, e.resource, e.m.classify(e.err.Load()))
+		e.exitCounted()
 		return
 	}
 	// The breakers count the call even if a slot's OnExit panics.
-	defer func() { e.m.finish(&e.call, e.resource, e.m.classify(e.err.Load())) }()
+	defer e.exitCounted()
 	e.m.exitSlots(e)
+}
+
+// exitCounted has the breakers count the call's outcome.
+func (e *Entry) exitCounted() {
+	err := e.err.Load()
+	e.m.finish(&e.call, e.resource, e.m.classify(err), retryHint(err))
 }
 
 // admitAny is admit for the breakers res of resource, which may be nil (no rules); it tells
@@ -289,7 +295,7 @@ func (m *Manager) exitSlots(e *Entry) {
 
 // finish counts the outcome of a call in every breaker that admitted it, and tells the call
 // observers.
-func (m *Manager) finish(c *call, resource string, o Outcome) {
+func (m *Manager) finish(c *call, resource string, o Outcome, hint int64) {
 	c.leave()
 	if c.n == 0 && len(m.calls) == 0 {
 		return
@@ -301,7 +307,7 @@ func (m *Manager) finish(c *call, resource string, o Outcome) {
 	}
 	for i := 0; i < c.n; i++ {
 		a := c.at(i)
-		a.c.complete(a.p, now, rt, o)
+		a.c.complete(a.p, now, rt, o, hint)
 	}
 	if len(m.calls) > 0 {
 		m.callDone(c, resource, rt, o)

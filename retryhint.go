@@ -1,0 +1,55 @@
+package breaker
+
+import (
+	"errors"
+	"time"
+)
+
+// RetryAfter returns err marked with the dependency's own word on when to call again, such as
+// an HTTP Retry-After header or a gRPC RetryInfo: when the call counts as failed and trips its
+// breaker, or fails its probe, the breaker stays OPEN at least d, but no longer than
+// MaxRetryTimeout (RetryTimeout when that is 0), so that a wrong hint cannot hold recovery
+// back. errors.Is and errors.As see through the mark; a nil err stays nil.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &retryAfterError{err: err, after: d}
+}
+
+// RetryAfterOf returns the hint that RetryAfter attached to err or an error it wraps.
+func RetryAfterOf(err error) (time.Duration, bool) {
+	var r *retryAfterError
+	if errors.As(err, &r) {
+		return r.after, true
+	}
+	return 0, false
+}
+
+type retryAfterError struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+// retryHint is the hint of err in nanoseconds, 0 when it has none.
+func retryHint(err error) int64 {
+	if err == nil {
+		return 0
+	}
+	d, _ := RetryAfterOf(err)
+	return int64(max(d, 0))
+}
+
+// withHint makes the OPEN period q stay OPEN at least hint, within the breaker's longest OPEN
+// time, from now.
+func (c *circuit) withHint(q *period, now, hint int64) *period {
+	if hint > q.openFor {
+		q.openFor = min(hint, c.maxRetry)
+		q.retryAt = satAdd(now, q.openFor)
+		q.blocked.Store(c.blockError(Open, q.retryAt))
+	}
+	return q
+}
