@@ -110,8 +110,10 @@ func TestPropertyInvariantsUnderConcurrency(t *testing.T) {
 			StatInterval: 4 * time.Millisecond, BucketCount: 4, RetryTimeout: 2 * time.Millisecond},
 		{ID: "half", Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
 			StatInterval: 10 * time.Millisecond, BucketCount: 2, RetryTimeout: 3 * time.Millisecond},
-		{ID: "count", Resource: "svc", Strategy: breaker.ErrorCount, Threshold: 4,
+		{ID: "count", Resource: "svc", Strategy: breaker.ErrorCount, Threshold: 4, ProbeNum: 2,
 			StatInterval: 2 * time.Millisecond, BucketCount: 2, RetryTimeout: time.Millisecond},
+		{ID: "run", Resource: "svc", Strategy: breaker.ConsecutiveErrors, Threshold: 3, ProbeNum: 3,
+			RetryTimeout: time.Millisecond, MaxRetryTimeout: 8 * time.Millisecond, RetryJitter: 0.5},
 		{ID: "slow", Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 0.8, MinRequestAmount: 2,
 			MaxAllowedRT: time.Millisecond, StatInterval: 3 * time.Millisecond, BucketCount: 3,
 			RetryTimeout: time.Millisecond, ProbeTimeout: 2 * time.Millisecond},
@@ -144,7 +146,7 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
 		if c.Reason == breaker.ThresholdExceeded {
 			switch c.Rule.Strategy {
-			case breaker.ErrorCount:
+			case breaker.ErrorCount, breaker.ConsecutiveErrors:
 				if c.Snapshot > float64(failed.Load()) || c.Snapshot < c.Rule.Threshold {
 					violate("%s tripped on %v failures, %d made", c.Rule.ID, c.Snapshot, failed.Load())
 				}
@@ -253,4 +255,46 @@ func checkChains(t *testing.T, all []breaker.StateChange) {
 		}
 		last[c.Rule.ID] = c
 	}
+}
+
+// With ProbeNum above 1, goroutines keep calling a breaker in HALF_OPEN whose probes all
+// succeed but that needs more of them than the episode makes: every call it admits is a probe,
+// and at no moment may two be in flight.
+func TestPropertyOneProbeInFlight(t *testing.T) {
+	const goroutines, callsEach = 8, 50
+	rule := breaker.Rule{Resource: "svc", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1,
+		ProbeNum: breaker.MaxProbeNum, RetryTimeout: time.Second, ProbeTimeout: time.Hour}
+	probes := 0
+	episodes := runFor(t, propertyTime(t), func(int) bool {
+		h := newHarness(t, rule)
+		h.completeN("svc", 1, errDown)
+		h.clock.Advance(time.Second)
+		var inFlight, admitted atomic.Int64
+		var wg sync.WaitGroup
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < callsEach; i++ {
+					e, err := h.m.Enter("svc")
+					if err != nil {
+						continue
+					}
+					admitted.Add(1)
+					if n := inFlight.Add(1); n != 1 {
+						t.Errorf("%d probes in flight", n)
+					}
+					inFlight.Add(-1)
+					e.Exit()
+				}
+			}()
+		}
+		wg.Wait()
+		probes += int(admitted.Load())
+		if h.state("svc", 0) != breaker.HalfOpen || len(h.events.all()) != 2 {
+			t.Errorf("after %d probes: %v, %v", admitted.Load(), h.state("svc", 0), h.events.transitions())
+		}
+		return !t.Failed()
+	})
+	t.Logf("%d episodes, %d probes", episodes, probes)
 }
