@@ -6,7 +6,7 @@ COUNT    ?= 10
 FUZZTIME ?= 60s
 SOAK     ?= 60s
 STRESS_EPISODES ?= 200000
-PROPERTY_TIME ?= 5m
+PROPERTY_TIME ?= 200s
 BENCH    ?= .
 
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
