@@ -9,13 +9,22 @@ import (
 // says otherwise: from 1ms to 10s, for calls to other services. Do not modify it.
 var DefaultBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
+// DefaultMaxResources is how many resource names get series of their own unless
+// WithMaxResources says otherwise.
+const DefaultMaxResources = 1000
+
+// OverflowResource is the resource label of the calls and transitions of every resource name
+// past the Collector's bound (WithMaxResources). A resource really named so shares its series.
+const OverflowResource = "_other"
+
 // Option configures a Collector.
 type Option interface {
 	apply(*config)
 }
 
 type config struct {
-	buckets []float64
+	buckets      []float64
+	maxResources int
 }
 
 type optionFunc func(*config)
@@ -37,6 +46,21 @@ func WithBuckets(bounds ...float64) Option {
 		slices.Sort(kept)
 		if kept = slices.Compact(kept); len(kept) > 0 {
 			c.buckets = kept
+		}
+	})
+}
+
+// WithMaxResources sets how many resource names get series of their own in the metrics that
+// calls and transitions grow: breaker_calls_total, breaker_rt_seconds, breaker_rejected_total,
+// breaker_would_reject_total and breaker_transitions_total. The first n names seen keep their
+// series for the life of the Collector; every later name is counted under the resource label
+// OverflowResource ("_other"), so that callers who make up names (a resource per URL path)
+// cannot grow the Collector without end. The default is DefaultMaxResources (1,000); an n
+// below 1 keeps it.
+func WithMaxResources(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxResources = n
 		}
 	})
 }
