@@ -2,13 +2,23 @@ package breakerotel
 
 import "go.opentelemetry.io/otel/attribute"
 
+// DefaultMaxResources is how many resource names get attribute sets of their own unless
+// WithMaxResources says otherwise.
+const DefaultMaxResources = 1000
+
+// OverflowResource is the breaker.resource of the calls and transitions of every resource name
+// past the bound of the Instruments (WithMaxResources). A resource really named so shares its
+// series.
+const OverflowResource = "_other"
+
 // Option configures Instruments.
 type Option interface {
 	apply(*config)
 }
 
 type config struct {
-	attrs []attribute.KeyValue
+	attrs        []attribute.KeyValue
+	maxResources int
 }
 
 type optionFunc func(*config)
@@ -20,4 +30,19 @@ func (f optionFunc) apply(c *config) { f(c) }
 // An attribute with a key that the package sets, such as breaker.resource, is overridden.
 func WithAttributes(attrs ...attribute.KeyValue) Option {
 	return optionFunc(func(c *config) { c.attrs = append(c.attrs, attrs...) })
+}
+
+// WithMaxResources sets how many resource names get series of their own in the instruments
+// that calls and transitions grow: breaker.calls, breaker.call.duration and
+// breaker.transitions. The first n names seen keep theirs for the life of the Instruments;
+// every later name is measured with breaker.resource = OverflowResource ("_other"), so that
+// callers who make up names (a resource per URL path) cannot grow the Instruments, or the
+// MeterProvider's aggregations, without end. The default is DefaultMaxResources (1,000); an n
+// below 1 keeps it.
+func WithMaxResources(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxResources = n
+		}
+	})
 }
