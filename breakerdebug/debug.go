@@ -1,6 +1,7 @@
 // Package breakerdebug serves a status page for the breakers of a [breaker.Manager]: every
-// loaded rule with its breaker's state, window counts and retry time, and the recent state
-// changes. Mount it on an internal port or behind authentication, as you would net/http/pprof:
+// resource with rules or settings, each loaded rule with its breaker's state, window counts and
+// retry time, each resource's settings and calls in flight, and the recent state changes. Mount
+// it on an internal port or behind authentication, as you would net/http/pprof:
 //
 //	mux.Handle("/debug/breakers", breakerdebug.Handler(m))
 //
@@ -11,14 +12,17 @@
 //	{
 //	  "now": "2026-01-01T00:00:06.1Z",
 //	  "resources": [
-//	    {"resource": "inventory", "breakers": [
-//	      {"rule": RULE, "state": "OPEN", "generation": 3, "total": 0, "bad": 0,
+//	    {"resource": "inventory",
+//	     "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20}, "inFlight": 3,
+//	     "breakers": [
+//	      {"rule": RULE, "state": "OPEN", "dryRun": false, "generation": 3, "total": 0, "bad": 0,
 //	       "retryAt": "2026-01-01T00:00:10.1Z"}
 //	    ]}
 //	  ],
 //	  "transitions": [
-//	    {"resource": "inventory", "rule": RULE, "from": "HALF_OPEN", "to": "OPEN",
-//	     "reason": "ProbeFailed", "snapshot": 0, "at": "2026-01-01T00:00:05.1Z", "generation": 3},
+//	    {"seq": 7, "resource": "inventory", "rule": RULE, "from": "HALF_OPEN", "to": "OPEN",
+//	     "reason": "ProbeFailed", "snapshot": 0, "at": "2026-01-01T00:00:05.1Z", "generation": 3,
+//	     "dryRun": false},
 //	    ...
 //	  ]
 //	}
@@ -26,11 +30,21 @@
 // RULE is the [breaker.Rule] as its MarshalJSON writes it; states and reasons are their String
 // forms; times are read from the Manager's clock ("now" is [breaker.Manager.Now]). Resources
 // are sorted by name, each resource's breakers are in rule order, and the transitions (the
-// last 100) are newest first. The breaker fields are those of [breaker.Stats]: "generation"
-// counts the breaker's transitions, "total" and "bad" are the calls in its window and the
-// slow or failed ones among them (both 0 unless CLOSED), "retryAt" is omitted when CLOSED and
-// "probeDeadline" unless HALF_OPEN. A transition's "snapshot" is, for ThresholdExceeded, the
-// ratio or count that met the threshold.
+// last 100) are newest first, by "seq" ([breaker.StateChange.Seq], which orders them across
+// the Manager). The breaker fields are those of [breaker.Stats]: "generation" counts the
+// breaker's transitions, "total" and "bad" are the calls in its window and the slow or failed
+// ones among them (both 0 unless CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline"
+// unless HALF_OPEN. A transition's "snapshot" is, for ThresholdExceeded, the ratio or count
+// that met the threshold.
+//
+// A resource with settings ([breaker.Manager.LoadResources]) has "settings": "force" is "auto",
+// "open" or "closed" ([breaker.Force]), "timeout" a Go duration ("0s": none), "maxConcurrency"
+// the limit (0: none); and "inFlight", its calls admitted and not yet exited. Other resources
+// have neither. A resource with settings and no rules is listed with no breakers. A breaker's
+// "dryRun", and a transition's, is true when the breaker rejects no call: its rule is DryRun, or
+// its resource is forced closed; its OPEN state then only says what it would reject. The page
+// marks such breakers "dry run", and shows a forced resource as "FORCED OPEN" or "FORCED
+// CLOSED", apart from its breakers' own states, so that neither is taken for a tripped breaker.
 //
 // The handler keeps nothing per resource name: the resources are read from the loaded rules at
 // each request, and the transitions are a ring of the last 100, whichever resources made them,
@@ -38,7 +52,10 @@
 //
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
-// origin. The handler is safe for concurrent use; the package starts no goroutines.
+// origin. Nothing it keeps grows with the names callers use: the state changes are kept in a
+// ring of 100, and resources are read from the Manager's rules and settings, which its
+// operators write, at each request. The handler is safe for concurrent use; the package starts
+// no goroutines.
 package breakerdebug
 
 import (
@@ -88,12 +105,22 @@ type status struct {
 
 type resourceStatus struct {
 	Resource string          `json:"resource"`
+	Settings *settingsStatus `json:"settings,omitempty"`
+	InFlight *int64          `json:"inFlight,omitempty"` // set with Settings
 	Breakers []breakerStatus `json:"breakers"`
+}
+
+// settingsStatus is a resource's breaker.ResourceConfig, every field spelled out.
+type settingsStatus struct {
+	Force          string `json:"force"`
+	Timeout        string `json:"timeout"`
+	MaxConcurrency int    `json:"maxConcurrency"`
 }
 
 type breakerStatus struct {
 	Rule          breaker.Rule `json:"rule"`
 	State         string       `json:"state"`
+	DryRun        bool         `json:"dryRun"`
 	Generation    uint64       `json:"generation"`
 	Total         uint64       `json:"total"`
 	Bad           uint64       `json:"bad"`
@@ -102,6 +129,7 @@ type breakerStatus struct {
 }
 
 type transition struct {
+	Seq        uint64       `json:"seq"`
 	Resource   string       `json:"resource"`
 	Rule       breaker.Rule `json:"rule"`
 	From       string       `json:"from"`
@@ -110,6 +138,7 @@ type transition struct {
 	Snapshot   float64      `json:"snapshot"`
 	At         time.Time    `json:"at"`
 	Generation uint64       `json:"generation"`
+	DryRun     bool         `json:"dryRun"`
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -128,26 +157,44 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// status reads the manager now. The rules are read once, and each resource's breakers after
-// them: a resource whose rules a concurrent LoadRules removed in between is left out.
+// status reads the manager now. The rules and the settings are read once, and each resource's
+// breakers and calls in flight after them: a resource whose rules a concurrent LoadRules removed
+// in between is listed without breakers if it has settings, and left out if not.
 func (h *handler) status() *status {
 	st := &status{Now: h.m.Now(), Resources: []resourceStatus{}}
+	settings := h.m.Resources()
 	var names []string
 	for _, r := range h.m.Rules() {
 		names = append(names, r.Resource)
 	}
+	for name := range settings {
+		names = append(names, name)
+	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
+		cfg, hasSettings := settings[name]
 		breakers := h.m.Breakers(name)
-		if len(breakers) == 0 {
+		if len(breakers) == 0 && !hasSettings {
 			continue
 		}
 		res := resourceStatus{Resource: name, Breakers: make([]breakerStatus, 0, len(breakers))}
+		if hasSettings {
+			inFlight := h.m.InFlight(name)
+			res.Settings = &settingsStatus{
+				Force:          cfg.Force.String(),
+				Timeout:        cfg.Timeout.String(),
+				MaxConcurrency: cfg.MaxConcurrency,
+			}
+			res.InFlight = &inFlight
+		}
+		forcedClosed := cfg.Force == breaker.ForceClosed
 		for _, b := range breakers {
 			s := b.Stats()
+			rule := b.Rule()
 			res.Breakers = append(res.Breakers, breakerStatus{
-				Rule:          b.Rule(),
+				Rule:          rule,
 				State:         s.State.String(),
+				DryRun:        rule.DryRun || forcedClosed,
 				Generation:    s.Generation,
 				Total:         s.Total,
 				Bad:           s.Bad,
@@ -161,6 +208,7 @@ func (h *handler) status() *status {
 	st.Transitions = make([]transition, 0, len(changes))
 	for _, c := range changes {
 		st.Transitions = append(st.Transitions, transition{
+			Seq:        c.Seq,
 			Resource:   c.Resource,
 			Rule:       c.Rule,
 			From:       c.From.String(),
@@ -169,6 +217,7 @@ func (h *handler) status() *status {
 			Snapshot:   c.Snapshot,
 			At:         c.At,
 			Generation: c.Generation,
+			DryRun:     c.DryRun,
 		})
 	}
 	return st

@@ -128,21 +128,21 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 		"now": at(6100 * time.Millisecond),
 		"resources": []any{
 			map[string]any{"resource": "inventory", "breakers": []any{
-				map[string]any{"rule": inventory, "state": "OPEN", "generation": 3, "total": 0, "bad": 0,
+				map[string]any{"rule": inventory, "state": "OPEN", "dryRun": false, "generation": 3, "total": 0, "bad": 0,
 					"retryAt": at(5100*time.Millisecond + inventoryRule.RetryTimeout)},
 			}},
 			map[string]any{"resource": "payments", "breakers": []any{
-				map[string]any{"rule": ruleJSON(t, paymentsErrors), "state": "CLOSED", "generation": 0, "total": 3, "bad": 1},
-				map[string]any{"rule": ruleJSON(t, paymentsSlow), "state": "CLOSED", "generation": 0, "total": 3, "bad": 0},
+				map[string]any{"rule": ruleJSON(t, paymentsErrors), "state": "CLOSED", "dryRun": false, "generation": 0, "total": 3, "bad": 1},
+				map[string]any{"rule": ruleJSON(t, paymentsSlow), "state": "CLOSED", "dryRun": false, "generation": 0, "total": 3, "bad": 0},
 			}},
 		},
 		"transitions": []any{
-			map[string]any{"resource": "inventory", "rule": inventory, "from": "HALF_OPEN", "to": "OPEN",
-				"reason": "ProbeFailed", "snapshot": 0, "at": at(5100 * time.Millisecond), "generation": 3},
-			map[string]any{"resource": "inventory", "rule": inventory, "from": "OPEN", "to": "HALF_OPEN",
-				"reason": "RetryTimeoutElapsed", "snapshot": 0, "at": at(5100 * time.Millisecond), "generation": 2},
-			map[string]any{"resource": "inventory", "rule": inventory, "from": "CLOSED", "to": "OPEN",
-				"reason": "ThresholdExceeded", "snapshot": 3, "at": at(100 * time.Millisecond), "generation": 1},
+			map[string]any{"seq": 3, "resource": "inventory", "rule": inventory, "from": "HALF_OPEN", "to": "OPEN",
+				"reason": "ProbeFailed", "snapshot": 0, "at": at(5100 * time.Millisecond), "generation": 3, "dryRun": false},
+			map[string]any{"seq": 2, "resource": "inventory", "rule": inventory, "from": "OPEN", "to": "HALF_OPEN",
+				"reason": "RetryTimeoutElapsed", "snapshot": 0, "at": at(5100 * time.Millisecond), "generation": 2, "dryRun": false},
+			map[string]any{"seq": 1, "resource": "inventory", "rule": inventory, "from": "CLOSED", "to": "OPEN",
+				"reason": "ThresholdExceeded", "snapshot": 3, "at": at(100 * time.Millisecond), "generation": 1, "dryRun": false},
 		},
 	}
 	wantJSON, err := json.Marshal(want)
@@ -170,7 +170,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 			give: func(t *testing.T, m *breaker.Manager, clk *breakertest.Clock) {
 				call(m, "inventory", fail)
 			},
-			want: map[string]any{"state": "CLOSED", "generation": 0, "total": 1, "bad": 1},
+			want: map[string]any{"state": "CLOSED", "dryRun": false, "generation": 0, "total": 1, "bad": 1},
 		},
 		{
 			name: "OPEN: retryAt is the trip time + RetryTimeout",
@@ -181,7 +181,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 				}
 				clk.Advance(time.Second)
 			},
-			want: map[string]any{"state": "OPEN", "generation": 1, "total": 0, "bad": 0,
+			want: map[string]any{"state": "OPEN", "dryRun": false, "generation": 1, "total": 0, "bad": 0,
 				"retryAt": stamp(5100 * time.Millisecond)},
 		},
 		{
@@ -196,7 +196,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 				require.NoError(t, err)
 				t.Cleanup(probe.Exit)
 			},
-			want: map[string]any{"state": "HALF_OPEN", "generation": 2, "total": 0, "bad": 0,
+			want: map[string]any{"state": "HALF_OPEN", "dryRun": false, "generation": 2, "total": 0, "bad": 0,
 				"retryAt": stamp(5100 * time.Millisecond), "probeDeadline": stamp(10300 * time.Millisecond)},
 		},
 	}
@@ -324,8 +324,11 @@ func TestPageIsSelfContained(t *testing.T) {
 	for _, want := range []string{
 		`<table id="breakers">`,
 		`<th>Resource</th><th>Rule</th><th>State</th><th>Window</th><th>Retry</th>`,
+		`<table id="settings">`,
+		`<th>Resource</th><th>Force</th><th>Timeout</th><th class="num">Max concurrency</th><th class="num">In flight</th>`,
 		`<table id="transitions">`,
 		`<h2>Recent transitions</h2>`,
+		`<th class="num">Gen</th><th class="num">Seq</th>`,
 		`<script id="status" type="application/json">`,
 	} {
 		assert.Contains(t, page, want)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -86,10 +87,13 @@ func rowOf(t *testing.T, table, resource string) string {
 	return ""
 }
 
-// Given a tripped resource, healthy ones, and one that trips between the page load and its
-// first refresh, when Chromium loads the page and runs its script, then the page shows each
-// resource with its state, the transitions with their reasons, a resource named as markup
-// as plain text, and the state it fetched on refresh.
+// Given a tripped resource, healthy ones, one that trips between the page load and its first
+// refresh, a tripped DryRun rule, a resource forced open without rules and one forced closed
+// whose breaker tripped, when Chromium loads the page and runs its script, then the page shows
+// each resource with its state, the forced ones as FORCED OPEN or FORCED CLOSED and the dry-run
+// breakers as "dry run" (none of them counted as open), the settings and calls in flight, the
+// transitions with their reasons and seq, a resource named as markup as plain text, and the
+// state it fetched on refresh.
 func TestE2EChromium(t *testing.T) {
 	chromium(t) // skip early, before any setup
 	const hostile = "<script>alert(1)</script>"
@@ -97,13 +101,27 @@ func TestE2EChromium(t *testing.T) {
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
 	named := breaker.Rule{Resource: hostile, Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
-	m, clk, h := newManager(t, inventoryRule, paymentsErrors, paymentsSlow, search, named)
+	shadow := breaker.Rule{ID: "shadow-errors", Resource: "shadow", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Minute, DryRun: true}
+	bypassed := breaker.Rule{Resource: "bypassed", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Minute}
+	m, clk, h := newManager(t, inventoryRule, paymentsErrors, paymentsSlow, search, named, shadow, bypassed)
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
+		"payments": {Timeout: 1500 * time.Millisecond, MaxConcurrency: 8},
+		"legacy":   {Force: breaker.ForceOpen},
+		"bypassed": {Force: breaker.ForceClosed},
+	}))
 	clk.Advance(100 * time.Millisecond)
 	for range 3 {
 		call(m, "inventory", fail)
 	}
 	call(m, "payments", succeed)
 	call(m, "payments", succeed)
+	call(m, "shadow", fail)   // trips the DryRun rule
+	call(m, "bypassed", fail) // trips the forced-closed resource's breaker
+	held, err := m.Enter("payments")
+	require.NoError(t, err)
+	defer held.Exit()
 
 	// search trips when the page first asks for the JSON: only a refresh can show it OPEN.
 	var refreshes atomic.Int32
@@ -134,10 +152,22 @@ func TestE2EChromium(t *testing.T) {
 		{give: "payments", want: `<span class="badge closed">CLOSED</span>`},
 		{give: "search", want: `<span class="badge open">OPEN</span>`},
 		{give: "&lt;script&gt;alert(1)&lt;/script&gt;", want: `<span class="badge closed">CLOSED</span>`},
+		{give: "shadow", want: `<span class="badge open">OPEN</span><span class="badge dry-run" title=`},
+		{give: "legacy", want: `<td class="muted">no rules</td><td class="state"><span class="badge forced-open">FORCED OPEN</span></td>`},
+		{give: "bypassed", want: `<span class="badge forced-closed">FORCED CLOSED</span><span class="badge open">OPEN</span><span class="badge dry-run" title=`},
 	}
 	for _, tt := range tests {
 		assert.Contains(t, rowOf(t, breakers, tt.give), tt.want, tt.give)
 	}
+	assert.Contains(t, rowOf(t, breakers, "legacy"), `class="row-forced"`, "the forced stripe")
+	assert.NotContains(t, rowOf(t, breakers, "shadow"), "row-open", "a dry-run breaker is not striped as open")
+
+	settings := section(t, dom, "settings")
+	assert.Contains(t, rowOf(t, settings, "payments"),
+		`<td class="auto">auto</td><td class="nowrap">1.5s</td><td class="num">8</td><td class="num">1<span class="muted"> / 8</span></td>`)
+	assert.Contains(t, rowOf(t, settings, "legacy"),
+		`<span class="badge forced-open">FORCED OPEN</span></td><td class="nowrap">none</td><td class="num">none</td><td class="num">0</td>`)
+	assert.Contains(t, rowOf(t, settings, "bypassed"), `<span class="badge forced-closed">FORCED CLOSED</span>`)
 	assert.Contains(t, rowOf(t, breakers, "inventory"), "inventory-errors", "the rule's ID")
 	assert.Contains(t, rowOf(t, breakers, "payments"), "0 bad of 2", "the window counts")
 
@@ -145,5 +175,15 @@ func TestE2EChromium(t *testing.T) {
 	assert.Contains(t, rowOf(t, transitions, "inventory"), "ThresholdExceeded (3)")
 	assert.Contains(t, rowOf(t, transitions, "search"), "ThresholdExceeded (1)")
 	assert.NotContains(t, dom, hostile, "the name is text, not an element")
-	assert.Contains(t, dom, "5 breakers on 4 resources: 2 open, 0 half-open, 3 closed")
+	assert.Contains(t, rowOf(t, transitions, "shadow"), `<span class="badge dry-run" title=`, "a dry-run trip")
+	assert.NotContains(t, rowOf(t, transitions, "inventory"), "dry-run")
+	var seqs []string
+	for _, m := range regexp.MustCompile(`<td class="num">(\d+)</td></tr>`).FindAllStringSubmatch(transitions, -1) {
+		seqs = append(seqs, m[1])
+	}
+	assert.Equal(t, []string{"4", "3", "2", "1"}, seqs, "the transitions, newest first by seq")
+	assert.Contains(t, strings.SplitN(transitions, "</tr>", 3)[1], `<td class="resource">search</td>`,
+		"search tripped last, on the first refresh, and is listed first")
+	assert.Contains(t, dom, "7 breakers on 7 resources: 2 open, 0 half-open, 3 closed; 2 dry run (rejecting nothing); "+
+		"1 resource forced open; 1 resource forced closed")
 }

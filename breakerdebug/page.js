@@ -25,6 +25,25 @@
     return el("span", "badge " + stateClass(state), state);
   }
 
+  // forceBadge marks a resource an operator forced open or closed, apart from any breaker
+  // state; null for "auto".
+  function forceBadge(force) {
+    if (force === "open") return el("span", "badge forced-open", "FORCED OPEN");
+    if (force === "closed") return el("span", "badge forced-closed", "FORCED CLOSED");
+    return null;
+  }
+
+  // dryBadge marks a breaker, or a transition of one, that rejects no call.
+  function dryBadge() {
+    const b = el("span", "badge dry-run", "dry run");
+    b.title = "rejects no call: its rule is DryRun, or its resource is forced closed";
+    return b;
+  }
+
+  function forceOf(res) {
+    return res.settings ? res.settings.force : "auto";
+  }
+
   // duration returns a rule's duration field, or def when it is unset.
   function duration(v, def) {
     return v && v !== "0s" ? String(v) : def;
@@ -106,9 +125,9 @@
     return b.state === "CLOSED" ? b.bad + " bad of " + b.total : "—";
   }
 
-  function emptyRow(text) {
+  function emptyRow(text, columns) {
     const td = el("td", "empty", text);
-    td.colSpan = 6;
+    td.colSpan = columns || 6;
     const tr = el("tr");
     tr.append(td);
     return tr;
@@ -120,48 +139,109 @@
     document.querySelector(table + " tbody").replaceWith(body);
   }
 
+  // rowClass picks the stripe of a breaker's row: a forced resource first, then a dry-run
+  // breaker, then the state.
+  function rowClass(force, b) {
+    if (force === "open" || force === "closed") return "row-forced";
+    if (b && b.dryRun) return "row-dry";
+    return b ? "row-" + stateClass(b.state) : "";
+  }
+
+  function breakerRows(res, now, counts) {
+    const force = forceOf(res);
+    const rows = [];
+    for (const b of res.breakers || []) {
+      if (b.dryRun) counts.dryRun++;
+      else counts[b.state] = (counts[b.state] || 0) + 1;
+      const tr = el("tr", rowClass(force, b));
+      const retry = el("td", "", retryText(b, now));
+      if (b.retryAt) retry.title = "retry at " + b.retryAt;
+      const state = cell("state", ...[forceBadge(force), badge(b.state), b.dryRun ? dryBadge() : null]
+        .filter((x) => x));
+      tr.append(
+        el("td", "resource", res.resource),
+        ruleCell(b.rule),
+        state,
+        el("td", "num", windowText(b)),
+        retry,
+        el("td", "num", b.generation));
+      rows.push(tr);
+    }
+    if (rows.length === 0) {
+      // A resource with settings and no rules: its force is all there is to show.
+      const tr = el("tr", rowClass(force, null));
+      const f = forceBadge(force);
+      tr.append(
+        el("td", "resource", res.resource),
+        el("td", "muted", "no rules"),
+        f ? cell("state", f) : el("td", "muted", "auto"),
+        el("td", "num", "—"),
+        el("td"),
+        el("td", "num"));
+      rows.push(tr);
+    }
+    return rows;
+  }
+
+  function settingsRow(res) {
+    const s = res.settings;
+    const tr = el("tr", rowClass(s.force, null));
+    const f = forceBadge(s.force);
+    const limit = s.maxConcurrency > 0 ? String(s.maxConcurrency) : "none";
+    const inFlight = el("td", "num", res.inFlight);
+    if (s.maxConcurrency > 0) inFlight.append(el("span", "muted", " / " + s.maxConcurrency));
+    tr.append(
+      el("td", "resource", res.resource),
+      f ? cell("state", f) : el("td", "auto", "auto"),
+      el("td", "nowrap", s.timeout && s.timeout !== "0s" ? s.timeout : "none"),
+      el("td", "num", limit),
+      inFlight);
+    return tr;
+  }
+
   function render(st) {
     const now = Date.parse(st.now);
     const rows = [];
-    const counts = { CLOSED: 0, OPEN: 0, HALF_OPEN: 0 };
+    const settings = [];
+    const counts = { CLOSED: 0, OPEN: 0, HALF_OPEN: 0, dryRun: 0 };
+    const forced = { open: 0, closed: 0 };
+    let breakers = 0;
     for (const res of st.resources || []) {
-      for (const b of res.breakers || []) {
-        counts[b.state] = (counts[b.state] || 0) + 1;
-        const tr = el("tr", "row-" + stateClass(b.state));
-        const retry = el("td", "", retryText(b, now));
-        if (b.retryAt) retry.title = "retry at " + b.retryAt;
-        tr.append(
-          el("td", "resource", res.resource),
-          ruleCell(b.rule),
-          cell("state", badge(b.state)),
-          el("td", "num", windowText(b)),
-          retry,
-          el("td", "num", b.generation));
-        rows.push(tr);
+      breakers += (res.breakers || []).length;
+      rows.push(...breakerRows(res, now, counts));
+      if (res.settings) {
+        settings.push(settingsRow(res));
+        if (res.settings.force in forced) forced[res.settings.force]++;
       }
     }
     replaceBody("#breakers", rows.length ? rows : [emptyRow("No rules loaded.")]);
+    replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 5)]);
 
     const changes = (st.transitions || []).map((c) => {
       const tr = el("tr");
       const rule = c.rule || {};
       const reason = c.reason === "ThresholdExceeded" ? c.reason + " (" + c.snapshot + ")" : c.reason;
+      const change = cell("change", badge(c.from), el("span", "arrow", "→"), badge(c.to));
+      if (c.dryRun) change.append(dryBadge());
       tr.append(
         timeCell(c.at, now, "nowrap"),
         el("td", "resource", c.resource),
         ruleName(rule),
-        cell("change", badge(c.from), el("span", "arrow", "→"), badge(c.to)),
+        change,
         el("td", "reason", reason),
-        el("td", "num", c.generation));
+        el("td", "num", c.generation),
+        el("td", "num", c.seq));
       return tr;
     });
-    replaceBody("#transitions", changes.length ? changes : [emptyRow("No state changes yet.")]);
+    replaceBody("#transitions", changes.length ? changes : [emptyRow("No state changes yet.", 7)]);
 
     const resources = (st.resources || []).length;
-    document.getElementById("summary").textContent =
-      plural(rows.length, "breaker") + " on " + plural(resources, "resource") + ": " +
-      counts.OPEN + " open, " + counts.HALF_OPEN + " half-open, " + counts.CLOSED + " closed" +
-      " · manager clock " + clock(st.now) + " UTC";
+    let summary = plural(breakers, "breaker") + " on " + plural(resources, "resource") + ": " +
+      counts.OPEN + " open, " + counts.HALF_OPEN + " half-open, " + counts.CLOSED + " closed";
+    if (counts.dryRun) summary += "; " + counts.dryRun + " dry run (rejecting nothing)";
+    if (forced.open) summary += "; " + plural(forced.open, "resource") + " forced open";
+    if (forced.closed) summary += "; " + plural(forced.closed, "resource") + " forced closed";
+    document.getElementById("summary").textContent = summary + " · manager clock " + clock(st.now) + " UTC";
   }
 
   function plural(n, word) {

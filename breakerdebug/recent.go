@@ -1,12 +1,15 @@
 package breakerdebug
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 
 	"github.com/halfopen/breaker"
 )
 
-// recent is an Observer that keeps the last keep state changes in a ring buffer. It runs on
+// recent is an Observer that keeps the last keep state changes in a ring buffer, whatever
+// resources they are of: a bound that no number of names can grow. It runs on
 // the goroutine of the call that made each transition, so it only copies the change under
 // its mutex. It is safe for concurrent use.
 type recent struct {
@@ -27,13 +30,16 @@ func (r *recent) OnStateChange(c breaker.StateChange) {
 	r.mu.Unlock()
 }
 
-// newestFirst returns a copy of the kept changes, the most recently reported first.
+// newestFirst returns a copy of the kept changes, the latest first by Seq: changes made on
+// different goroutines may be reported out of order, and Seq puts them back in the order they
+// happened.
 func (r *recent) newestFirst() []breaker.StateChange {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	out := make([]breaker.StateChange, r.n)
 	for i := range out {
 		out[i] = r.buf[(r.next-1-i+keep)%keep]
 	}
+	r.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b breaker.StateChange) int { return cmp.Compare(b.Seq, a.Seq) })
 	return out
 }

@@ -3,6 +3,7 @@ package breakerotel
 import (
 	"context"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/halfopen/breaker"
@@ -13,12 +14,44 @@ type callObserver struct{ ins *Instruments }
 
 var _ breaker.CallObserver = callObserver{}
 
-// resourceSets are the measurement options of one resource, built on its first call. The
-// slices are passed as variadic arguments as they are, so a call allocates nothing.
+// causes and modes are the values of CauseKey and ModeKey in the order of the arrays of
+// resourceSets.
+var (
+	causes = [...]string{CauseOpen, CauseForcedOpen, CauseConcurrencyLimit, CauseSlot}
+	modes  = [...]string{ModeDryRun, ModeForceClosed}
+)
+
+// causeOf returns the index in causes of the cause of b.
+func causeOf(b *breaker.BlockError) int {
+	switch {
+	case b.Cause == breaker.ErrForcedOpen:
+		return 1
+	case b.Cause == breaker.ErrConcurrencyLimit:
+		return 2
+	case b.Rule != nil:
+		return 0
+	}
+	return 3
+}
+
+// modeOf returns the index in modes of why the breaker of dry let its call through.
+func modeOf(dry *breaker.BlockError) int {
+	if dry.Rule != nil && dry.Rule.DryRun {
+		return 0
+	}
+	return 1
+}
+
+// resourceSets are the measurement options of one resource name, or of the overflow, built
+// when the name is first seen. The slices are passed as variadic arguments as they are, so a
+// call allocates nothing.
 type resourceSets struct {
-	name                          string // the value of ResourceKey: the name, or OverflowResource
-	passed, blocked, failed, slow []metric.AddOption
-	duration                      []metric.RecordOption
+	resource     attribute.KeyValue // breaker.resource: the name, or OverflowResource
+	passed       []metric.AddOption
+	failed, slow []metric.AddOption
+	blocked      [len(causes)][]metric.AddOption
+	wouldReject  [len(modes)][]metric.AddOption
+	duration     []metric.RecordOption
 }
 
 // OnCall counts c; see the outcome constants.
@@ -30,7 +63,7 @@ func (o callObserver) OnCall(c breaker.CallInfo) {
 	sets := ins.resourceSets(c.Resource)
 	ctx := context.Background() // CallInfo carries no context
 	if c.Blocked != nil {
-		ins.calls.Add(ctx, 1, sets.blocked...)
+		ins.calls.Add(ctx, 1, sets.blocked[causeOf(c.Blocked)]...)
 		return
 	}
 	ins.calls.Add(ctx, 1, sets.passed...)
@@ -40,37 +73,40 @@ func (o callObserver) OnCall(c breaker.CallInfo) {
 	if c.Slow {
 		ins.calls.Add(ctx, 1, sets.slow...)
 	}
+	if c.DryRun != nil {
+		ins.calls.Add(ctx, 1, sets.wouldReject[modeOf(c.DryRun)]...)
+	}
 	ins.duration.Record(ctx, c.RT.Seconds(), sets.duration...)
 }
 
-// resourceSets returns the measurement options of resource, building them on its first call,
-// or those of OverflowResource once ins.maxResources names have their own.
+// resourceSets returns the measurement options of resource: its own while the bound has room
+// for it or it has them already, else the overflow's. Past the bound it takes no lock and
+// allocates nothing.
 func (ins *Instruments) resourceSets(resource string) *resourceSets {
 	if s, ok := ins.resources.Load(resource); ok {
 		return s.(*resourceSets)
 	}
-	if s := ins.overflow.Load(); s != nil {
-		return s
+	if ins.full.Load() {
+		return ins.overflow
 	}
 	return ins.newResourceSets(resource)
 }
 
 // newResourceSets is the slow path of resourceSets, kept out of line so the fast path stays
-// small. The count and the map change together under ins.resourcesMu, so the bound is exact
-// however many goroutines race here.
+// small: it builds the sets of resource if the bound allows, and otherwise the overflow's, once,
+// and marks the Instruments full.
 func (ins *Instruments) newResourceSets(resource string) *resourceSets {
-	ins.resourcesMu.Lock()
-	defer ins.resourcesMu.Unlock()
+	ins.namesMu.Lock()
+	defer ins.namesMu.Unlock()
 	if s, ok := ins.resources.Load(resource); ok {
 		return s.(*resourceSets)
 	}
-	if s := ins.overflow.Load(); s != nil {
-		return s
-	}
-	if ins.named == ins.maxResources {
-		s := ins.buildSets(OverflowResource)
-		ins.overflow.Store(s)
-		return s
+	if ins.named >= ins.maxResources {
+		if ins.overflow == nil {
+			ins.overflow = ins.buildSets(OverflowResource)
+		}
+		ins.full.Store(true) // after overflow is set: a reader that sees full sees it
+		return ins.overflow
 	}
 	s := ins.buildSets(resource)
 	ins.resources.Store(resource, s)
@@ -78,18 +114,24 @@ func (ins *Instruments) newResourceSets(resource string) *resourceSets {
 	return s
 }
 
-// buildSets builds the measurement options of the resource called name.
+// buildSets builds the measurement options of the breaker.resource value name.
 func (ins *Instruments) buildSets(name string) *resourceSets {
 	res := ResourceKey.String(name)
-	outcome := func(o string) []metric.AddOption {
-		return []metric.AddOption{metric.WithAttributeSet(ins.set(res, OutcomeKey.String(o)))}
+	add := func(kvs ...attribute.KeyValue) []metric.AddOption {
+		return []metric.AddOption{metric.WithAttributeSet(ins.set(append([]attribute.KeyValue{res}, kvs...)...))}
 	}
-	return &resourceSets{
-		name:     name,
-		passed:   outcome(OutcomePassed),
-		blocked:  outcome(OutcomeBlocked),
-		failed:   outcome(OutcomeFailed),
-		slow:     outcome(OutcomeSlow),
+	s := &resourceSets{
+		resource: res,
+		passed:   add(OutcomeKey.String(OutcomePassed)),
+		failed:   add(OutcomeKey.String(OutcomeFailed)),
+		slow:     add(OutcomeKey.String(OutcomeSlow)),
 		duration: []metric.RecordOption{metric.WithAttributeSet(ins.set(res))},
 	}
+	for i, cause := range causes {
+		s.blocked[i] = add(OutcomeKey.String(OutcomeBlocked), CauseKey.String(cause))
+	}
+	for i, mode := range modes {
+		s.wouldReject[i] = add(OutcomeKey.String(OutcomeWouldReject), ModeKey.String(mode))
+	}
+	return s
 }

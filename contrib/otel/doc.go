@@ -1,5 +1,7 @@
 // Package breakerotel reports the calls and breakers of a [breaker.Manager] as OpenTelemetry
-// metrics: calls by outcome, their durations, each breaker's state and every state change.
+// metrics: calls by outcome (blocked calls by cause), their durations, each breaker's state and
+// every state change, and each resource's settings (force, concurrency limit, timeout) with its
+// calls in flight.
 //
 // Call observers are fixed when a Manager is created, so setting up takes two steps: create the
 // [Instruments], pass [Instruments.ManagerOption] to [breaker.NewManager], then hand the Manager
@@ -15,15 +17,19 @@
 //	}
 //	defer ins.Close()
 //
-// Each call costs a map lookup and one to four instrument updates, and allocates nothing once
-// its resource has been seen: the attribute sets of each resource are built on its first call
-// and kept.
+// A blocked call carries breaker.cause: "open" (a breaker), "forced_open" (the resource is
+// ForceOpen), "concurrency_limit" or "slot", so an operator's switch is never read as a tripped
+// breaker. A call that ran although a DryRun rule or a ForceClosed resource's breaker would have
+// rejected it counts also as outcome "would_reject", with breaker.mode "dry_run" or
+// "force_closed"; the state gauge and the transitions counter carry breaker.dry_run.
 //
-// The names kept are bounded: the first [DefaultMaxResources] (400) resource names get
-// attribute sets of their own, and the calls and transitions of every later name are counted
-// with breaker.resource [OverflowResource], so callers who make up names cannot grow the map
-// or the SDK's series without end. [WithMaxResources] sets another bound. The state gauge
-// reads the loaded rules at each collection and keeps nothing per name.
+// Each call costs a map lookup and one to five instrument updates, and allocates nothing once
+// its resource has been seen: the attribute sets of each resource are built on its first call
+// and kept. They are bounded: the first 200 resource names ([WithMaxResources]) get their own,
+// and every later name is measured as breaker.resource "_other" ([OverflowResource]), in the
+// calls counter, the duration histogram and the transitions counter, so callers that make up
+// names cannot grow the Instruments or the MeterProvider without end. The gauges are read at
+// collection from the Manager's rules and settings, which operators, not callers, write.
 //
 // Every exported method is safe for concurrent use. The package starts no goroutines.
 package breakerotel

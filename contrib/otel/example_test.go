@@ -41,6 +41,12 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	err = m.LoadResources(map[string]breaker.ResourceConfig{
+		"payments": {Timeout: 2 * time.Second, MaxConcurrency: 10},
+	})
+	if err != nil {
+		panic(err)
+	}
 	charge := func(context.Context) error { return errors.New("payments: connection refused") }
 	for range 3 {
 		_ = m.Do(ctx, "payments", charge) // two fail and trip the breaker, which blocks the third
@@ -55,11 +61,15 @@ func Example() {
 	}
 	// Output:
 	// breaker.call.duration{breaker.resource=payments} count 2
-	// breaker.calls{breaker.outcome=blocked,breaker.resource=payments} 1
+	// breaker.calls{breaker.cause=open,breaker.outcome=blocked,breaker.resource=payments} 1
 	// breaker.calls{breaker.outcome=failed,breaker.resource=payments} 2
 	// breaker.calls{breaker.outcome=passed,breaker.resource=payments} 2
-	// breaker.state{breaker.resource=payments,breaker.rule=ErrorCount#0} 1
-	// breaker.transitions{breaker.reason=ThresholdExceeded,breaker.resource=payments,breaker.state.from=CLOSED,breaker.state.to=OPEN} 1
+	// breaker.concurrency.limit{breaker.resource=payments} 10
+	// breaker.force{breaker.resource=payments} 0
+	// breaker.in_flight{breaker.resource=payments} 0
+	// breaker.state{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0} 1
+	// breaker.timeout{breaker.resource=payments} 2
+	// breaker.transitions{breaker.dry_run=false,breaker.reason=ThresholdExceeded,breaker.resource=payments,breaker.state.from=CLOSED,breaker.state.to=OPEN} 1
 }
 
 // summary prints each data point of rm on one line, sorted; durations only by their count,
@@ -77,6 +87,10 @@ func summary(rm metricdata.ResourceMetrics) []string {
 					line(m.Name, p.Attributes, p.Value)
 				}
 			case metricdata.Gauge[int64]:
+				for _, p := range data.DataPoints {
+					line(m.Name, p.Attributes, p.Value)
+				}
+			case metricdata.Gauge[float64]:
 				for _, p := range data.DataPoints {
 					line(m.Name, p.Attributes, p.Value)
 				}

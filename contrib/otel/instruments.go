@@ -23,6 +23,12 @@ const (
 	DurationName    = "breaker.call.duration"
 	StateName       = "breaker.state"
 	TransitionsName = "breaker.transitions"
+	// The settings of each resource that has them (breaker.Manager.LoadResources), and its
+	// calls in flight, observed when the reader collects.
+	ForceName            = "breaker.force"
+	InFlightName         = "breaker.in_flight"
+	ConcurrencyLimitName = "breaker.concurrency.limit"
+	TimeoutName          = "breaker.timeout"
 )
 
 // Attribute keys.
@@ -33,17 +39,48 @@ const (
 	StateFromKey = attribute.Key("breaker.state.from")
 	StateToKey   = attribute.Key("breaker.state.to")
 	ReasonKey    = attribute.Key("breaker.reason")
+	// CauseKey says who rejected a blocked call; see the Cause constants.
+	CauseKey = attribute.Key("breaker.cause")
+	// ModeKey says why a breaker let through a call it would have rejected; see the Mode
+	// constants.
+	ModeKey = attribute.Key("breaker.mode")
+	// DryRunKey, on the state gauge and the transitions counter, is true for a breaker that
+	// rejects no call: its rule is DryRun, or its resource is ForceClosed.
+	DryRunKey = attribute.Key("breaker.dry_run")
 )
 
 // Values of OutcomeKey. Every call that ran counts as OutcomePassed; those that failed count also
-// as OutcomeFailed, and those that were slow also as OutcomeSlow. A rejected call counts as
-// OutcomeBlocked only. So passed + blocked is every call, and failed and slow are subsets of
-// passed that may overlap.
+// as OutcomeFailed, those that were slow also as OutcomeSlow, and those that a breaker would
+// have rejected also as OutcomeWouldReject (with ModeKey). A rejected call counts as
+// OutcomeBlocked only (with CauseKey). So passed + blocked is every call, and failed, slow and
+// would_reject are subsets of passed that may overlap.
 const (
-	OutcomePassed  = "passed"
-	OutcomeBlocked = "blocked"
-	OutcomeFailed  = "failed"
-	OutcomeSlow    = "slow"
+	OutcomePassed      = "passed"
+	OutcomeBlocked     = "blocked"
+	OutcomeFailed      = "failed"
+	OutcomeSlow        = "slow"
+	OutcomeWouldReject = "would_reject"
+)
+
+// Values of CauseKey, on the blocked calls: who rejected the call.
+const (
+	// CauseOpen: a breaker of the resource, OPEN or HALF_OPEN with its probe in flight.
+	CauseOpen = "open"
+	// CauseForcedOpen: the resource is ForceOpen (breaker.ErrForcedOpen); no breaker moved.
+	CauseForcedOpen = "forced_open"
+	// CauseConcurrencyLimit: the resource's MaxConcurrency was reached
+	// (breaker.ErrConcurrencyLimit).
+	CauseConcurrencyLimit = "concurrency_limit"
+	// CauseSlot: a slot of the Manager (breaker.WithSlots).
+	CauseSlot = "slot"
+)
+
+// Values of ModeKey, on the would_reject calls: why the breaker let the call through.
+const (
+	// ModeDryRun: the breaker's rule is DryRun.
+	ModeDryRun = "dry_run"
+	// ModeForceClosed: the resource is ForceClosed.
+	ModeForceClosed = "force_closed"
 )
 
 // DurationBoundaries are the bucket boundaries, in seconds, that the duration histogram
@@ -74,13 +111,20 @@ type Instruments struct {
 	duration    metric.Float64Histogram
 	state       metric.Int64ObservableGauge
 	transitions metric.Int64Counter
+	force       metric.Int64ObservableGauge
+	inFlight    metric.Int64ObservableGauge
+	limit       metric.Int64ObservableGauge
+	timeout     metric.Float64ObservableGauge
 
+	// The resource names with attribute sets of their own: at most maxResources of them.
+	resources    sync.Map    // resource name → *resourceSets
+	full         atomic.Bool // set once a name found no room; overflow is set before
+	namesMu      sync.Mutex  // serialises adding names
+	named        int         // entries in resources; requires namesMu
 	maxResources int
-	resources    sync.Map                     // resource name → *resourceSets; at most maxResources
-	overflow     atomic.Pointer[resourceSets] // nil until a name past maxResources is seen
-	resourcesMu  sync.Mutex                   // serialises adding to resources
-	named        int                          // entries of resources; requires resourcesMu
-	closed       atomic.Bool
+	overflow     *resourceSets // the sets of every name past the bound; set under namesMu
+
+	closed atomic.Bool
 
 	mu        sync.Mutex // serialises Observe and Close
 	observing bool
@@ -108,20 +152,32 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 		o.apply(&cfg)
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources}
-	var errs [4]error
+	var errs [8]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
-		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked, and of the passed ones failed and slow."))
+		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
 	ins.duration, errs[1] = meter.Float64Histogram(DurationName,
 		metric.WithUnit("s"),
 		metric.WithDescription("Response time of the calls that the breakers let through."),
 		metric.WithExplicitBucketBoundaries(DurationBoundaries...))
 	ins.state, errs[2] = meter.Int64ObservableGauge(StateName,
 		metric.WithUnit("1"),
-		metric.WithDescription("State of each breaker: 0 CLOSED, 1 OPEN, 2 HALF_OPEN."))
+		metric.WithDescription("State of each breaker: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; breaker.dry_run when it rejects no call."))
 	ins.transitions, errs[3] = meter.Int64Counter(TransitionsName,
 		metric.WithUnit("{transition}"),
 		metric.WithDescription("State changes of the breakers."))
+	ins.force, errs[4] = meter.Int64ObservableGauge(ForceName,
+		metric.WithUnit("1"),
+		metric.WithDescription("Force of each resource with settings: 0 auto, 1 forced open, 2 forced closed."))
+	ins.inFlight, errs[5] = meter.Int64ObservableGauge(InFlightName,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Calls admitted and not yet exited, of each resource with settings."))
+	ins.limit, errs[6] = meter.Int64ObservableGauge(ConcurrencyLimitName,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("MaxConcurrency of each resource with settings; 0 means no limit."))
+	ins.timeout, errs[7] = meter.Float64ObservableGauge(TimeoutName,
+		metric.WithUnit("s"),
+		metric.WithDescription("Timeout of each resource with settings; 0 means none."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("breakerotel: creating instruments: %w", err)
 	}
@@ -134,8 +190,9 @@ func (ins *Instruments) ManagerOption() breaker.Option {
 	return breaker.WithCallObserver(callObserver{ins})
 }
 
-// Observe reports the state of m's breakers through the state gauge and their state changes
-// through the transitions counter, until Close. It returns ErrObserving after an earlier Observe
+// Observe reports the state of m's breakers through the state gauge, their state changes
+// through the transitions counter, and the settings of m's resources through the force,
+// in-flight, concurrency-limit and timeout gauges, until Close. It returns ErrObserving after an earlier Observe
 // succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
 func (ins *Instruments) Observe(m *breaker.Manager) error {
 	if m == nil {
@@ -150,9 +207,11 @@ func (ins *Instruments) Observe(m *breaker.Manager) error {
 		return ErrObserving
 	}
 	reg, err := ins.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		ins.observeStates(o, m)
+		settings := m.Resources()
+		ins.observeStates(o, m, settings)
+		ins.observeSettings(o, m, settings)
 		return nil
-	}, ins.state)
+	}, ins.state, ins.force, ins.inFlight, ins.limit, ins.timeout)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

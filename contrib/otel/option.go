@@ -3,13 +3,16 @@ package breakerotel
 import "go.opentelemetry.io/otel/attribute"
 
 // DefaultMaxResources is how many resource names get attribute sets of their own unless
-// WithMaxResources says otherwise. It keeps breaker.calls, with up to four attribute sets per
-// resource, under the SDK's default cardinality limit of 2000 sets per instrument.
-const DefaultMaxResources = 400
+// WithMaxResources says otherwise. breaker.calls may take up to nine attribute sets per
+// resource (passed, failed, ignored, blocked by each of four causes, would-reject in two
+// modes), so 200 keeps it under the SDK's default cardinality limit of 2,000 sets per
+// instrument, past which the SDK folds every new set into one overflow set.
+const DefaultMaxResources = 200
 
-// OverflowResource is the value of ResourceKey under which Instruments count the calls and
-// transitions of every resource past their bound (see WithMaxResources).
-const OverflowResource = "(overflow)"
+// OverflowResource is the breaker.resource of the calls and transitions of every resource name
+// past the bound of the Instruments (WithMaxResources). A resource really named so shares its
+// series.
+const OverflowResource = "_other"
 
 // Option configures Instruments.
 type Option interface {
@@ -32,16 +35,13 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 	return optionFunc(func(c *config) { c.attrs = append(c.attrs, attrs...) })
 }
 
-// WithMaxResources bounds the resource names that get attribute sets of their own in
-// breaker.calls, breaker.call.duration and breaker.transitions at n; the default is
-// DefaultMaxResources. The first n names a call or a transition is seen under keep their sets
-// for the life of the Instruments; the calls and transitions of every later name are counted
-// with ResourceKey OverflowResource, so each instrument has at most n+1 resource values,
-// whatever names the callers make up. An n below 1 keeps the default.
-//
-// A name is never moved: once in the overflow, its calls stay there. Raise n if
-// OverflowResource shows calls; it should stay absent. Above 499, breaker.calls may pass the
-// SDK's default cardinality limit (sdkmetric.WithCardinalityLimit).
+// WithMaxResources sets how many resource names get series of their own in the instruments
+// that calls and transitions grow: breaker.calls, breaker.call.duration and
+// breaker.transitions. The first n names seen keep theirs for the life of the Instruments;
+// every later name is measured with breaker.resource = OverflowResource ("_other"), so that
+// callers who make up names (a resource per URL path) cannot grow the Instruments, or the
+// MeterProvider's aggregations, without end. The default is DefaultMaxResources (200); an n
+// below 1 keeps it. Above 222, raise the SDK's limit too (sdkmetric.WithCardinalityLimit).
 func WithMaxResources(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {

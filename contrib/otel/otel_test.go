@@ -100,17 +100,44 @@ func calls(resource, outcome string, n int64) metricdata.DataPoint[int64] {
 		breakerotel.ResourceKey.String(resource), breakerotel.OutcomeKey.String(outcome))}
 }
 
-func state(resource, rule string, s breaker.State) metricdata.DataPoint[int64] {
-	return metricdata.DataPoint[int64]{Value: int64(s), Attributes: set(
-		breakerotel.ResourceKey.String(resource), breakerotel.RuleKey.String(rule))}
+// blocked is the data point of the calls to resource that cause rejected.
+func blocked(resource, cause string, n int64) metricdata.DataPoint[int64] {
+	return metricdata.DataPoint[int64]{Value: n, Attributes: set(
+		breakerotel.ResourceKey.String(resource), breakerotel.OutcomeKey.String(breakerotel.OutcomeBlocked),
+		breakerotel.CauseKey.String(cause))}
 }
 
+// wouldReject is the data point of the calls to resource that ran although a breaker would
+// have rejected them, for the reason mode.
+func wouldReject(resource, mode string, n int64) metricdata.DataPoint[int64] {
+	return metricdata.DataPoint[int64]{Value: n, Attributes: set(
+		breakerotel.ResourceKey.String(resource), breakerotel.OutcomeKey.String(breakerotel.OutcomeWouldReject),
+		breakerotel.ModeKey.String(mode))}
+}
+
+// state is the state gauge's data point of an enforcing breaker.
+func state(resource, rule string, s breaker.State) metricdata.DataPoint[int64] {
+	return stateDry(resource, rule, s, false)
+}
+
+func stateDry(resource, rule string, s breaker.State, dryRun bool) metricdata.DataPoint[int64] {
+	return metricdata.DataPoint[int64]{Value: int64(s), Attributes: set(
+		breakerotel.ResourceKey.String(resource), breakerotel.RuleKey.String(rule),
+		breakerotel.DryRunKey.Bool(dryRun))}
+}
+
+// transitions is the transitions counter's data point of enforcing breakers.
 func transitions(resource string, from, to breaker.State, reason breaker.Reason, n int64) metricdata.DataPoint[int64] {
+	return transitionsDry(resource, from, to, reason, false, n)
+}
+
+func transitionsDry(resource string, from, to breaker.State, reason breaker.Reason, dryRun bool, n int64) metricdata.DataPoint[int64] {
 	return metricdata.DataPoint[int64]{Value: n, Attributes: set(
 		breakerotel.ResourceKey.String(resource),
 		breakerotel.StateFromKey.String(from.String()),
 		breakerotel.StateToKey.String(to.String()),
-		breakerotel.ReasonKey.String(reason.String()))}
+		breakerotel.ReasonKey.String(reason.String()),
+		breakerotel.DryRunKey.Bool(dryRun))}
 }
 
 // durations is the histogram data point of resource with the RTs given in seconds; each must
@@ -175,7 +202,7 @@ func TestCallsAndDurations(t *testing.T) {
 		calls("db", breakerotel.OutcomePassed, 5),
 		calls("db", breakerotel.OutcomeFailed, 2),
 		calls("db", breakerotel.OutcomeSlow, 2),
-		calls("db", breakerotel.OutcomeBlocked, 2),
+		blocked("db", breakerotel.CauseOpen, 2),
 		calls("cache", breakerotel.OutcomePassed, 1),
 	))
 	f.assertData(breakerotel.DurationName, histogram(
@@ -260,9 +287,12 @@ func TestWithAttributes(t *testing.T) {
 	manager := attribute.String("breaker.manager", "payments")
 	f := newFixture(t, []breaker.Rule{{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Second}}, breakerotel.WithAttributes(manager))
+	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"db": {MaxConcurrency: 1}}))
 	_ = f.call("db", 0, errDown)
 
-	for _, name := range []string{breakerotel.CallsName, breakerotel.DurationName, breakerotel.StateName, breakerotel.TransitionsName} {
+	for _, name := range []string{breakerotel.CallsName, breakerotel.DurationName, breakerotel.StateName,
+		breakerotel.TransitionsName, breakerotel.ForceName, breakerotel.InFlightName,
+		breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName} {
 		m, ok := f.metric(name)
 		require.True(t, ok, name)
 		metricdatatest.AssertHasAttributes(t, m, manager)
@@ -273,6 +303,7 @@ func TestWithAttributes(t *testing.T) {
 func TestInstruments(t *testing.T) {
 	f := newFixture(t, []breaker.Rule{{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Second}})
+	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"db": {MaxConcurrency: 1}}))
 	_ = f.call("db", time.Millisecond, errDown) // trips: every instrument has data
 
 	tests := []struct {
@@ -284,6 +315,10 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.call.duration", wantUnit: "s", wantKind: metricdata.Histogram[float64]{}},
 		{give: "breaker.state", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.transitions", wantUnit: "{transition}", wantKind: metricdata.Sum[int64]{}},
+		{give: "breaker.force", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.in_flight", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.concurrency.limit", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.timeout", wantUnit: "s", wantKind: metricdata.Gauge[float64]{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {

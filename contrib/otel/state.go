@@ -2,6 +2,8 @@ package breakerotel
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
 
 	"go.opentelemetry.io/otel/metric"
@@ -10,34 +12,52 @@ import (
 )
 
 // observeStates reports the state of every loaded breaker of m to the state gauge, as
-// breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), with its resource and rule.
-func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager) {
+// breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), with its resource, rule and whether
+// it is dry run: its rule is DryRun or settings force its resource closed.
+func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, settings map[string]breaker.ResourceConfig) {
 	seen := make(map[string]bool)
 	for _, r := range m.Rules() {
 		if seen[r.Resource] {
 			continue
 		}
 		seen[r.Resource] = true
+		forcedClosed := settings[r.Resource].Force == breaker.ForceClosed
 		// One Breakers call reads one rule set, so the indexes agree with the rules even if
 		// LoadRules runs meanwhile.
 		for i, b := range m.Breakers(r.Resource) {
-			set := ins.set(ResourceKey.String(r.Resource), RuleKey.String(RuleName(b.Rule(), i)))
+			rule := b.Rule()
+			set := ins.set(ResourceKey.String(r.Resource), RuleKey.String(RuleName(rule, i)),
+				DryRunKey.Bool(rule.DryRun || forcedClosed))
 			o.ObserveInt64(ins.state, int64(b.State()), metric.WithAttributeSet(set))
 		}
 	}
 }
 
-// onStateChange counts c in the transitions counter, under the resource name its calls are
-// counted under: OverflowResource for a name past the bound.
+// observeSettings reports the force, calls in flight, concurrency limit and timeout of every
+// resource of m with settings.
+func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, settings map[string]breaker.ResourceConfig) {
+	for _, name := range slices.Sorted(maps.Keys(settings)) {
+		cfg := settings[name]
+		opt := metric.WithAttributeSet(ins.set(ResourceKey.String(name)))
+		o.ObserveInt64(ins.force, int64(cfg.Force), opt)
+		o.ObserveInt64(ins.inFlight, m.InFlight(name), opt)
+		o.ObserveInt64(ins.limit, int64(cfg.MaxConcurrency), opt)
+		o.ObserveFloat64(ins.timeout, cfg.Timeout.Seconds(), opt)
+	}
+}
+
+// onStateChange counts c in the transitions counter. Its resource takes a name of the bound,
+// as a call does.
 func (ins *Instruments) onStateChange(c breaker.StateChange) {
 	if ins.closed.Load() {
 		return // a change that raced with Close
 	}
 	set := ins.set(
-		ResourceKey.String(ins.resourceSets(c.Resource).name),
+		ins.resourceSets(c.Resource).resource,
 		StateFromKey.String(c.From.String()),
 		StateToKey.String(c.To.String()),
 		ReasonKey.String(c.Reason.String()),
+		DryRunKey.Bool(c.DryRun),
 	)
 	ins.transitions.Add(context.Background(), 1, metric.WithAttributeSet(set))
 }

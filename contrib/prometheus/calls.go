@@ -1,34 +1,88 @@
 package breakerprom
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/atomic"
 
 	"github.com/halfopen/breaker"
 )
 
-// resource is what a Collector keeps for one resource label: a resource name, or the overflow.
-type resource struct {
-	label string                          // the name as a label value, or OverflowResource
-	calls atomic.Pointer[resourceMetrics] // nil until the first call counted under label
+// Label values of breaker_rejected_total's cause label: who rejected a blocked call.
+const (
+	// CauseOpen: a breaker of the resource, OPEN or HALF_OPEN with its probe in flight.
+	CauseOpen = "open"
+	// CauseForcedOpen: the resource is ForceOpen (breaker.ErrForcedOpen); no breaker moved.
+	CauseForcedOpen = "forced_open"
+	// CauseConcurrencyLimit: the call would have taken the calls in flight past the
+	// resource's MaxConcurrency (breaker.ErrConcurrencyLimit).
+	CauseConcurrencyLimit = "concurrency_limit"
+	// CauseSlot: a slot of the Manager (breaker.WithSlots).
+	CauseSlot = "slot"
+)
+
+// Label values of breaker_would_reject_total's mode label: why a breaker that would have
+// rejected a call let it through.
+const (
+	// ModeDryRun: the breaker's rule is DryRun.
+	ModeDryRun = "dry_run"
+	// ModeForceClosed: the resource is ForceClosed.
+	ModeForceClosed = "force_closed"
+)
+
+// causes and modes are the label values in the order of the arrays of callSeries.
+var (
+	causes = [...]string{CauseOpen, CauseForcedOpen, CauseConcurrencyLimit, CauseSlot}
+	modes  = [...]string{ModeDryRun, ModeForceClosed}
+)
+
+// causeOf returns the index in causes of the cause of b.
+func causeOf(b *breaker.BlockError) int {
+	switch {
+	case b.Cause == breaker.ErrForcedOpen:
+		return 1
+	case b.Cause == breaker.ErrConcurrencyLimit:
+		return 2
+	case b.Rule != nil:
+		return 0
+	}
+	return 3
 }
 
-// resourceMetrics is the series of one resource, taken from the vectors once so that a call
+// modeOf returns the index in modes of why the breaker of dry let its call through.
+func modeOf(dry *breaker.BlockError) int {
+	if dry.Rule != nil && dry.Rule.DryRun {
+		return 0
+	}
+	return 1
+}
+
+// resourceEntry is one resource name that has series of its own, or the overflow.
+type resourceEntry struct {
+	label string // the resource label: the name made valid UTF-8, or OverflowResource
+	once  sync.Once
+	calls *callSeries // set by once, at the first call
+}
+
+// callSeries is the series of one resource's calls, taken from the vectors once so that a call
 // only adds to them.
-type resourceMetrics struct {
+type callSeries struct {
 	passed, blocked, failed, slow prometheus.Counter
+	rejected                      [len(causes)]prometheus.Counter
+	wouldReject                   [len(modes)]prometheus.Counter
 	rt                            prometheus.Observer
 }
 
 // callObserver counts a Manager's calls into its Collector.
 type callObserver struct{ c *Collector }
 
-// OnCall counts one call. In steady state it allocates nothing: a map load, an atomic load and
-// a few atomic adds.
+// OnCall counts one call. In steady state it allocates nothing: a map load and a few atomic
+// adds.
 func (o callObserver) OnCall(info breaker.CallInfo) {
-	r := o.c.metricsOf(info.Resource)
+	r := o.c.callsOf(info.Resource)
 	if info.Blocked != nil {
 		r.blocked.Inc()
+		r.rejected[causeOf(info.Blocked)].Inc()
 		return
 	}
 	r.passed.Inc()
@@ -38,61 +92,67 @@ func (o callObserver) OnCall(info breaker.CallInfo) {
 	if info.Slow {
 		r.slow.Inc()
 	}
+	if info.DryRun != nil {
+		r.wouldReject[modeOf(info.DryRun)].Inc()
+	}
 	r.rt.Observe(info.RT.Seconds())
 }
 
-// metricsOf returns the call series of the resource name, creating them on its first call.
-func (c *Collector) metricsOf(name string) *resourceMetrics {
-	r := c.resourceOf(name)
-	if m := r.calls.Load(); m != nil {
-		return m
-	}
-	return c.newMetrics(r)
+// callsOf returns the call series of resource, creating them on its first call.
+func (c *Collector) callsOf(resource string) *callSeries {
+	e := c.entryOf(resource)
+	e.once.Do(func() { e.calls = c.newCallSeries(e.label) })
+	return e.calls
 }
 
-// newMetrics creates the call series of r, all of its outcomes at once, so that each shows as
-// zero until it happens. Two calls racing to create them get the same series.
-func (c *Collector) newMetrics(r *resource) *resourceMetrics {
-	r.calls.CompareAndSwap(nil, &resourceMetrics{
-		passed:  c.calls.WithLabelValues(r.label, OutcomePassed),
-		blocked: c.calls.WithLabelValues(r.label, OutcomeBlocked),
-		failed:  c.calls.WithLabelValues(r.label, OutcomeFailed),
-		slow:    c.calls.WithLabelValues(r.label, OutcomeSlow),
-		rt:      c.rt.WithLabelValues(r.label),
-	})
-	return r.calls.Load()
+// newCallSeries creates the call series of the resource label, every outcome, cause and mode
+// at once, so that each shows as zero until it happens.
+func (c *Collector) newCallSeries(label string) *callSeries {
+	s := &callSeries{
+		passed:  c.calls.WithLabelValues(label, OutcomePassed),
+		blocked: c.calls.WithLabelValues(label, OutcomeBlocked),
+		failed:  c.calls.WithLabelValues(label, OutcomeFailed),
+		slow:    c.calls.WithLabelValues(label, OutcomeSlow),
+		rt:      c.rt.WithLabelValues(label),
+	}
+	for i, cause := range causes {
+		s.rejected[i] = c.rejected.WithLabelValues(label, cause)
+	}
+	for i, mode := range modes {
+		s.wouldReject[i] = c.wouldReject.WithLabelValues(label, mode)
+	}
+	return s
 }
 
-// resourceOf returns the resource of name: its own while fewer than c.maxResources names have
-// one, else the overflow.
-func (c *Collector) resourceOf(name string) *resource {
-	if r, ok := c.resources.Load(name); ok {
-		return r.(*resource)
+// entryOf returns the entry of resource: its own while the Collector has room for it or has
+// one for it already, else the overflow. Past the bound it takes no lock and allocates nothing.
+func (c *Collector) entryOf(resource string) *resourceEntry {
+	if e, ok := c.resources.Load(resource); ok {
+		return e.(*resourceEntry)
 	}
-	if r := c.overflow.Load(); r != nil {
-		return r
+	if c.full.Load() {
+		return c.overflow
 	}
-	return c.addResource(name)
+	return c.newEntry(resource)
 }
 
-// addResource is the slow path of resourceOf. The count and the map change together under
-// c.resourcesMu, so the bound is exact however many goroutines race here.
-func (c *Collector) addResource(name string) *resource {
-	c.resourcesMu.Lock()
-	defer c.resourcesMu.Unlock()
-	if r, ok := c.resources.Load(name); ok {
-		return r.(*resource)
+// newEntry is the slow path of entryOf: it gives resource an entry of its own if the bound
+// allows, and otherwise makes the overflow entry, once, and marks the Collector full.
+func (c *Collector) newEntry(resource string) *resourceEntry {
+	c.namesMu.Lock()
+	defer c.namesMu.Unlock()
+	if e, ok := c.resources.Load(resource); ok {
+		return e.(*resourceEntry)
 	}
-	if r := c.overflow.Load(); r != nil {
-		return r
+	if c.named >= c.maxResources {
+		if c.overflow == nil {
+			c.overflow = &resourceEntry{label: OverflowResource}
+		}
+		c.full.Store(true) // after overflow is set: a reader that sees full sees it
+		return c.overflow
 	}
-	if c.named == c.maxResources {
-		r := &resource{label: OverflowResource}
-		c.overflow.Store(r)
-		return r
-	}
-	r := &resource{label: labelValue(name)}
-	c.resources.Store(name, r)
+	e := &resourceEntry{label: labelValue(resource)}
+	c.resources.Store(resource, e)
 	c.named++
-	return r
+	return e
 }

@@ -1,9 +1,9 @@
-// Package breakerprom exports the calls, states and transitions of a breaker.Manager as
-// Prometheus metrics.
+// Package breakerprom exports the calls, states and transitions of a breaker.Manager, and the
+// settings of its resources, as Prometheus metrics.
 //
 // A Collector learns of calls through a breaker.CallObserver, which a Manager takes only when
-// it is created, and of states and transitions from the Manager it watches. So it is set up in
-// three steps, before traffic:
+// it is created, and of states, transitions and settings from the Manager it watches. So it is
+// set up in three steps, before traffic:
 //
 //	c := breakerprom.New()
 //	m := breaker.NewManager(c.Option()) // counts every call of m
@@ -12,27 +12,38 @@
 //
 // Its metrics are:
 //
-//	breaker_calls_total{resource,outcome}               counter
-//	breaker_rt_seconds{resource}                        histogram
-//	breaker_state{resource,rule}                        gauge
-//	breaker_transitions_total{resource,from,to,reason}  counter
+//	breaker_calls_total{resource,outcome}                       counter
+//	breaker_rejected_total{resource,cause}                      counter
+//	breaker_would_reject_total{resource,mode}                   counter
+//	breaker_rt_seconds{resource}                                histogram
+//	breaker_state{resource,rule,dry_run}                        gauge
+//	breaker_transitions_total{resource,from,to,reason,dry_run}  counter
+//	breaker_force{resource}                                     gauge
+//	breaker_in_flight{resource}                                 gauge
+//	breaker_max_concurrency{resource}                           gauge
+//	breaker_timeout_seconds{resource}                           gauge
 //
 // Every call that ran counts once as outcome "passed"; those of them that failed count also
 // as "failed", and those that a SlowRequestRatio rule found slow also as "slow" (a call may be
-// both). A call that was not let through counts as "blocked" only. So passed + blocked is
-// every call, failed / passed the error ratio, and blocked / (passed + blocked) the share of
-// calls rejected. See the README for every metric.
+// both). A call that was not let through counts as "blocked", and once in
+// breaker_rejected_total by its cause: "open" (a breaker), "forced_open" (the resource is
+// ForceOpen), "concurrency_limit" or "slot". A call that ran although a breaker would have
+// rejected it counts in breaker_would_reject_total, by mode: "dry_run" (the rule is DryRun)
+// or "force_closed". breaker_state and breaker_transitions_total say dry_run="true" for a
+// breaker that rejects nothing, so a DryRun or ForceClosed breaker that trips is not mistaken
+// for one that rejects calls. The last four gauges are the settings of each resource that has
+// them (Manager.LoadResources) and its calls in flight. See the README for every metric.
 //
-// The resource label of the calls, response times and transitions takes at most
-// DefaultMaxResources values (WithMaxResources sets another bound) and OverflowResource: the
-// first names seen keep series of their own, and every later name is counted under
-// OverflowResource, so that callers who make up names cannot grow the series without end.
-// breaker_state, read from the loaded rules at each scrape, keeps nothing per name.
+// The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
+// get series of their own, and every later name is counted under resource="_other"
+// (OverflowResource). The gauges are read from the Manager's rules and settings at each
+// scrape, which its operators, not its callers, decide.
 //
 // The package starts no goroutines.
 package breakerprom
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,21 +64,29 @@ const (
 )
 
 // Collector is a prometheus.Collector of the metrics of one breaker.Manager: the calls from
-// the CallObserver that Option adds to the Manager, the states and transitions of the
+// the CallObserver that Option adds to the Manager, the states, transitions and settings of the
 // Manager given to Watch. Create it with New; the zero value is not usable.
 //
 // Its methods are safe for concurrent use.
 type Collector struct {
 	calls       *prometheus.CounterVec
+	rejected    *prometheus.CounterVec
+	wouldReject *prometheus.CounterVec
 	rt          *prometheus.HistogramVec
 	transitions *prometheus.CounterVec
 	state       *prometheus.Desc
+	force       *prometheus.Desc
+	inFlight    *prometheus.Desc
+	maxConc     *prometheus.Desc
+	timeout     *prometheus.Desc
 
+	// The resource names with series of their own: at most maxResources of them.
+	resources    sync.Map    // resource name → *resourceEntry
+	full         atomic.Bool // set once a name found no room; overflow is set before
+	namesMu      sync.Mutex  // serialises adding names
+	named        int         // entries in resources; requires namesMu
 	maxResources int
-	resources    sync.Map                 // resource name → *resource; at most maxResources
-	overflow     atomic.Pointer[resource] // nil until a name past maxResources is seen
-	resourcesMu  sync.Mutex               // serialises adding to resources
-	named        int                      // entries of resources; requires resourcesMu
+	overflow     *resourceEntry // the entry of every name past the bound; set under namesMu
 
 	mu      sync.Mutex
 	watched *breaker.Manager // nil until Watch
@@ -88,6 +107,14 @@ func New(opts ...Option) *Collector {
 			Name: "breaker_calls_total",
 			Help: "Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).",
 		}, []string{"resource", "outcome"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "breaker_rejected_total",
+			Help: "Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot.",
+		}, []string{"resource", "cause"}),
+		wouldReject: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "breaker_would_reject_total",
+			Help: "Calls that ran although a breaker would have rejected them, by mode: dry_run (DryRun rule) or force_closed.",
+		}, []string{"resource", "mode"}),
 		rt: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "breaker_rt_seconds",
 			Help:    "Response time of the calls that ran, from Enter to Exit.",
@@ -95,11 +122,23 @@ func New(opts ...Option) *Collector {
 		}, []string{"resource"}),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_transitions_total",
-			Help: "State changes of the breakers.",
-		}, []string{"resource", "from", "to", "reason"}),
+			Help: "State changes of the breakers; dry_run=\"true\" for a breaker that rejects no call.",
+		}, []string{"resource", "from", "to", "reason", "dry_run"}),
 		state: prometheus.NewDesc("breaker_state",
-			"State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN.",
-			[]string{"resource", "rule"}, nil),
+			"State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; dry_run=\"true\" when it rejects no call (DryRun rule or ForceClosed resource).",
+			[]string{"resource", "rule", "dry_run"}, nil),
+		force: prometheus.NewDesc("breaker_force",
+			"Force of each resource with settings: 0 auto, 1 forced open (every call rejected), 2 forced closed (no call rejected by the breakers).",
+			[]string{"resource"}, nil),
+		inFlight: prometheus.NewDesc("breaker_in_flight",
+			"Calls admitted and not yet exited, of each resource with settings.",
+			[]string{"resource"}, nil),
+		maxConc: prometheus.NewDesc("breaker_max_concurrency",
+			"MaxConcurrency of each resource with settings; 0 means no limit.",
+			[]string{"resource"}, nil),
+		timeout: prometheus.NewDesc("breaker_timeout_seconds",
+			"Timeout of each resource with settings; 0 means none.",
+			[]string{"resource"}, nil),
 	}
 }
 
@@ -132,9 +171,10 @@ func (c *Collector) Watch(m *breaker.Manager) {
 	}
 }
 
+// onStateChange counts s. Its resource takes a name of the bound, as a call does.
 func (c *Collector) onStateChange(s breaker.StateChange) {
-	c.transitions.WithLabelValues(c.resourceOf(s.Resource).label, s.From.String(), s.To.String(),
-		s.Reason.String()).Inc()
+	c.transitions.WithLabelValues(c.entryOf(s.Resource).label, s.From.String(), s.To.String(),
+		s.Reason.String(), strconv.FormatBool(s.DryRun)).Inc()
 }
 
 func (c *Collector) manager() *breaker.Manager {
@@ -143,28 +183,40 @@ func (c *Collector) manager() *breaker.Manager {
 	return c.watched
 }
 
-// Describe sends the descriptions of c's four metrics; see prometheus.Collector.
+// Describe sends the descriptions of c's metrics; see prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.calls.Describe(ch)
+	c.rejected.Describe(ch)
+	c.wouldReject.Describe(ch)
 	c.rt.Describe(ch)
 	c.transitions.Describe(ch)
 	ch <- c.state
+	ch <- c.force
+	ch <- c.inFlight
+	ch <- c.maxConc
+	ch <- c.timeout
 }
 
 // Collect sends c's metrics; see prometheus.Collector. It reads the state of every breaker of
-// the watched Manager now.
+// the watched Manager, and the settings of its resources, now.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if m := c.manager(); m != nil {
-		c.collectStates(m, ch)
+		settings := m.Resources()
+		c.collectStates(m, settings, ch)
+		c.collectSettings(m, settings, ch)
 	}
 	c.calls.Collect(ch)
+	c.rejected.Collect(ch)
+	c.wouldReject.Collect(ch)
 	c.rt.Collect(ch)
 	c.transitions.Collect(ch)
 }
 
 // collectStates sends breaker_state for every breaker of m. Each resource's breakers are read
 // in one Breakers call, so a concurrent LoadRules cannot mix two rule sets in one resource.
-func (c *Collector) collectStates(m *breaker.Manager, ch chan<- prometheus.Metric) {
+// settings are m's resource settings, which say which resources are ForceClosed.
+func (c *Collector) collectStates(m *breaker.Manager, settings map[string]breaker.ResourceConfig,
+	ch chan<- prometheus.Metric) {
 	seen := make(map[string]bool)
 	for _, r := range m.Rules() {
 		if seen[r.Resource] {
@@ -177,12 +229,33 @@ func (c *Collector) collectStates(m *breaker.Manager, ch chan<- prometheus.Metri
 			rules[i] = b.Rule()
 		}
 		resource := labelValue(r.Resource)
+		forcedClosed := settings[r.Resource].Force == breaker.ForceClosed
 		for i, label := range ruleLabels(rules) {
 			if label != "" {
 				ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue,
-					stateValue(breakers[i].State()), resource, label)
+					stateValue(breakers[i].State()), resource, label,
+					strconv.FormatBool(rules[i].DryRun || forcedClosed))
 			}
 		}
+	}
+}
+
+// collectSettings sends the force, calls in flight, limit and timeout of every resource with
+// settings. Two names that are one label value (not UTF-8) send the first in name order.
+func (c *Collector) collectSettings(m *breaker.Manager, settings map[string]breaker.ResourceConfig,
+	ch chan<- prometheus.Metric) {
+	sent := make(map[string]bool, len(settings))
+	for _, name := range slices.Sorted(maps.Keys(settings)) {
+		resource := labelValue(name)
+		if sent[resource] {
+			continue
+		}
+		sent[resource] = true
+		cfg := settings[name]
+		ch <- prometheus.MustNewConstMetric(c.force, prometheus.GaugeValue, float64(cfg.Force), resource)
+		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(m.InFlight(name)), resource)
+		ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), resource)
+		ch <- prometheus.MustNewConstMetric(c.timeout, prometheus.GaugeValue, cfg.Timeout.Seconds(), resource)
 	}
 }
 

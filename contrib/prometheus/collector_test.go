@@ -259,7 +259,7 @@ func TestTripAndRecovery(t *testing.T) {
 		{
 			name:       "loaded",
 			give:       func() {},
-			wantStates: `breaker_state{resource="flaky",rule="flaky-errors"} 0`,
+			wantStates: `breaker_state{dry_run="false",resource="flaky",rule="flaky-errors"} 0`,
 		},
 		{
 			name: "two failures trip it",
@@ -268,7 +268,7 @@ func TestTripAndRecovery(t *testing.T) {
 				assert.ErrorIs(t, f.call("flaky", time.Millisecond, errDown), errDown)
 				assert.ErrorIs(t, f.call("flaky", time.Millisecond, nil), breaker.ErrOpen)
 			},
-			wantStates: `breaker_state{resource="flaky",rule="flaky-errors"} 1`,
+			wantStates: `breaker_state{dry_run="false",resource="flaky",rule="flaky-errors"} 1`,
 		},
 		{
 			name: "the first probe fails",
@@ -276,7 +276,7 @@ func TestTripAndRecovery(t *testing.T) {
 				f.clock.Advance(time.Second)
 				assert.ErrorIs(t, f.call("flaky", time.Millisecond, errDown), errDown)
 			},
-			wantStates: `breaker_state{resource="flaky",rule="flaky-errors"} 1`,
+			wantStates: `breaker_state{dry_run="false",resource="flaky",rule="flaky-errors"} 1`,
 		},
 		{
 			name: "the second probe is in flight",
@@ -286,12 +286,12 @@ func TestTripAndRecovery(t *testing.T) {
 				probe, err = f.m.Enter("flaky")
 				require.NoError(t, err)
 			},
-			wantStates: `breaker_state{resource="flaky",rule="flaky-errors"} 2`,
+			wantStates: `breaker_state{dry_run="false",resource="flaky",rule="flaky-errors"} 2`,
 		},
 		{
 			name:       "it succeeds",
 			give:       func() { probe.Exit() },
-			wantStates: `breaker_state{resource="flaky",rule="flaky-errors"} 0`,
+			wantStates: `breaker_state{dry_run="false",resource="flaky",rule="flaky-errors"} 0`,
 		},
 	}
 	for _, step := range steps {
@@ -302,10 +302,10 @@ func TestTripAndRecovery(t *testing.T) {
 	}
 
 	assertMetrics(t, f.c, `
-		breaker_transitions_total{from="CLOSED",reason="ThresholdExceeded",resource="flaky",to="OPEN"} 1
-		breaker_transitions_total{from="HALF_OPEN",reason="ProbeFailed",resource="flaky",to="OPEN"} 1
-		breaker_transitions_total{from="HALF_OPEN",reason="ProbeSucceeded",resource="flaky",to="CLOSED"} 1
-		breaker_transitions_total{from="OPEN",reason="RetryTimeoutElapsed",resource="flaky",to="HALF_OPEN"} 2
+		breaker_transitions_total{dry_run="false",from="CLOSED",reason="ThresholdExceeded",resource="flaky",to="OPEN"} 1
+		breaker_transitions_total{dry_run="false",from="HALF_OPEN",reason="ProbeFailed",resource="flaky",to="OPEN"} 1
+		breaker_transitions_total{dry_run="false",from="HALF_OPEN",reason="ProbeSucceeded",resource="flaky",to="CLOSED"} 1
+		breaker_transitions_total{dry_run="false",from="OPEN",reason="RetryTimeoutElapsed",resource="flaky",to="HALF_OPEN"} 2
 	`, "breaker_transitions_total")
 	// The call of the in-flight probe was made with Enter and Exit: it counts as passed too.
 	assertMetrics(t, f.c, `
@@ -331,9 +331,9 @@ func TestStatesAfterReload(t *testing.T) {
 
 	assert.ErrorIs(t, f.call("orders", 200*time.Millisecond, errDown), errDown) // trips both
 	assertMetrics(t, f.c, `
-		breaker_state{resource="orders",rule="SlowRequestRatio#1"} 1
-		breaker_state{resource="orders",rule="orders-errors"} 1
-		breaker_state{resource="search",rule="ErrorRatio#0"} 0
+		breaker_state{dry_run="false",resource="orders",rule="SlowRequestRatio#1"} 1
+		breaker_state{dry_run="false",resource="orders",rule="orders-errors"} 1
+		breaker_state{dry_run="false",resource="search",rule="ErrorRatio#0"} 0
 	`, "breaker_state")
 
 	changedSlow := orderSlow
@@ -341,13 +341,13 @@ func TestStatesAfterReload(t *testing.T) {
 	require.NoError(t, f.m.LoadRules([]breaker.Rule{changedSlow, orderErrors, errorCount("mail", 3)}))
 
 	assertMetrics(t, f.c, `
-		breaker_state{resource="mail",rule="ErrorCount#0"} 0
-		breaker_state{resource="orders",rule="SlowRequestRatio#0"} 0
-		breaker_state{resource="orders",rule="orders-errors"} 1
+		breaker_state{dry_run="false",resource="mail",rule="ErrorCount#0"} 0
+		breaker_state{dry_run="false",resource="orders",rule="SlowRequestRatio#0"} 0
+		breaker_state{dry_run="false",resource="orders",rule="orders-errors"} 1
 	`, "breaker_state")
 	assertMetrics(t, f.c, `
-		breaker_transitions_total{from="CLOSED",reason="ThresholdExceeded",resource="orders",to="OPEN"} 2
-		breaker_transitions_total{from="OPEN",reason="RuleChanged",resource="orders",to="CLOSED"} 1
+		breaker_transitions_total{dry_run="false",from="CLOSED",reason="ThresholdExceeded",resource="orders",to="OPEN"} 2
+		breaker_transitions_total{dry_run="false",from="OPEN",reason="RuleChanged",resource="orders",to="CLOSED"} 1
 	`, "breaker_transitions_total")
 	assertMetrics(t, f.c, `
 		breaker_calls_total{outcome="blocked",resource="orders"} 0
@@ -376,47 +376,47 @@ func TestRuleLabels(t *testing.T) {
 			name: "IDs",
 			give: []breaker.Rule{withID(errorCount("svc", 1), "a"), withID(ratio, "b")},
 			want: `
-				breaker_state{resource="svc",rule="a"} 0
-				breaker_state{resource="svc",rule="b"} 0
+				breaker_state{dry_run="false",resource="svc",rule="a"} 0
+				breaker_state{dry_run="false",resource="svc",rule="b"} 0
 			`,
 		},
 		{
 			name: "no IDs",
 			give: []breaker.Rule{errorCount("svc", 1), ratio, errorCount("svc", 2)},
 			want: `
-				breaker_state{resource="svc",rule="ErrorCount#0"} 0
-				breaker_state{resource="svc",rule="ErrorCount#2"} 0
-				breaker_state{resource="svc",rule="ErrorRatio#1"} 0
+				breaker_state{dry_run="false",resource="svc",rule="ErrorCount#0"} 0
+				breaker_state{dry_run="false",resource="svc",rule="ErrorCount#2"} 0
+				breaker_state{dry_run="false",resource="svc",rule="ErrorRatio#1"} 0
 			`,
 		},
 		{
 			name: "an ID repeated",
 			give: []breaker.Rule{withID(errorCount("svc", 1), "a"), withID(ratio, "a")},
 			want: `
-				breaker_state{resource="svc",rule="ErrorRatio#1"} 0
-				breaker_state{resource="svc",rule="a"} 0
+				breaker_state{dry_run="false",resource="svc",rule="ErrorRatio#1"} 0
+				breaker_state{dry_run="false",resource="svc",rule="a"} 0
 			`,
 		},
 		{
 			name: "the same ID on two resources",
 			give: []breaker.Rule{withID(errorCount("svc", 1), "a"), withID(errorCount("db", 1), "a")},
 			want: `
-				breaker_state{resource="db",rule="a"} 0
-				breaker_state{resource="svc",rule="a"} 0
+				breaker_state{dry_run="false",resource="db",rule="a"} 0
+				breaker_state{dry_run="false",resource="svc",rule="a"} 0
 			`,
 		},
 		{
 			name: "an ID spelled as the next rule's label",
 			give: []breaker.Rule{withID(errorCount("svc", 1), "ErrorRatio#1"), ratio},
 			want: `
-				breaker_state{resource="svc",rule="ErrorRatio#1"} 0
+				breaker_state{dry_run="false",resource="svc",rule="ErrorRatio#1"} 0
 			`,
 		},
 		{
 			name: "an ID that is not UTF-8",
 			give: []breaker.Rule{withID(errorCount("svc", 1), "id\xff")},
 			want: `
-				breaker_state{resource="svc",rule="id�"} 0
+				breaker_state{dry_run="false",resource="svc",rule="id�"} 0
 			`,
 		},
 	}
@@ -448,9 +448,9 @@ func TestUnwatched(t *testing.T) {
 	clk.Advance(time.Second)
 	require.NoError(t, m.Do(t.Context(), "svc", func(context.Context) error { return nil }))
 	assertMetrics(t, c, `
-		breaker_state{resource="svc",rule="ErrorCount#0"} 0
-		breaker_transitions_total{from="HALF_OPEN",reason="ProbeSucceeded",resource="svc",to="CLOSED"} 1
-		breaker_transitions_total{from="OPEN",reason="RetryTimeoutElapsed",resource="svc",to="HALF_OPEN"} 1
+		breaker_state{dry_run="false",resource="svc",rule="ErrorCount#0"} 0
+		breaker_transitions_total{dry_run="false",from="HALF_OPEN",reason="ProbeSucceeded",resource="svc",to="CLOSED"} 1
+		breaker_transitions_total{dry_run="false",from="OPEN",reason="RetryTimeoutElapsed",resource="svc",to="HALF_OPEN"} 1
 	`, "breaker_state", "breaker_transitions_total")
 }
 
@@ -473,9 +473,9 @@ func TestWatchAnother(t *testing.T) {
 		breaker_calls_total{outcome="failed",resource="first"} 1
 		breaker_calls_total{outcome="passed",resource="first"} 2
 		breaker_calls_total{outcome="slow",resource="first"} 0
-		breaker_state{resource="second",rule="ErrorCount#0"} 1
-		breaker_transitions_total{from="CLOSED",reason="ThresholdExceeded",resource="first",to="OPEN"} 1
-		breaker_transitions_total{from="CLOSED",reason="ThresholdExceeded",resource="second",to="OPEN"} 1
+		breaker_state{dry_run="false",resource="second",rule="ErrorCount#0"} 1
+		breaker_transitions_total{dry_run="false",from="CLOSED",reason="ThresholdExceeded",resource="first",to="OPEN"} 1
+		breaker_transitions_total{dry_run="false",from="CLOSED",reason="ThresholdExceeded",resource="second",to="OPEN"} 1
 	`, "breaker_calls_total", "breaker_state", "breaker_transitions_total")
 
 	f.c.Watch(nil)

@@ -71,6 +71,7 @@ func TestDashboard(t *testing.T) {
 	}
 
 	var types []string
+	exprs := make(map[string][]string) // panel type → its queries
 	var walk func([]panel)
 	walk = func(panels []panel) {
 		for _, p := range panels {
@@ -81,7 +82,8 @@ func TestDashboard(t *testing.T) {
 			types = append(types, p.Type)
 			assert.NotEmpty(t, p.Targets, "panel %d %q has no query", p.ID, p.Title)
 			for _, target := range p.Targets {
-				check("panel "+p.Title+" query "+target.RefID, target.Expr)
+				check("panel "+p.Title+" query "+target.Expr, target.Expr)
+				exprs[p.Type] = append(exprs[p.Type], target.Expr)
 			}
 		}
 	}
@@ -93,6 +95,12 @@ func TestDashboard(t *testing.T) {
 	}
 
 	assert.Contains(t, types, "state-timeline", "the breaker states")
+	// A dry-run breaker's OPEN is told apart from an enforcing one's, and forced resources have
+	// a timeline of their own, so neither is mistaken for a tripped breaker.
+	timelines := strings.Join(exprs["state-timeline"], "\n")
+	assert.Contains(t, timelines, `breaker_state{resource=~"$resource", dry_run="false"}`)
+	assert.Contains(t, timelines, `breaker_state{resource=~"$resource", dry_run="true"}`)
+	assert.Contains(t, timelines, "breaker_force")
 	assert.ElementsMatch(t, slices.Collect(maps.Keys(exported)), slices.Collect(maps.Keys(used)),
 		"every exported metric is on the dashboard")
 }
@@ -102,6 +110,7 @@ func TestDashboard(t *testing.T) {
 func exportedFamilies(t *testing.T) map[string]dto.MetricType {
 	t.Helper()
 	f := newFixture(t, errorCount("svc", 1))
+	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 2}}))
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, errDown), errDown) // trips
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, nil), breaker.ErrOpen)
 
@@ -113,6 +122,6 @@ func exportedFamilies(t *testing.T) map[string]dto.MetricType {
 	for _, family := range families {
 		exported[family.GetName()] = family.GetType()
 	}
-	require.Len(t, exported, 4)
+	require.Len(t, exported, 10)
 	return exported
 }

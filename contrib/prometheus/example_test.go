@@ -58,10 +58,20 @@ func Example() {
 	// breaker_calls_total{outcome="failed",resource="inventory"} 1
 	// breaker_calls_total{outcome="passed",resource="inventory"} 1
 	// breaker_calls_total{outcome="slow",resource="inventory"} 0
-	// # HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN.
+	// # HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot.
+	// # TYPE breaker_rejected_total counter
+	// breaker_rejected_total{cause="concurrency_limit",resource="inventory"} 0
+	// breaker_rejected_total{cause="forced_open",resource="inventory"} 0
+	// breaker_rejected_total{cause="open",resource="inventory"} 1
+	// breaker_rejected_total{cause="slot",resource="inventory"} 0
+	// # HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; dry_run="true" when it rejects no call (DryRun rule or ForceClosed resource).
 	// # TYPE breaker_state gauge
-	// breaker_state{resource="inventory",rule="inventory-errors"} 1
-	// # HELP breaker_transitions_total State changes of the breakers.
+	// breaker_state{dry_run="false",resource="inventory",rule="inventory-errors"} 1
+	// # HELP breaker_transitions_total State changes of the breakers; dry_run="true" for a breaker that rejects no call.
 	// # TYPE breaker_transitions_total counter
-	// breaker_transitions_total{from="CLOSED",reason="ThresholdExceeded",resource="inventory",to="OPEN"} 1
+	// breaker_transitions_total{dry_run="false",from="CLOSED",reason="ThresholdExceeded",resource="inventory",to="OPEN"} 1
+	// # HELP breaker_would_reject_total Calls that ran although a breaker would have rejected them, by mode: dry_run (DryRun rule) or force_closed.
+	// # TYPE breaker_would_reject_total counter
+	// breaker_would_reject_total{mode="dry_run",resource="inventory"} 0
+	// breaker_would_reject_total{mode="force_closed",resource="inventory"} 0
 }

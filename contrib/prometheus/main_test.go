@@ -96,13 +96,31 @@ var headers = map[string]string{
 	"breaker_calls_total": `# HELP breaker_calls_total Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).
 # TYPE breaker_calls_total counter
 `,
+	"breaker_rejected_total": `# HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot.
+# TYPE breaker_rejected_total counter
+`,
+	"breaker_would_reject_total": `# HELP breaker_would_reject_total Calls that ran although a breaker would have rejected them, by mode: dry_run (DryRun rule) or force_closed.
+# TYPE breaker_would_reject_total counter
+`,
 	"breaker_rt_seconds": `# HELP breaker_rt_seconds Response time of the calls that ran, from Enter to Exit.
 # TYPE breaker_rt_seconds histogram
 `,
-	"breaker_state": `# HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN.
+	"breaker_state": `# HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; dry_run="true" when it rejects no call (DryRun rule or ForceClosed resource).
 # TYPE breaker_state gauge
 `,
-	"breaker_transitions_total": `# HELP breaker_transitions_total State changes of the breakers.
+	"breaker_transitions_total": `# HELP breaker_transitions_total State changes of the breakers; dry_run="true" for a breaker that rejects no call.
 # TYPE breaker_transitions_total counter
+`,
+	"breaker_force": `# HELP breaker_force Force of each resource with settings: 0 auto, 1 forced open (every call rejected), 2 forced closed (no call rejected by the breakers).
+# TYPE breaker_force gauge
+`,
+	"breaker_in_flight": `# HELP breaker_in_flight Calls admitted and not yet exited, of each resource with settings.
+# TYPE breaker_in_flight gauge
+`,
+	"breaker_max_concurrency": `# HELP breaker_max_concurrency MaxConcurrency of each resource with settings; 0 means no limit.
+# TYPE breaker_max_concurrency gauge
+`,
+	"breaker_timeout_seconds": `# HELP breaker_timeout_seconds Timeout of each resource with settings; 0 means none.
+# TYPE breaker_timeout_seconds gauge
 `,
 }

@@ -9,13 +9,13 @@ import (
 // says otherwise: from 1ms to 10s, for calls to other services. Do not modify it.
 var DefaultBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
-// DefaultMaxResources is how many resource names a Collector gives series of their own unless
+// DefaultMaxResources is how many resource names get series of their own unless
 // WithMaxResources says otherwise.
 const DefaultMaxResources = 1000
 
-// OverflowResource is the value of the resource label under which a Collector counts the calls
-// and transitions of every resource past its bound (see WithMaxResources).
-const OverflowResource = "(overflow)"
+// OverflowResource is the resource label of the calls and transitions of every resource name
+// past the Collector's bound (WithMaxResources). A resource really named so shares its series.
+const OverflowResource = "_other"
 
 // Option configures a Collector.
 type Option interface {
@@ -50,15 +50,13 @@ func WithBuckets(bounds ...float64) Option {
 	})
 }
 
-// WithMaxResources bounds the resource names that get series of their own in
-// breaker_calls_total, breaker_rt_seconds and breaker_transitions_total at n; the default is
-// DefaultMaxResources. The first n names a call or a transition is seen under keep their
-// series for the life of the Collector; the calls and transitions of every later name are
-// counted under the resource label OverflowResource, so each metric has at most n+1 resource
-// values, whatever names the callers make up. An n below 1 keeps the default.
-//
-// A name is never moved: once in the overflow, its calls stay there, also when others stop
-// being called. Raise n if OverflowResource shows calls; it should stay absent.
+// WithMaxResources sets how many resource names get series of their own in the metrics that
+// calls and transitions grow: breaker_calls_total, breaker_rt_seconds, breaker_rejected_total,
+// breaker_would_reject_total and breaker_transitions_total. The first n names seen keep their
+// series for the life of the Collector; every later name is counted under the resource label
+// OverflowResource ("_other"), so that callers who make up names (a resource per URL path)
+// cannot grow the Collector without end. The default is DefaultMaxResources (1,000); an n
+// below 1 keeps it.
 func WithMaxResources(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {
