@@ -114,7 +114,9 @@ func (c *circuit) init(m *Manager, r *Rule) {
 	c.retryTimeout = int64(r.RetryTimeout)
 	c.maxRetry = max(int64(r.MaxRetryTimeout), c.retryTimeout)
 	c.jitter = r.RetryJitter
-	c.jitterSeed = jitterSeed(m.instance, r)
+	if c.jitter > 0 {
+		c.jitterSeed = jitterSeed(m.instance, r)
+	}
 	c.probeNum = r.probeNum()
 	c.probeTimeout = int64(r.probeTimeout())
 	c.interval = r.statInterval()
