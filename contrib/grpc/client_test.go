@@ -103,7 +103,8 @@ func TestUnaryClientCountsCodes(t *testing.T) {
 }
 
 // Given a breaker that tripped at 0s with a 10s retry timeout, when an RPC comes at each
-// moment, then it fails with Unavailable, the BlockError and the details, and is not sent.
+// moment, then it fails with Unavailable, the BlockError and the details (all of them, with
+// WithBlockDetails), and is not sent.
 func TestUnaryClientBlocked(t *testing.T) {
 	tests := []struct {
 		give      time.Duration // since the trip
@@ -118,7 +119,7 @@ func TestUnaryClientBlocked(t *testing.T) {
 		t.Run(tt.give.String(), func(t *testing.T) {
 			m, clk, _ := newManager(t, tripOnFirstFailure(echoMethod))
 			s := serve(t)
-			conn := clientConn(t, s, m)
+			conn := clientConn(t, s, m, breakergrpc.WithBlockDetails())
 			tripped := clk.Now()
 			_, err := echo(context.Background(), conn, "Internal")
 			require.Equal(t, codes.Internal, status.Code(err))

@@ -59,7 +59,7 @@ func ExampleUnaryServerInterceptor() {
 		case *errdetails.ErrorInfo:
 			if d.GetDomain() == breakergrpc.ErrorDomain && d.GetReason() == breakergrpc.ReasonCircuitOpen {
 				md := d.GetMetadata()
-				fmt.Println("circuit", md["state"], "for", md["resource"], "by rule", md["rule_id"], "until", md["retry_at"])
+				fmt.Println("circuit open for", md["resource"], "until", md["retry_at"])
 			}
 		case *errdetails.RetryInfo:
 			fmt.Println("retry in", d.GetRetryDelay().AsDuration())
@@ -68,7 +68,7 @@ func ExampleUnaryServerInterceptor() {
 	// Output:
 	// Internal
 	// Unavailable
-	// circuit OPEN for /test.Echo/Echo by rule echo-errors until 2026-01-01T00:00:30Z
+	// circuit open for /test.Echo/Echo until 2026-01-01T00:00:30Z
 	// retry in 18s
 }
 

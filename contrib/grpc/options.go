@@ -20,6 +20,7 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	resource     func(ctx context.Context, fullMethod string) string // nil: the full method
 	failureCodes []codes.Code                                        // nil: DefaultFailureCodes
+	details      bool                                                // WithBlockDetails
 }
 
 func newOptions(opts []Option) *options {
@@ -44,6 +45,18 @@ func WithResource(f func(ctx context.Context, fullMethod string) string) Option 
 			o.resource = f
 		}
 	})
+}
+
+// WithBlockDetails makes the status of a blocked RPC tell all the BlockError holds: its
+// message is the BlockError's, which names the rule's ID and strategy or the slot's error, and
+// the ErrorInfo's Metadata adds "rule_id" (when the rule has one), "strategy" and "state" when
+// a breaker rejected the RPC, and "cause", the text of BlockError.Cause, when a slot or the
+// resource's settings blocked it. Without it the status holds only the resource, the Reason
+// and the retry time: a server's rules are its own business, and its clients see only that a
+// resource is shedding load and when to come back. Use it between services that share an
+// operator, or on the client side, where the error stays in the process.
+func WithBlockDetails() Option {
+	return optionFunc(func(o *options) { o.details = true })
 }
 
 // WithFailureCodes makes an RPC that ends with one of cs a failure, and one that ends with any

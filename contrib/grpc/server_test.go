@@ -3,6 +3,7 @@ package breakergrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -200,30 +201,45 @@ func TestServerBlocked(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, clk, _ := newManager(t, tripOnFirstFailure(tt.method))
-			s, conn := serveWith(t, m)
-			require.Equal(t, codes.ResourceExhausted, status.Code(tt.give(conn, "ResourceExhausted")))
-			require.Equal(t, breaker.Open, stats(t, m, tt.method).State)
+		for _, details := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, details %v", tt.name, details), func(t *testing.T) {
+				m, clk, _ := newManager(t, tripOnFirstFailure(tt.method))
+				var opts []breakergrpc.Option
+				if details {
+					opts = append(opts, breakergrpc.WithBlockDetails())
+				}
+				s, conn := serveWith(t, m, opts...)
+				require.Equal(t, codes.ResourceExhausted, status.Code(tt.give(conn, "ResourceExhausted")))
+				require.Equal(t, breaker.Open, stats(t, m, tt.method).State)
 
-			clk.Advance(4 * time.Second)
-			err := tt.give(conn, "hello")
-			assert.Equal(t, codes.Unavailable, status.Code(err))
-			assert.Equal(t, `breaker: call to "`+tt.method+`" rejected: circuit OPEN by rule "first-failure" (ErrorCount)`,
-				status.Convert(err).Message())
-			info, retry := blockDetails(t, err)
-			assert.Equal(t, breakergrpc.ErrorDomain, info.GetDomain())
-			assert.Equal(t, breakergrpc.ReasonCircuitOpen, info.GetReason())
-			assert.Equal(t, map[string]string{
-				"resource": tt.method,
-				"rule_id":  "first-failure",
-				"strategy": "ErrorCount",
-				"state":    "OPEN",
-				"retry_at": "2026-01-01T00:00:10Z",
-			}, info.GetMetadata())
-			assert.Equal(t, 6*time.Second, retry.GetRetryDelay().AsDuration())
-			assert.Equal(t, int64(1), s.hits.Load(), "the blocked RPC did not reach the handler")
-		})
+				clk.Advance(4 * time.Second)
+				err := tt.give(conn, "hello")
+				assert.Equal(t, codes.Unavailable, status.Code(err))
+				info, retry := blockDetails(t, err)
+				assert.Equal(t, breakergrpc.ErrorDomain, info.GetDomain())
+				assert.Equal(t, breakergrpc.ReasonCircuitOpen, info.GetReason())
+				if details {
+					assert.Equal(t, `breaker: call to "`+tt.method+`" rejected: circuit OPEN by rule "first-failure" (ErrorCount)`,
+						status.Convert(err).Message())
+					assert.Equal(t, map[string]string{
+						"resource": tt.method,
+						"rule_id":  "first-failure",
+						"strategy": "ErrorCount",
+						"state":    "OPEN",
+						"retry_at": "2026-01-01T00:00:10Z",
+					}, info.GetMetadata())
+				} else {
+					// By default the client learns no rule ID, strategy or state.
+					assert.Equal(t, `breaker: call to "`+tt.method+`" rejected: circuit open`, status.Convert(err).Message())
+					assert.Equal(t, map[string]string{
+						"resource": tt.method,
+						"retry_at": "2026-01-01T00:00:10Z",
+					}, info.GetMetadata())
+				}
+				assert.Equal(t, 6*time.Second, retry.GetRetryDelay().AsDuration())
+				assert.Equal(t, int64(1), s.hits.Load(), "the blocked RPC did not reach the handler")
+			})
+		}
 	}
 }
 
@@ -231,7 +247,7 @@ func TestServerBlocked(t *testing.T) {
 // second; when the probe's client gives up, the breaker is OPEN again with its retry time.
 func TestServerBlockedWhileProbing(t *testing.T) {
 	m, clk, _ := newManager(t, tripOnFirstFailure(echoMethod))
-	s, conn := serveWith(t, m)
+	s, conn := serveWith(t, m, breakergrpc.WithBlockDetails())
 	_, err := echo(context.Background(), conn, "Internal")
 	require.Equal(t, codes.Internal, status.Code(err))
 	clk.Advance(retryTimeout + 30*time.Second) // long past the retry time
