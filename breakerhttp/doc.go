@@ -26,8 +26,10 @@
 //	mux := http.NewServeMux()
 //	mux.Handle("GET /orders/{id}", mw(orders)) // resource "GET /orders/{id}"
 //
-// A request that matches no ServeMux pattern is the resource [UnmatchedResource], whatever its
-// path, so that clients cannot create resources at will.
+// A request that matches no pattern is [UnmatchedResource], one name for all of them, so a
+// client cannot create resources by inventing paths. A resource's Timeout
+// (breaker.ResourceConfig) bounds the request on either side: the handler's context, or the
+// client request's context until its body is read or closed, gets that deadline.
 //
 // By default a transport error or a 5xx response is a failure on the client side, and a 5xx
 // answer or a panic on the server side; the [Option]s replace the resource names, the failure

@@ -1,21 +1,22 @@
 package breakerhttp
 
 import (
+	"context"
+	"errors"
 	"net/http"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/halfopen/breaker"
 )
 
-// UnmatchedResource is the resource Middleware gives, by default, every request that matched
-// no ServeMux pattern: a 404 or 405 of the mux it wraps, or any request to a handler that is
-// not a ServeMux and runs outside one. The request's path is not part of it, so requests to
-// made-up paths all count as one resource, and a rule for UnmatchedResource can shed them.
-// It contains no "/", so no pattern has the same name.
-const UnmatchedResource = "(unmatched)"
+// UnmatchedResource is the resource of a server request that matched no ServeMux pattern:
+// Middleware names every such request "unmatched", whatever its method and path, so that
+// clients cannot create resources (and with them breakers, metric series and status-page
+// rows) by sending requests to paths that do not exist. No ServeMux pattern can have this
+// name, since every pattern holds a "/". Load rules for it like for any other resource, or
+// name such requests yourself with WithResource.
+const UnmatchedResource = "unmatched"
 
 // Middleware returns a middleware that makes each request to the handler it wraps a call of
 // m: it enters the request's resource, calls the handler if the breakers let it pass, and
@@ -24,23 +25,34 @@ const UnmatchedResource = "(unmatched)"
 //
 // The resource is the ServeMux pattern that matched the request, such as
 // "GET /orders/{id}", so that every order shares one resource; when there is none, it is
-// UnmatchedResource, one name for every such request, so that a client cannot create
-// resources (and the metrics series of each) by sending requests to made-up paths.
-// WithResource replaces it. A ServeMux sets r.Pattern only once it has routed the request, so
-// either wrap each handler inside the mux:
+// UnmatchedResource, one name for all such requests, never their method or path, which the
+// client chooses. WithResource replaces it. A ServeMux sets r.Pattern only once it has routed
+// the request, so either wrap each handler inside the mux:
 //
 //	mux.Handle("GET /orders/{id}", mw(orders))
 //
 // or wrap the mux itself, mw(mux): the middleware then asks the mux which pattern the request
-// matches (ServeMux.Handler), at the cost of routing each request twice; a request that
-// matches no pattern, which the mux answers with 404 or 405, is UnmatchedResource. A mux
-// behind another wrapper is not found, and a handler that is not a mux sets no pattern: their
-// requests are all UnmatchedResource, unless WithResource names them.
+// matches (ServeMux.Handler), at the cost of routing each request twice. A request the mux
+// would answer with 404 Not Found, 405 Method Not Allowed, or a redirect to a path of the
+// client's making (a CONNECT request), is UnmatchedResource. A mux behind another wrapper is
+// not found, so all of its requests are UnmatchedResource: wrap it directly, or use
+// WithResource.
 //
-// A request the breakers block gets 503 Service Unavailable with a Retry-After header: the
-// whole seconds until the rejecting breaker's retry time, by m.Now(), rounded up and at least
-// 1 (1 when a slot blocked it, or a probe is in flight). The handler is not called.
-// WithBlockedHandler replaces the answer.
+// A request the breakers block gets 503 Service Unavailable, and the handler is not called.
+// When a breaker rejected it, a Retry-After header says the whole seconds until the latest
+// retry time among the breakers that rejected it, by m.Now(), rounded up and at least 1 (1
+// while a probe is in flight); when a slot blocked it, Retry-After is 1. A request to a
+// resource that is ForceOpen (breaker.ErrForcedOpen), or past its MaxConcurrency
+// (breaker.ErrConcurrencyLimit), gets 503 too but no Retry-After: no retry time is known, an
+// operator lifts the force, and a server at its limit is not a client that sent too much
+// (so not 429). WithBlockedHandler replaces the answer.
+//
+// When the resource has a Timeout (breaker.ResourceConfig), the handler gets a request whose
+// context has that deadline, never later than the request's own, and which is canceled when
+// the handler returns. A request still running at the deadline fails, whatever the handler
+// answers, since it took longer than its resource allows; if the handler wrote nothing, the
+// middleware answers 503 Service Unavailable. The handler must return when its context is
+// done, since Go cannot stop it.
 //
 // By default a handler that answers 5xx fails; WithServerFailure replaces that decision. The
 // status is the first final status the handler wrote (200 if it wrote none, or hijacked the
@@ -96,15 +108,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rw := &responseWriter{ResponseWriter: w}
+	ctx, cancel := e.WithTimeout(r.Context())
 	completed := false
 	defer func() {
+		cancel()
 		if !completed {
 			e.SetError(breaker.ErrPanicked)
 		}
 		e.Exit()
 	}()
+	parent := r.Context()
+	limited := ctx != parent // the resource has a Timeout
+	if limited {
+		r = r.WithContext(ctx)
+	}
 	h.next.ServeHTTP(rw, r)
-	if h.o.serverFailure(rw.statusCode()) {
+	switch {
+	case limited && ctx.Err() == context.DeadlineExceeded && parent.Err() == nil:
+		if rw.status == 0 && !rw.hijacked {
+			http.Error(rw, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+		}
+		e.SetError(context.DeadlineExceeded)
+	case h.o.serverFailure(rw.statusCode()):
 		e.SetError(ErrFailureStatus)
 	}
 	completed = true
@@ -116,7 +141,10 @@ func (h *handler) resource(r *http.Request) string {
 		return h.o.resource(r)
 	}
 	if h.mux != nil {
-		if _, pattern := h.mux.Handler(r); pattern != "" && !isRedirect(r, pattern) {
+		_, pattern := h.mux.Handler(r)
+		// For a CONNECT request that it redirects to path + "/", the mux gives that path
+		// as the pattern: a name of the client's making.
+		if pattern != "" && !(r.Method == http.MethodConnect && pattern == r.URL.Path+"/") {
 			return pattern
 		}
 	}
@@ -126,30 +154,17 @@ func (h *handler) resource(r *http.Request) string {
 	return UnmatchedResource
 }
 
-// isRedirect reports whether pattern, which ServeMux.Handler returned for r, is not a pattern
-// but the path of the redirect from r's path to the same path with a slash appended. For a
-// CONNECT request, ServeMux.Handler returns that path in place of a pattern, and since it
-// comes from the request, a client could make up as many as it likes. A real pattern cannot
-// be it: a pattern ending in a slash matches only paths that have it as a prefix.
-func isRedirect(r *http.Request, pattern string) bool {
-	p := r.URL.Path
-	if p == "" || strings.HasSuffix(p, "/") || !strings.HasSuffix(pattern, "/") {
-		return false
-	}
-	if p[0] != '/' {
-		p = "/" + p
-	}
-	return pattern == path.Clean(p)+"/"
-}
-
 // reject answers a blocked request. err is what Enter returned.
 func (h *handler) reject(w http.ResponseWriter, r *http.Request, err error) {
 	blocked, _ := err.(*breaker.BlockError)
-	seconds := int64(1)
-	if blocked != nil && blocked.Rule != nil {
-		seconds = retryAfter(blocked.RetryAt, h.m.Now())
+	switch {
+	case blocked != nil && blocked.Rule != nil:
+		w.Header().Set("Retry-After", strconv.FormatInt(retryAfter(blocked.RetryAt, h.m.Now()), 10))
+	case blocked != nil && (errors.Is(blocked.Cause, breaker.ErrForcedOpen) || errors.Is(blocked.Cause, breaker.ErrConcurrencyLimit)):
+		// No retry time is known.
+	default:
+		w.Header().Set("Retry-After", "1") // a slot blocked it
 	}
-	w.Header().Set("Retry-After", strconv.FormatInt(seconds, 10))
 	h.o.blocked(w, r, blocked)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakerhttp"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // serve sends a GET for target to h, in process, and returns the recorded response.
@@ -24,6 +25,9 @@ func serve(h http.Handler, target string) *httptest.ResponseRecorder {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
 	return rec
 }
+
+// bare is the resource of a request to a handler outside any ServeMux.
+const bare = breakerhttp.UnmatchedResource
 
 // ok answers 200 "ok".
 var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -79,38 +83,6 @@ func TestMiddlewareResource(t *testing.T) {
 			want: breakerhttp.UnmatchedResource,
 		},
 		{
-			name: "around a ServeMux, another method",
-			give: func(mw func(http.Handler) http.Handler) http.Handler {
-				mux := http.NewServeMux()
-				mux.Handle("POST /orders/{id}", ok)
-				return mw(mux)
-			},
-			path: "/orders/7", // a GET: 405
-			want: breakerhttp.UnmatchedResource,
-		},
-		{
-			name: "around a ServeMux, redirected to a trailing slash",
-			give: func(mw func(http.Handler) http.Handler) http.Handler {
-				mux := http.NewServeMux()
-				mux.Handle("/files/{name}/", ok)
-				return mw(mux)
-			},
-			path: "/files/a",
-			want: "/files/{name}/", // the pattern it redirects to
-		},
-		{
-			name: "around a ServeMux inside a ServeMux, no inner route",
-			give: func(mw func(http.Handler) http.Handler) http.Handler {
-				inner := http.NewServeMux()
-				inner.Handle("GET /api/orders/{id}", ok)
-				outer := http.NewServeMux()
-				outer.Handle("/api/", mw(inner))
-				return outer
-			},
-			path: "/api/customers/3",
-			want: "/api/", // the outer pattern
-		},
-		{
 			name: "around a ServeMux inside a ServeMux",
 			give: func(mw func(http.Handler) http.Handler) http.Handler {
 				inner := http.NewServeMux()
@@ -137,89 +109,6 @@ func TestMiddlewareResource(t *testing.T) {
 			assert.NotEqual(t, http.StatusServiceUnavailable, resp.Code)
 		})
 	}
-}
-
-// Given requests to 1,000 made-up paths, with every method, through a middleware around a
-// ServeMux, around a handler, and inside a ServeMux for its catch-all pattern, then they all
-// count under one resource, and a rule for it sheds them.
-func TestMiddlewareUnmatchedIsOneResource(t *testing.T) {
-	tests := []struct {
-		name string
-		give func(mw func(http.Handler) http.Handler) http.Handler
-		want string
-	}{
-		{
-			name: "around a ServeMux",
-			give: func(mw func(http.Handler) http.Handler) http.Handler {
-				mux := http.NewServeMux()
-				mux.Handle("GET /orders/{id}", ok)
-				return mw(mux)
-			},
-			want: breakerhttp.UnmatchedResource,
-		},
-		{
-			name: "around a handler",
-			give: func(mw func(http.Handler) http.Handler) http.Handler { return mw(http.NotFoundHandler()) },
-			want: breakerhttp.UnmatchedResource,
-		},
-		{
-			name: "inside a ServeMux, the catch-all pattern",
-			give: func(mw func(http.Handler) http.Handler) http.Handler {
-				mux := http.NewServeMux()
-				mux.Handle("/", mw(http.NotFoundHandler()))
-				return mux
-			},
-			want: "/",
-		},
-	}
-	methods := []string{http.MethodGet, http.MethodPost, http.MethodDelete, "PROPFIND", "X-MADE-UP"}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, _, rec := newManager(t)
-			h := tt.give(breakerhttp.Middleware(m))
-			for i := range 1000 {
-				req := httptest.NewRequest(methods[i%len(methods)], fmt.Sprintf("/wp-admin/%d.php?x=%d", i, i), nil)
-				h.ServeHTTP(httptest.NewRecorder(), req)
-			}
-			counts := make(map[string]int)
-			for _, c := range rec.all() {
-				counts[c.resource]++
-			}
-			assert.Equal(t, map[string]int{tt.want: 1000}, counts)
-		})
-	}
-
-	t.Run("a rule sheds them", func(t *testing.T) {
-		m, _, _ := newManager(t, tripOnFirstFailure(breakerhttp.UnmatchedResource))
-		mux := http.NewServeMux()
-		mux.Handle("GET /orders/{id}", ok)
-		h := breakerhttp.Middleware(m, breakerhttp.WithServerFailure(func(status int) bool {
-			return status == http.StatusNotFound
-		}))(mux)
-
-		assert.Equal(t, http.StatusNotFound, serve(h, "/wp-admin/1.php").Code, "trips the breaker")
-		assert.Equal(t, http.StatusServiceUnavailable, serve(h, "/wp-admin/2.php").Code)
-		assert.Equal(t, http.StatusOK, serve(h, "/orders/7").Code, "a route is a resource of its own")
-	})
-}
-
-// Given CONNECT requests, for which ServeMux.Handler returns the path of its trailing-slash
-// redirect instead of a pattern, then they are one resource too, not one per path.
-func TestMiddlewareConnectRedirectIsUnmatched(t *testing.T) {
-	m, _, rec := newManager(t)
-	mux := http.NewServeMux()
-	mux.Handle("/files/{name}/", ok)
-	h := breakerhttp.Middleware(m)(mux)
-	for i := range 100 {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodConnect, fmt.Sprintf("/files/%d", i), nil))
-	}
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodConnect, "/files/a/", nil))
-
-	counts := make(map[string]int)
-	for _, c := range rec.all() {
-		counts[c.resource]++
-	}
-	assert.Equal(t, map[string]int{breakerhttp.UnmatchedResource: 100, "/files/{name}/": 1}, counts)
 }
 
 // WithResource replaces the resource name; inside a ServeMux it sees the pattern.
@@ -293,10 +182,10 @@ func TestMiddlewareCountsOutcome(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, _, rec := newManager(t, tripOnFirstFailure(breakerhttp.UnmatchedResource))
+			m, _, rec := newManager(t, tripOnFirstFailure(bare))
 			serve(breakerhttp.Middleware(m)(tt.give), "/")
-			assert.Equal(t, call{breakerhttp.UnmatchedResource, tt.wantErr}, rec.only(t))
-			assert.Equal(t, tt.wantState, state(t, m, breakerhttp.UnmatchedResource))
+			assert.Equal(t, call{bare, tt.wantErr}, rec.only(t))
+			assert.Equal(t, tt.wantState, state(t, m, bare))
 		})
 	}
 }
@@ -304,15 +193,15 @@ func TestMiddlewareCountsOutcome(t *testing.T) {
 // Given a handler that panics, then the call fails and the panic goes on up, for net/http to
 // recover.
 func TestMiddlewarePanic(t *testing.T) {
-	m, _, rec := newManager(t, tripOnFirstFailure(breakerhttp.UnmatchedResource))
+	m, _, rec := newManager(t, tripOnFirstFailure(bare))
 	h := breakerhttp.Middleware(m)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "half an answer")
 		panic(http.ErrAbortHandler)
 	}))
 
 	assert.PanicsWithValue(t, http.ErrAbortHandler, func() { serve(h, "/") })
-	assert.Equal(t, call{breakerhttp.UnmatchedResource, breaker.ErrPanicked}, rec.only(t))
-	assert.Equal(t, breaker.Open, state(t, m, breakerhttp.UnmatchedResource))
+	assert.Equal(t, call{bare, breaker.ErrPanicked}, rec.only(t))
+	assert.Equal(t, breaker.Open, state(t, m, bare))
 }
 
 // WithServerFailure replaces the failure decision; a panic still fails.
@@ -326,12 +215,12 @@ func TestMiddlewareWithServerFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.give), func(t *testing.T) {
-			m, _, _ := newManager(t, tripOnFirstFailure(breakerhttp.UnmatchedResource))
+			m, _, _ := newManager(t, tripOnFirstFailure(bare))
 			mw := breakerhttp.Middleware(m, breakerhttp.WithServerFailure(func(status int) bool {
 				return status == http.StatusTooManyRequests
 			}))
 			serve(mw(statusHandler(tt.give)), "/")
-			assert.Equal(t, tt.wantState, state(t, m, breakerhttp.UnmatchedResource))
+			assert.Equal(t, tt.wantState, state(t, m, bare))
 		})
 	}
 }
@@ -366,11 +255,11 @@ func TestMiddlewareBlocked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.give.String(), func(t *testing.T) {
-			m, clk, _ := newManager(t, tripOnFirstFailure(breakerhttp.UnmatchedResource))
+			m, clk, _ := newManager(t, tripOnFirstFailure(bare))
 			var handled int
 			h := breakerhttp.Middleware(m)(counting(statusHandler(http.StatusInternalServerError), &handled))
 			serve(h, "/")
-			require.Equal(t, breaker.Open, state(t, m, breakerhttp.UnmatchedResource))
+			require.Equal(t, breaker.Open, state(t, m, bare))
 
 			clk.Advance(tt.give)
 			resp := serve(h, "/")
@@ -385,7 +274,7 @@ func TestMiddlewareBlocked(t *testing.T) {
 // Given a probe in flight, then another request gets 503 with Retry-After 1: the retry time
 // has passed.
 func TestMiddlewareBlockedWhileProbing(t *testing.T) {
-	m, clk, _ := newManager(t, tripOnFirstFailure(breakerhttp.UnmatchedResource))
+	m, clk, _ := newManager(t, tripOnFirstFailure(bare))
 	fail := true
 	var during *httptest.ResponseRecorder
 	var h http.Handler
@@ -397,7 +286,7 @@ func TestMiddlewareBlockedWhileProbing(t *testing.T) {
 		during = serve(h, "/") // a second request while this one is the probe
 	}))
 	serve(h, "/")
-	require.Equal(t, breaker.Open, state(t, m, breakerhttp.UnmatchedResource))
+	require.Equal(t, breaker.Open, state(t, m, bare))
 
 	fail = false
 	clk.Advance(retryTimeout + 30*time.Second) // long past the retry time
@@ -405,7 +294,7 @@ func TestMiddlewareBlockedWhileProbing(t *testing.T) {
 	require.NotNil(t, during)
 	assert.Equal(t, http.StatusServiceUnavailable, during.Code)
 	assert.Equal(t, "1", during.Header().Get("Retry-After"))
-	assert.Equal(t, breaker.Closed, state(t, m, breakerhttp.UnmatchedResource), "the probe succeeded")
+	assert.Equal(t, breaker.Closed, state(t, m, bare), "the probe succeeded")
 }
 
 // Given a slot that blocks the request, then it gets 503 with Retry-After 1.
@@ -463,7 +352,7 @@ func TestMiddlewareResponseWriterFlushes(t *testing.T) {
 	resp := serve(h, "/")
 	assert.True(t, resp.Flushed)
 	assert.Equal(t, "first", resp.Body.String())
-	assert.Equal(t, call{breakerhttp.UnmatchedResource, nil}, rec.only(t))
+	assert.Equal(t, call{bare, nil}, rec.only(t))
 }
 
 // Through a real server: a flushed chunk reaches the client before the handler returns,
@@ -562,7 +451,7 @@ func TestMiddlewareResponseWriterReadFrom(t *testing.T) {
 			}))
 			h.ServeHTTP(tt.give, httptest.NewRequest(http.MethodGet, "/", nil))
 
-			assert.Equal(t, call{breakerhttp.UnmatchedResource, tt.wantErr}, rec.only(t))
+			assert.Equal(t, call{bare, tt.wantErr}, rec.only(t))
 			rf, isReaderFrom := tt.give.(*readerFrom)
 			assert.Equal(t, tt.wantReadFrom, isReaderFrom && rf.used)
 		})
@@ -584,4 +473,61 @@ func (w *readerFrom) ReadFrom(r io.Reader) (int64, error) {
 func TestMiddlewareDefaults(t *testing.T) {
 	resp := serve(breakerhttp.Middleware(nil)(nil), "/breakerhttp-test/nowhere")
 	assert.Equal(t, http.StatusNotFound, resp.Code, "DefaultServeMux has no such route")
+}
+
+// Given a mux with one route, when clients send many requests to paths (and methods) that
+// match no pattern, then they all go to UnmatchedResource: the client cannot make resources.
+// A matched route keeps its pattern.
+func TestMiddlewareUnmatchedIsOneResource(t *testing.T) {
+	names := map[string]int{}
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()),
+		breaker.WithCallObserver(breaker.CallObserverFunc(func(c breaker.CallInfo) { names[c.Resource]++ })))
+	mux := http.NewServeMux()
+	mux.Handle("GET /orders/{id}", ok)
+	mux.Handle("CONNECT /tunnel/{name}/", ok)
+	h := breakerhttp.Middleware(m)(mux)
+
+	const n = 2000
+	for i := range n {
+		serve(h, fmt.Sprintf("/wp-admin/%d.php", i))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(fmt.Sprintf("M%d", i), "/orders/7", nil))
+		// The mux redirects CONNECT /tunnel/x to /tunnel/x/, and names the path as the pattern.
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodConnect, fmt.Sprintf("/tunnel/t%d", i), nil))
+	}
+	serve(h, "/orders/7")
+
+	assert.Equal(t, map[string]int{breakerhttp.UnmatchedResource: 3 * n, "GET /orders/{id}": 1}, names)
+}
+
+// Given a resource that is ForceOpen, or at its MaxConcurrency, then a request gets 503 without
+// Retry-After, since no retry time is known, and the handler is not called.
+func TestMiddlewareBlockedBySettings(t *testing.T) {
+	t.Run("forced open", func(t *testing.T) {
+		m, _, _ := newManager(t, tripOnFirstFailure(bare))
+		require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{bare: {Force: breaker.ForceOpen}}))
+		var handled int
+		resp := serve(breakerhttp.Middleware(m)(counting(ok, &handled)), "/")
+		assert.Equal(t, http.StatusServiceUnavailable, resp.Code)
+		assert.NotContains(t, resp.Header(), "Retry-After")
+		assert.Zero(t, handled)
+	})
+	t.Run("concurrency limit", func(t *testing.T) {
+		m, _, _ := newManager(t)
+		require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{bare: {MaxConcurrency: 1}}))
+		var during *httptest.ResponseRecorder
+		var handled int
+		var h http.Handler
+		h = breakerhttp.Middleware(m)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handled++
+			if during == nil {
+				during = serve(h, "/") // a second request while this one is in flight
+			}
+		}))
+		resp := serve(h, "/")
+		assert.Equal(t, http.StatusOK, resp.Code)
+		require.NotNil(t, during)
+		assert.Equal(t, http.StatusServiceUnavailable, during.Code)
+		assert.NotContains(t, during.Header(), "Retry-After")
+		assert.Equal(t, 1, handled, "the second request did not reach the handler")
+	})
 }

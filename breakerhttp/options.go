@@ -36,12 +36,12 @@ func newOptions(opts []Option) options {
 
 // WithResource names the resource of each request with f instead of the default: for
 // NewTransport, req.Method + " " + req.URL.Host; for Middleware, the ServeMux pattern or else
-// UnmatchedResource. It applies to both sides. A nil f keeps the default.
+// UnmatchedResource. It applies to both sides. Name requests by what the program chooses
+// (a route, a host it calls), never by what a remote client sends (a path, a method, a
+// header), lest each client request create a resource. A nil f keeps the default.
 //
 // For Middleware, f sees r.Pattern only when the middleware runs inside the ServeMux, since the
-// mux sets it when it routes the request. Every name f returns is a resource of the Manager,
-// and a series of every metric that counts calls by resource: do not build names from what a
-// client chooses, such as the path, the query or the method, without a bound.
+// mux sets it when it routes the request.
 func WithResource(f func(*http.Request) string) Option {
 	return optionFunc(func(o *options) {
 		if f != nil {

@@ -11,7 +11,8 @@ import (
 // ResponseWriter it wraps.
 type responseWriter struct {
 	http.ResponseWriter
-	status int // the first final status written; 0 until then
+	status   int  // the first final status written; 0 until then
+	hijacked bool // the handler took the connection
 }
 
 var (
@@ -64,7 +65,11 @@ func (w *responseWriter) FlushError() error {
 
 // Hijack hands the connection to the handler, if the underlying ResponseWriter can.
 func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return conn, rw, err
 }
 
 // Unwrap returns the wrapped ResponseWriter, for http.ResponseController.

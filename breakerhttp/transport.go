@@ -3,6 +3,7 @@ package breakerhttp
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/halfopen/breaker"
@@ -13,7 +14,11 @@ import (
 // the outcome. A nil next means http.DefaultTransport; a nil m means breaker.Default().
 //
 // The resource is req.Method + " " + req.URL.Host, such as "GET api:8080" (an empty Method
-// reads as GET); WithResource replaces it. A request the breakers block gets the
+// reads as GET); WithResource replaces it. The default holds the host and port but not the
+// path: the program chooses which hosts it calls, so the names stay few, whereas one resource
+// per path would grow with every ID in a URL. A program that sends requests to hosts it is
+// told about (a crawler, a webhook sender) should name them with WithResource, lest each host
+// get its own breakers and metric series. A request the breakers block gets the
 // *breaker.BlockError as its error, without reaching next: errors.Is(err, breaker.ErrOpen)
 // holds when a breaker rejected it, and errors.As finds the *breaker.BlockError, also through
 // the *url.Error that http.Client wraps it in. Its body, if any, is closed.
@@ -28,6 +33,14 @@ import (
 // response time, which SlowRequestRatio rules judge, does not include reading the body, and an
 // error while reading the body is not counted. An http.Client following redirects makes one
 // call per hop, each under its own resource.
+//
+// When the resource has a Timeout (breaker.ResourceConfig), the request is sent with a context
+// that has that deadline, never later than its own. The deadline bounds the whole exchange,
+// reading the body included, as http.Client.Timeout does: the context is canceled when the
+// caller closes the body or reads it to its end (or an error), not when RoundTrip returns,
+// which would cut the body off. A request cut off by it before the headers arrive fails with
+// an error matching context.DeadlineExceeded. A caller that neither closes nor reads the body
+// holds the context, and its timer, until the deadline.
 //
 // The RoundTripper passes CloseIdleConnections on to next, so http.Client.CloseIdleConnections
 // still works.
@@ -85,16 +98,27 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	ctx, cancel := e.WithTimeout(req.Context())
+	sent := req
+	if ctx != req.Context() {
+		sent = req.WithContext(ctx)
+	}
 	completed := false
 	defer func() {
 		if !completed {
+			cancel()
 			e.SetError(breaker.ErrPanicked)
 		}
 		e.Exit()
 	}()
-	resp, err := t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(sent)
 	e.SetError(t.outcome(req, resp, err))
 	completed = true
+	if resp == nil || resp.Body == nil || sent == req {
+		cancel()
+		return resp, err
+	}
+	resp.Body = cancelOnClose(resp.Body, cancel)
 	return resp, err
 }
 
@@ -126,3 +150,42 @@ func (t *transport) CloseIdleConnections() {
 		c.CloseIdleConnections()
 	}
 }
+
+// cancelOnClose returns body, made to call cancel once it is closed or read to its end (or to
+// an error): the request's context must live until then, lest the body be cut off. A body
+// that can be written to (the response to a protocol switch) stays one.
+func cancelOnClose(body io.ReadCloser, cancel context.CancelFunc) io.ReadCloser {
+	b := &cancelBody{ReadCloser: body, cancel: cancel}
+	if w, ok := body.(io.Writer); ok {
+		return &cancelReadWriteBody{cancelBody: b, w: w}
+	}
+	return b
+}
+
+// cancelBody calls cancel when the body is closed or read to an error, io.EOF included.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.cancel()
+	}
+	return n, err
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// cancelReadWriteBody is a cancelBody that keeps the body's Write.
+type cancelReadWriteBody struct {
+	*cancelBody
+	w io.Writer
+}
+
+func (b *cancelReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }

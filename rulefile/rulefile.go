@@ -1,5 +1,11 @@
 // Package rulefile keeps the rules of a breaker.Manager in step with a JSON rule file.
 //
+// The file is a document as breaker.ParseDocument reads it: a bare JSON array of rules, or an
+// object with "rules", "resources" (the resource settings: timeout, maxConcurrency, force), or
+// both, which Manager.LoadDocument installs together. A document replaces only what it holds: a
+// file without "resources" leaves the settings as they are (write "resources": {} to clear
+// them), and one without "rules" leaves the rules.
+//
 // Watch loads the file, then polls it and loads it again whenever its content changes and has
 // held still for one poll (so a file caught half-written is not loaded). A file that cannot be
 // read or parsed, or whose rules are invalid, is reported (logged, and passed to the OnError
@@ -55,7 +61,7 @@ const hungAfter = 30 * time.Second
 type Watcher struct {
 	path     string
 	m        *breaker.Manager
-	parse    func([]byte) ([]breaker.Rule, error)
+	parse    func([]byte) (breaker.Document, error)
 	interval time.Duration
 	maxSize  int64
 	onError  func(error)
@@ -121,10 +127,17 @@ func WithMaxSize(n int64) Option {
 	})
 }
 
-// SentinelFormat reads the file as Sentinel degrade rules (breaker.ParseSentinelRules) rather
-// than as breaker's own rules (breaker.ParseRules).
+// SentinelFormat reads the file as a JSON array of Sentinel degrade rules
+// (breaker.ParseSentinelRules) rather than as breaker's own document (breaker.ParseDocument).
+// Such a file holds rules only; the resource settings are left as they are.
 func SentinelFormat() Option {
-	return optionFunc(func(w *Watcher) { w.parse = breaker.ParseSentinelRules })
+	return optionFunc(func(w *Watcher) { w.parse = parseSentinel })
+}
+
+// parseSentinel reads Sentinel degrade rules as a document of rules alone.
+func parseSentinel(data []byte) (breaker.Document, error) {
+	rules, err := breaker.ParseSentinelRules(data)
+	return breaker.Document{Rules: rules, HasRules: err == nil}, err
 }
 
 // OnError is called, on the watcher's goroutine, with each new problem: a file that cannot be
@@ -137,7 +150,8 @@ func OnError(f func(error)) Option {
 	return optionFunc(func(w *Watcher) { w.onError = f })
 }
 
-// OnLoad is called after each load of changed rules, the first one included: for the first
+// OnLoad is called after each load of a changed file, the first one included, with the rules
+// in force after it (the Manager's, when the file holds resource settings only): for the first
 // load, by Watch on the caller's goroutine before Watch returns; after that, on the watcher's
 // goroutine.
 func OnLoad(f func([]breaker.Rule)) Option {
@@ -166,7 +180,7 @@ func Watch(ctx context.Context, path string, m *breaker.Manager, opts ...Option)
 	w := &Watcher{
 		path:      path,
 		m:         m,
-		parse:     breaker.ParseRules,
+		parse:     breaker.ParseDocument,
 		interval:  time.Second,
 		maxSize:   DefaultMaxSize,
 		onError:   func(error) {},
@@ -342,17 +356,21 @@ func (w *Watcher) check(res readResult) {
 	}
 }
 
-// load parses data, whose hash is sum, and loads its rules into the Manager.
+// load parses data, whose hash is sum, and loads what it holds into the Manager.
 func (w *Watcher) load(data []byte, sum [sha256.Size]byte) error {
 	w.seen, w.haveSeen = sum, true
-	rules, err := w.parse(data)
+	doc, err := w.parse(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	if err := w.m.LoadRules(rules); err != nil {
+	if err := w.m.LoadDocument(doc); err != nil {
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
 	w.loadProblem = ""
+	rules := doc.Rules
+	if !doc.HasRules {
+		rules = w.m.Rules()
+	}
 	w.onLoad(rules)
 	return nil
 }

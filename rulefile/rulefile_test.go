@@ -159,3 +159,34 @@ func TestWatchSentinelFormat(t *testing.T) {
 	assert.Equal(t, breaker.ErrorRatio, rules[0].Strategy)
 	assert.Equal(t, 10*time.Second, rules[0].RetryTimeout)
 }
+
+// Given a file in the document form, then its rules and resource settings load together; a
+// bare array then replaces the rules and leaves the settings; a document of settings alone
+// replaces them and leaves the rules.
+func TestWatchDocument(t *testing.T) {
+	forced := map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen, Timeout: 2 * time.Second}}
+	x := watch(t, `{"rules": `+ruleA+`, "resources": {"orders": {"force": "open", "timeout": "2s"}}}`)
+	assert.Equal(t, wantA, x.m.Rules())
+	assert.Equal(t, forced, x.m.Resources())
+
+	x.write(ruleB)
+	assert.Equal(t, wantB, next(t, x.loads))
+	assert.Equal(t, forced, x.m.Resources(), "a bare array leaves the settings as they are")
+
+	x.write(`{"resources": {}}`)
+	assert.Equal(t, wantB, next(t, x.loads), "OnLoad hears the rules in force")
+	assert.Empty(t, x.m.Resources(), "released")
+	assert.Equal(t, wantB, x.m.Rules())
+	assert.Empty(t, x.errs)
+}
+
+// Given a document whose settings are invalid, then nothing of it loads: the rules stay too.
+func TestWatchDocumentAllOrNothing(t *testing.T) {
+	x := watch(t, ruleA)
+	x.write(`{"rules": ` + ruleB + `, "resources": {"orders": {"maxConcurrency": -1}}}`)
+	err := next(t, x.errs)
+	assert.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Contains(t, err.Error(), "maxConcurrency")
+	assert.Equal(t, wantA, x.m.Rules())
+	assert.Empty(t, x.m.Resources())
+}

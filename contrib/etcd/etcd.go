@@ -1,9 +1,13 @@
 // Package breakeretcd keeps the rules of a breaker.Manager in step with rules stored in etcd, so
 // that every instance of a service reads the same rules and a change reaches them all.
 //
-// Watch reads the JSON array of rules stored at one key (or, with WithPrefix, the arrays stored
-// under a prefix, concatenated in key order), loads it into the Manager, and then watches the
-// key and loads every change. A value that cannot be parsed, or whose rules the Manager
+// Watch reads the document stored at one key (or, with WithPrefix, the documents stored under
+// a prefix, merged in key order), loads it into the Manager, and then watches the key and loads
+// every change. A document is what breaker.ParseDocument reads: a bare JSON array of rules, or
+// an object with "rules", "resources" (the resource settings: timeout, maxConcurrency, force),
+// or both, which Manager.LoadDocument installs together. It replaces only what it holds: a
+// value without "resources" leaves the settings as they are, so an operator can force a
+// resource open for the whole fleet with one put, and release it with another. A value that cannot be parsed, or whose rules the Manager
 // refuses, is reported (logged, and passed to the OnError option) once, and the last good rules
 // stay in force. So does a deleted key, unless ClearOnDelete says otherwise.
 //
@@ -59,7 +63,7 @@ type Watcher struct {
 	key           string
 	m             *breaker.Manager
 	prefix        bool
-	parse         func([]byte) ([]breaker.Rule, error)
+	parse         func([]byte) (breaker.Document, error)
 	clearOnDelete bool
 	requireKey    bool
 	timeout       time.Duration
@@ -91,15 +95,22 @@ func WithPrefix() Option {
 	return optionFunc(func(w *Watcher) { w.prefix = true })
 }
 
-// SentinelFormat reads the values as Sentinel degrade rules (breaker.ParseSentinelRules) rather
-// than as breaker's own rules (breaker.ParseRules).
+// SentinelFormat reads the values as JSON arrays of Sentinel degrade rules
+// (breaker.ParseSentinelRules) rather than as breaker's own documents (breaker.ParseDocument).
+// They hold rules only; the resource settings are left as they are.
 func SentinelFormat() Option {
-	return optionFunc(func(w *Watcher) { w.parse = breaker.ParseSentinelRules })
+	return optionFunc(func(w *Watcher) { w.parse = parseSentinel })
 }
 
-// ClearOnDelete makes a missing value mean "no rules": when the key is deleted, or missing
-// when Watch starts, the Manager's rules are all removed (and OnLoad hears of it) instead of
-// staying in force with ErrNotFound reported.
+// parseSentinel reads Sentinel degrade rules as a document of rules alone.
+func parseSentinel(data []byte) (breaker.Document, error) {
+	rules, err := breaker.ParseSentinelRules(data)
+	return breaker.Document{Rules: rules, HasRules: err == nil}, err
+}
+
+// ClearOnDelete makes a missing value mean "no rules and no settings": when the key is deleted,
+// or missing when Watch starts, the Manager's rules and resource settings are all removed (and
+// OnLoad hears of it) instead of staying in force with ErrNotFound reported.
 func ClearOnDelete() Option {
 	return optionFunc(func(w *Watcher) { w.clearOnDelete = true })
 }
@@ -148,7 +159,8 @@ func OnError(f func(error)) Option {
 	return optionFunc(func(w *Watcher) { w.onError = f })
 }
 
-// OnLoad is called after each load of changed rules, the first one included. It is called by
+// OnLoad is called after each load of changed values, the first one included, with the rules in
+// force after it (the Manager's, when the values hold resource settings only). It is called by
 // Watch for the first read, then on the watcher's goroutine.
 func OnLoad(f func([]breaker.Rule)) Option {
 	return optionFunc(func(w *Watcher) { w.onLoad = f })
@@ -167,8 +179,8 @@ func WithLogger(l *slog.Logger) Option {
 // Watch reads the rules stored at key in etcd and loads them into m, then starts a goroutine
 // that watches the key and loads the rules again each time they change, until ctx is done.
 //
-// The value is a JSON array of rules as breaker.ParseRules reads them (SentinelFormat: as
-// breaker.ParseSentinelRules reads them). If the first read fails, or the value cannot be
+// The value is a document as breaker.ParseDocument reads it, rules and resource settings
+// (SentinelFormat: a JSON array of rules as breaker.ParseSentinelRules reads them). If the first read fails, or the value cannot be
 // parsed, or m refuses its rules, Watch returns the error and starts nothing, so that a service
 // can refuse to start with bad rules. A missing value is not an error unless RequireKey says
 // so: m keeps the rules it has (none, for a new Manager; with ClearOnDelete, none at all) and
@@ -180,7 +192,7 @@ func Watch(ctx context.Context, client *clientv3.Client, key string, m *breaker.
 		client:  client,
 		key:     key,
 		m:       m,
-		parse:   breaker.ParseRules,
+		parse:   breaker.ParseDocument,
 		timeout: 5 * time.Second,
 		maxSize: DefaultMaxSize,
 		onError: func(error) {},
@@ -356,19 +368,11 @@ func (w *Watcher) apply() error {
 		}
 		return fmt.Errorf("%w: %s holds %s, over the limit of %s (see WithMaxSize)", ErrTooLarge, w.what(), held, limit)
 	}
-	var rules []breaker.Rule
-	var keyOf []string // keyOf[i] is the key that holds rules[i]
-	for _, k := range slices.Sorted(maps.Keys(w.values)) {
-		parsed, err := w.parse(w.values[k])
-		if err != nil {
-			return fmt.Errorf("breakeretcd: key %q: %w", k, err)
-		}
-		rules = append(rules, parsed...)
-		for range parsed {
-			keyOf = append(keyOf, k)
-		}
+	doc, keyOf, err := w.merge()
+	if err != nil {
+		return err
 	}
-	if err := w.m.LoadRules(rules); err != nil {
+	if err := w.m.LoadDocument(doc); err != nil {
 		var re *breaker.RuleError
 		switch {
 		case !errors.As(err, &re) || re.Index < 0 || re.Index >= len(keyOf):
@@ -379,8 +383,49 @@ func (w *Watcher) apply() error {
 		return fmt.Errorf("breakeretcd: key %q: %w", w.key, err)
 	}
 	w.lastErr = ""
+	rules := doc.Rules
+	if !doc.HasRules {
+		rules = w.m.Rules()
+	}
 	w.onLoad(rules)
 	return nil
+}
+
+// merge parses the values into one document, in key order: the rules of every value that holds
+// rules, one after the other, and the settings of every value that holds settings, each
+// resource in one value only. keyOf[i] is the key that holds rule i. With no values at all
+// (ClearOnDelete) the document clears both rules and settings.
+func (w *Watcher) merge() (doc breaker.Document, keyOf []string, err error) {
+	if len(w.values) == 0 {
+		return breaker.Document{HasRules: true, HasResources: true}, nil, nil
+	}
+	from := map[string]string{} // the key that holds each resource's settings
+	for _, k := range slices.Sorted(maps.Keys(w.values)) {
+		d, err := w.parse(w.values[k])
+		if err != nil {
+			return doc, nil, fmt.Errorf("breakeretcd: key %q: %w", k, err)
+		}
+		if d.HasRules {
+			doc.HasRules = true
+			doc.Rules = append(doc.Rules, d.Rules...)
+			for range d.Rules {
+				keyOf = append(keyOf, k)
+			}
+		}
+		if d.HasResources {
+			if doc.Resources == nil {
+				doc.Resources, doc.HasResources = map[string]breaker.ResourceConfig{}, true
+			}
+			for _, name := range slices.Sorted(maps.Keys(d.Resources)) {
+				if prev, ok := from[name]; ok {
+					return doc, nil, fmt.Errorf("breakeretcd: keys %q and %q both hold settings of resource %q: write them in one", prev, k, name)
+				}
+				from[name] = k
+				doc.Resources[name] = d.Resources[name]
+			}
+		}
+	}
+	return doc, keyOf, nil
 }
 
 // report logs and passes on a problem, once until it changes.

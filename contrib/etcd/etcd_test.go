@@ -608,3 +608,50 @@ func TestWatchRefusesRulesOverTheSizeLimit(t *testing.T) {
 	// The default is 16 MiB.
 	assert.EqualValues(t, 16<<20, breakeretcd.DefaultMaxSize)
 }
+
+// Given a key in the document form, then its rules and settings load together; a bare array
+// then replaces the rules and leaves the settings; a document of settings alone replaces them
+// and leaves the rules.
+func TestWatchDocument(t *testing.T) {
+	s := startEtcd(t)
+	c := newClient(t, s.endpoint())
+	forced := map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen, MaxConcurrency: 4}}
+	put(t, c, "/rules", `{"rules": `+ruleA+`, "resources": {"orders": {"force": "open", "maxConcurrency": 4}}}`)
+	x := watch(t, c, "/rules")
+	assert.Equal(t, wantA, next(t, x.loads))
+	assert.Equal(t, forced, x.m.Resources())
+
+	put(t, c, "/rules", ruleB)
+	assert.Equal(t, wantB, next(t, x.loads))
+	assert.Equal(t, forced, x.m.Resources(), "a bare array leaves the settings as they are")
+
+	put(t, c, "/rules", `{"resources": {}}`)
+	assert.Equal(t, wantB, next(t, x.loads), "OnLoad hears the rules in force")
+	assert.Empty(t, x.m.Resources(), "released")
+	assert.Equal(t, wantB, x.m.Rules())
+	assert.Empty(t, x.errs)
+}
+
+// Given a prefix, then the documents under it merge in key order: rules from the keys that hold
+// rules, settings from the keys that hold settings; two keys that set one resource are refused.
+func TestWatchPrefixDocuments(t *testing.T) {
+	s := startEtcd(t)
+	c := newClient(t, s.endpoint())
+	put(t, c, "/cfg/a", ruleA)
+	put(t, c, "/cfg/ops", `{"resources": {"orders": {"force": "open"}}}`)
+	x := watch(t, c, "/cfg/", breakeretcd.WithPrefix())
+	assert.Equal(t, wantA, next(t, x.loads))
+	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Resources())
+
+	put(t, c, "/cfg/z", `{"resources": {"orders": {"force": "closed"}}}`)
+	err := next(t, x.errs)
+	assert.Contains(t, err.Error(), `keys "/cfg/ops" and "/cfg/z" both hold settings of resource "orders"`)
+	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Resources())
+
+	del(t, c, "/cfg/z")
+	del(t, c, "/cfg/ops")
+	assert.Equal(t, wantA, next(t, x.loads))
+	assert.Equal(t, wantA, x.m.Rules())
+	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Resources(),
+		"no key holds settings now: they stay as they are")
+}

@@ -25,6 +25,10 @@ import (
 // counts as failed and the panic goes on up. The RPC's response time runs until the invoker
 // returns, gRPC's own retries included.
 //
+// When the resource has a Timeout (breaker.ResourceConfig), the invoker gets a context with
+// that deadline, never later than the caller's, canceled when the invoker returns. An RPC cut
+// off by it ends with DeadlineExceeded, and fails whatever WithFailureCodes says.
+//
 // Install it with grpc.WithChainUnaryInterceptor; interceptors after it in the chain run
 // inside the call, and are not reached when it is blocked.
 func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClientInterceptor {
@@ -36,17 +40,19 @@ func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClient
 		invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		e, err := m.Enter(o.resourceOf(ctx, method))
 		if err != nil {
-			return blocked(m, err, o.ruleDetails)
+			return blocked(m, o, err)
 		}
+		callCtx, cancel := e.WithTimeout(ctx)
 		completed := false
 		defer func() {
+			cancel()
 			if !completed {
 				e.SetError(breaker.ErrPanicked)
 			}
 			e.Exit()
 		}()
-		err = invoker(ctx, method, req, reply, cc, callOpts...)
-		e.SetError(o.clientOutcome(ctx, err))
+		err = invoker(callCtx, method, req, reply, cc, callOpts...)
+		e.SetError(o.timedOut(ctx, callCtx, err, o.clientOutcome(ctx, err)))
 		completed = true
 		return err
 	}
@@ -64,6 +70,11 @@ func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClient
 // of a stream whose server does not stream, when the context is done, or when the ClientConn
 // is closed. Its response time runs until then.
 //
+// When the resource has a Timeout (breaker.ResourceConfig), the stream is created with a
+// context that has that deadline, never later than the caller's: it bounds the whole stream,
+// and is canceled when the stream ends. A stream cut off by it fails whatever
+// WithFailureCodes says.
+//
 // The interceptor adds a grpc.OnFinish call option, and returns a ClientStream that wraps the
 // streamer's.
 func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClientInterceptor {
@@ -75,9 +86,10 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 		streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 		e, err := m.Enter(o.resourceOf(ctx, method))
 		if err != nil {
-			return nil, blocked(m, err, o.ruleDetails)
+			return nil, blocked(m, o, err)
 		}
-		c := &streamCall{e: e, ctx: ctx, o: o}
+		callCtx, cancel := e.WithTimeout(ctx)
+		c := &streamCall{e: e, ctx: ctx, callCtx: callCtx, cancel: cancel, o: o}
 		completed := false
 		defer func() {
 			if !completed {
@@ -85,7 +97,7 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 			}
 		}()
 		callOpts = append(callOpts[:len(callOpts):len(callOpts)], grpc.OnFinish(c.finish))
-		cs, err := streamer(ctx, desc, cc, method, callOpts...)
+		cs, err := streamer(callCtx, desc, cc, method, callOpts...)
 		completed = true
 		if err != nil {
 			c.finish(err)
@@ -98,10 +110,12 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 // streamCall is the call of one client stream. It ends once, on whichever goroutine first
 // sees the end: the caller's, or gRPC's through grpc.OnFinish.
 type streamCall struct {
-	e     *breaker.Entry
-	ctx   context.Context
-	o     *options
-	ended atomic.Bool
+	e       *breaker.Entry
+	ctx     context.Context    // the caller's
+	callCtx context.Context    // the stream's: ctx with the resource's Timeout
+	cancel  context.CancelFunc // cancels callCtx
+	o       *options
+	ended   atomic.Bool
 }
 
 // finish ends the call of a stream that ended with err; io.EOF is a success.
@@ -109,7 +123,7 @@ func (c *streamCall) finish(err error) {
 	if err == io.EOF {
 		err = nil
 	}
-	c.finishWith(c.o.clientOutcome(c.ctx, err))
+	c.finishWith(c.o.timedOut(c.ctx, c.callCtx, err, c.o.clientOutcome(c.ctx, err)))
 }
 
 // finishWith ends the call, recording err, unless it has ended.
@@ -117,6 +131,7 @@ func (c *streamCall) finishWith(err error) {
 	if !c.ended.CompareAndSwap(false, true) {
 		return
 	}
+	c.cancel()
 	c.e.SetError(err)
 	c.e.Exit()
 }

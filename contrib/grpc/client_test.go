@@ -103,7 +103,8 @@ func TestUnaryClientCountsCodes(t *testing.T) {
 }
 
 // Given a breaker that tripped at 0s with a 10s retry timeout, when an RPC comes at each
-// moment, then it fails with Unavailable, the BlockError and the details, and is not sent.
+// moment, then it fails with Unavailable, the BlockError and the details (all of them, with
+// WithBlockDetails), and is not sent.
 func TestUnaryClientBlocked(t *testing.T) {
 	tests := []struct {
 		give      time.Duration // since the trip
@@ -118,7 +119,7 @@ func TestUnaryClientBlocked(t *testing.T) {
 		t.Run(tt.give.String(), func(t *testing.T) {
 			m, clk, _ := newManager(t, tripOnFirstFailure(echoMethod))
 			s := serve(t)
-			conn := clientConn(t, s, m)
+			conn := clientConn(t, s, m, breakergrpc.WithBlockDetails())
 			tripped := clk.Now()
 			_, err := echo(context.Background(), conn, "Internal")
 			require.Equal(t, codes.Internal, status.Code(err))
@@ -128,7 +129,8 @@ func TestUnaryClientBlocked(t *testing.T) {
 			_, err = echo(context.Background(), conn, "hello")
 
 			assert.Equal(t, codes.Unavailable, status.Code(err))
-			assert.Equal(t, `breaker: call to "/test.Echo/Echo" rejected: circuit open`, status.Convert(err).Message())
+			assert.Equal(t, `breaker: call to "/test.Echo/Echo" rejected: circuit OPEN by rule "first-failure" (ErrorCount)`,
+				status.Convert(err).Message())
 			assert.ErrorIs(t, err, breaker.ErrOpen)
 			var block *breaker.BlockError
 			require.ErrorAs(t, err, &block)
@@ -140,6 +142,9 @@ func TestUnaryClientBlocked(t *testing.T) {
 			assert.Equal(t, breakergrpc.ReasonCircuitOpen, info.GetReason())
 			assert.Equal(t, map[string]string{
 				"resource": echoMethod,
+				"rule_id":  "first-failure",
+				"strategy": "ErrorCount",
+				"state":    "OPEN",
 				"retry_at": "2026-01-01T00:00:10Z",
 			}, info.GetMetadata())
 			assert.Equal(t, tt.wantDelay, retry.GetRetryDelay().AsDuration())
@@ -147,33 +152,6 @@ func TestUnaryClientBlocked(t *testing.T) {
 			assert.Equal(t, int64(1), s.hits.Load(), "the blocked RPC was not sent")
 		})
 	}
-}
-
-// Given WithRuleDetails, then a client's blocked RPC says the rule's ID, strategy and state
-// too, in the message and the details.
-func TestUnaryClientWithRuleDetails(t *testing.T) {
-	m, clk, _ := newManager(t, tripOnFirstFailure(echoMethod))
-	s := serve(t)
-	conn := clientConn(t, s, m, breakergrpc.WithRuleDetails())
-	_, err := echo(context.Background(), conn, "Internal")
-	require.Equal(t, codes.Internal, status.Code(err))
-
-	clk.Advance(2500 * time.Millisecond)
-	_, err = echo(context.Background(), conn, "hello")
-	assert.Equal(t, codes.Unavailable, status.Code(err))
-	assert.Equal(t, `breaker: call to "/test.Echo/Echo" rejected: circuit OPEN by rule "first-failure" (ErrorCount)`,
-		status.Convert(err).Message())
-	assert.ErrorIs(t, err, breaker.ErrOpen)
-	info, retry := blockDetails(t, err)
-	assert.Equal(t, map[string]string{
-		"resource": echoMethod,
-		"rule_id":  "first-failure",
-		"strategy": "ErrorCount",
-		"state":    "OPEN",
-		"retry_at": "2026-01-01T00:00:10Z",
-	}, info.GetMetadata())
-	assert.Equal(t, 7500*time.Millisecond, retry.GetRetryDelay().AsDuration())
-	assert.Equal(t, int64(1), s.hits.Load(), "the blocked RPC was not sent")
 }
 
 // Given a slot that blocks every call, then an RPC fails with Unavailable and CALL_BLOCKED,
@@ -187,8 +165,6 @@ func TestUnaryClientBlockedBySlot(t *testing.T) {
 	assert.Equal(t, codes.Unavailable, status.Code(err))
 	assert.ErrorIs(t, err, breaker.ErrBlocked)
 	assert.NotErrorIs(t, err, breaker.ErrOpen)
-	assert.Equal(t, `breaker: call to "/test.Echo/Echo" blocked`, status.Convert(err).Message(),
-		"the slot's error only with WithRuleDetails")
 	info, retry := blockDetails(t, err)
 	assert.Equal(t, breakergrpc.ReasonCallBlocked, info.GetReason())
 	assert.Equal(t, map[string]string{"resource": echoMethod}, info.GetMetadata())

@@ -31,25 +31,32 @@
 //
 // # Blocked calls
 //
-// An RPC the breakers block, on either side, fails with a status error of code Unavailable,
-// without reaching the network (client) or the handler (server). Its message is fixed,
-// `breaker: call to "RESOURCE" rejected: circuit open` when a breaker rejected it and
-// `breaker: call to "RESOURCE" blocked` when a slot did, and its details are two standard
-// messages of google.golang.org/genproto/googleapis/rpc/errdetails, so a client reads them
-// with no new protos, also across processes:
+// An RPC the breakers block, on either side, fails with a status error of code Unavailable
+// (ResourceExhausted when its resource is at its MaxConcurrency), without reaching the network
+// (client) or the handler (server). Its message says the resource and why in a few words, and
+// its details are standard messages of google.golang.org/genproto/googleapis/rpc/errdetails,
+// so a client reads them with no new protos, also across processes:
 //
-//   - an ErrorInfo with Domain [ErrorDomain] ("breaker") and Reason [ReasonCircuitOpen]
-//     ("CIRCUIT_OPEN") when a breaker rejected the RPC, or [ReasonCallBlocked] ("CALL_BLOCKED")
-//     when a slot (breaker.WithSlots) did. Its Metadata holds "resource"; when a breaker
-//     rejected the RPC, also "retry_at" (the breaker's BlockError.RetryAt, in UTC, RFC 3339
-//     with nanoseconds). With [WithRuleDetails] it holds also "strategy" (such as
-//     "ErrorRatio"), "state" ("OPEN" or "HALF_OPEN") and, when the rule has one, "rule_id",
-//     and the message is the [breaker.BlockError]'s, which names the rule or quotes the slot's
-//     error. A server sends these to every client, so by default it tells them only which
-//     resource to leave alone and for how long.
+//   - an ErrorInfo with Domain [ErrorDomain] ("breaker") and a Reason: [ReasonCircuitOpen]
+//     ("CIRCUIT_OPEN") when a breaker rejected the RPC, [ReasonForcedOpen] ("FORCED_OPEN")
+//     when its resource is ForceOpen, [ReasonConcurrencyLimit] ("CONCURRENCY_LIMIT") when it
+//     is at its MaxConcurrency, [ReasonCallBlocked] ("CALL_BLOCKED") when a slot
+//     (breaker.WithSlots) blocked it. Its Metadata holds "resource"; when a breaker rejected
+//     the RPC, also "retry_at" (the BlockError.RetryAt, in UTC, RFC 3339 with nanoseconds).
 //   - a RetryInfo whose RetryDelay is the time from m.Now() until RetryAt, and at least one
-//     second: while a probe is in flight RetryAt has passed, and when a slot blocked the call
-//     there is none.
+//     second (while a probe is in flight RetryAt has passed, and when a slot blocked the call
+//     there is none). A forced-open or concurrency-limited RPC has no RetryInfo: no retry time
+//     is known.
+//
+// The rule's ID and strategy, the breaker's state and a slot's error are the server's own
+// business and are not sent unless [WithBlockDetails] says so: then the message is the
+// [breaker.BlockError]'s, and the Metadata adds "rule_id", "strategy", "state" and "cause".
+//
+// # Timeouts
+//
+// When a resource has a Timeout (breaker.ResourceConfig), each interceptor gives the RPC a
+// context with that deadline, never later than the caller's (breaker.Entry.WithTimeout), and
+// cancels it when the call ends. An RPC cut off by it fails whatever [WithFailureCodes] says.
 //
 // A client reads them from the status:
 //

@@ -2,12 +2,13 @@ package breakergrpc
 
 import (
 	"errors"
-	"strconv"
+	"fmt"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/halfopen/breaker"
@@ -24,13 +25,21 @@ const (
 	// ReasonCallBlocked is the Reason of the ErrorInfo detail of an RPC that a slot
 	// (breaker.WithSlots) blocked.
 	ReasonCallBlocked = "CALL_BLOCKED"
+	// ReasonForcedOpen is the Reason of the ErrorInfo detail of an RPC to a resource that is
+	// ForceOpen (breaker.ErrForcedOpen). Its code is Unavailable, and it has no RetryInfo: an
+	// operator, not a retry time, ends it.
+	ReasonForcedOpen = "FORCED_OPEN"
+	// ReasonConcurrencyLimit is the Reason of the ErrorInfo detail of an RPC that would have
+	// taken its resource past MaxConcurrency (breaker.ErrConcurrencyLimit). Its code is
+	// ResourceExhausted, and it has no RetryInfo.
+	ReasonConcurrencyLimit = "CONCURRENCY_LIMIT"
 )
 
 // minRetryDelay is the least RetryDelay a blocked RPC advertises.
 const minRetryDelay = time.Second
 
-// blockedError is the error of an RPC the breakers blocked: a gRPC status of code Unavailable
-// with the details, which also unwraps to the *breaker.BlockError.
+// blockedError is the error of an RPC the breakers blocked: a gRPC status with the details,
+// which also unwraps to the *breaker.BlockError.
 type blockedError struct {
 	st    *status.Status
 	block *breaker.BlockError
@@ -50,39 +59,58 @@ func (e *blockedError) GRPCStatus() *status.Status { return e.st }
 func (e *blockedError) Unwrap() error { return e.block }
 
 // blocked turns the error of an Enter of m that blocked the call into the RPC's error. It reads
-// m's clock, for the RetryInfo, only when a breaker blocked the call. Unless ruleDetails, the
-// status says only which resource, and when to retry: the rule's ID, its strategy, the state
-// and the slot's error stay in the process.
-func blocked(m *breaker.Manager, err error, ruleDetails bool) error {
+// m's clock, for the RetryInfo, only when a breaker blocked the call. Unless o.details is set,
+// the status says only what a remote caller needs: the resource, why in one word, and when to
+// retry; not which rule, its strategy, the breaker's state or a slot's error.
+func blocked(m *breaker.Manager, o *options, err error) error {
 	var block *breaker.BlockError
 	if !errors.As(err, &block) {
-		return status.Error(codes.Unavailable, err.Error()) // Enter returns only *BlockError
+		return status.Error(codes.Unavailable, "breaker: call blocked") // Enter returns only *BlockError
 	}
+	code := codes.Unavailable
 	info := &errdetails.ErrorInfo{
-		Reason:   ReasonCallBlocked,
 		Domain:   ErrorDomain,
 		Metadata: map[string]string{"resource": block.Resource},
 	}
-	msg := "breaker: call to " + strconv.Quote(block.Resource) + " blocked"
 	delay := minRetryDelay
-	if block.Rule != nil {
+	msg := fmt.Sprintf("breaker: call to %q blocked", block.Resource)
+	switch {
+	case block.Rule != nil:
 		info.Reason = ReasonCircuitOpen
 		info.Metadata["retry_at"] = block.RetryAt.UTC().Format(time.RFC3339Nano)
-		msg = "breaker: call to " + strconv.Quote(block.Resource) + " rejected: circuit open"
-		if ruleDetails {
+		delay = max(block.RetryAt.Sub(m.Now()), minRetryDelay)
+		msg = fmt.Sprintf("breaker: call to %q rejected: circuit open", block.Resource)
+	case errors.Is(block.Cause, breaker.ErrForcedOpen):
+		info.Reason = ReasonForcedOpen
+		delay = 0
+		msg = fmt.Sprintf("breaker: call to %q rejected: resource forced open", block.Resource)
+	case errors.Is(block.Cause, breaker.ErrConcurrencyLimit):
+		code = codes.ResourceExhausted
+		info.Reason = ReasonConcurrencyLimit
+		delay = 0
+		msg = fmt.Sprintf("breaker: call to %q rejected: concurrency limit reached", block.Resource)
+	default:
+		info.Reason = ReasonCallBlocked
+	}
+	if o.details {
+		msg = block.Error()
+		if block.Rule != nil {
 			info.Metadata["strategy"] = block.Rule.Strategy.String()
 			info.Metadata["state"] = block.State.String()
 			if block.Rule.ID != "" {
 				info.Metadata["rule_id"] = block.Rule.ID
 			}
 		}
-		delay = max(block.RetryAt.Sub(m.Now()), minRetryDelay)
+		if block.Cause != nil {
+			info.Metadata["cause"] = block.Cause.Error()
+		}
 	}
-	if ruleDetails {
-		msg = block.Error()
+	details := []protoadapt.MessageV1{info}
+	if delay > 0 {
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})
 	}
-	st := status.New(codes.Unavailable, msg)
-	if withDetails, err := st.WithDetails(info, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)}); err == nil {
+	st := status.New(code, msg)
+	if withDetails, err := st.WithDetails(details...); err == nil {
 		st = withDetails // WithDetails fails only if the messages do not marshal
 	}
 	return &blockedError{st: st, block: block}

@@ -20,7 +20,7 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	resource     func(ctx context.Context, fullMethod string) string // nil: the full method
 	failureCodes []codes.Code                                        // nil: DefaultFailureCodes
-	ruleDetails  bool                                                // WithRuleDetails
+	details      bool                                                // WithBlockDetails
 }
 
 func newOptions(opts []Option) *options {
@@ -47,6 +47,18 @@ func WithResource(f func(ctx context.Context, fullMethod string) string) Option 
 	})
 }
 
+// WithBlockDetails makes the status of a blocked RPC tell all the BlockError holds: its
+// message is the BlockError's, which names the rule's ID and strategy or the slot's error, and
+// the ErrorInfo's Metadata adds "rule_id" (when the rule has one), "strategy" and "state" when
+// a breaker rejected the RPC, and "cause", the text of BlockError.Cause, when a slot or the
+// resource's settings blocked it. Without it the status holds only the resource, the Reason
+// and the retry time: a server's rules are its own business, and its clients see only that a
+// resource is shedding load and when to come back. Use it between services that share an
+// operator, or on the client side, where the error stays in the process.
+func WithBlockDetails() Option {
+	return optionFunc(func(o *options) { o.details = true })
+}
+
 // WithFailureCodes makes an RPC that ends with one of cs a failure, and one that ends with any
 // other code a success, instead of DefaultFailureCodes. With no codes, no RPC fails (a
 // SlowRequestRatio rule still judges their response times). codes.Canceled counts neither way
@@ -54,18 +66,6 @@ func WithResource(f func(ctx context.Context, fullMethod string) string) Option 
 func WithFailureCodes(cs ...codes.Code) Option {
 	cs = append([]codes.Code{}, cs...) // not nil, even when empty
 	return optionFunc(func(o *options) { o.failureCodes = cs })
-}
-
-// WithRuleDetails makes the status of a blocked RPC tell the caller which rule blocked it: the
-// ErrorInfo Metadata gains "strategy", "state" and, when the rule has one, "rule_id", and the
-// status message is the breaker.BlockError's, which names the rule (or, for a slot, quotes the
-// slot's error). Without it the status says only the resource and when to retry ("resource",
-// "retry_at" and the RetryInfo) with a fixed message, since a server sends it to every client,
-// and rule IDs and strategies are the server's business. Give it where the callers are trusted,
-// or to a client's interceptors, whose blocked errors never leave the process. The
-// *breaker.BlockError a client interceptor returns holds everything either way.
-func WithRuleDetails() Option {
-	return optionFunc(func(o *options) { o.ruleDetails = true })
 }
 
 // DefaultFailureCodes returns the status codes that count as failures unless WithFailureCodes

@@ -34,6 +34,25 @@ func (o *options) outcome(err error) error {
 	return nil
 }
 
+// timedOut returns what to record for an RPC made with parent that ran with callCtx (parent
+// with the resource's Timeout) and ended with err, given recorded, what err alone says: a
+// failure (context.DeadlineExceeded) if the Timeout cut it off, else recorded. The Timeout
+// cut it off if its deadline, earlier than parent's, passed, or the RPC ended with
+// DeadlineExceeded: the server, which hears of the deadline, may answer so just before it.
+func (o *options) timedOut(parent, callCtx context.Context, err, recorded error) error {
+	if callCtx == parent || parent.Err() != nil {
+		return recorded
+	}
+	own, _ := callCtx.Deadline()
+	if theirs, ok := parent.Deadline(); ok && !own.Before(theirs) {
+		return recorded // the caller's deadline, not the Timeout
+	}
+	if callCtx.Err() == context.DeadlineExceeded || (err != nil && codeOf(err) == codes.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return recorded
+}
+
 // clientOutcome is outcome for a client RPC made with ctx: it also ignores an RPC that failed
 // because its caller canceled ctx, whatever code gRPC gave it.
 func (o *options) clientOutcome(ctx context.Context, err error) error {

@@ -22,6 +22,12 @@ import (
 // codes.Canceled counts neither way. A handler that panics fails, and the panic goes on up.
 // The RPC's response time runs until the handler returns.
 //
+// When the resource has a Timeout (breaker.ResourceConfig), the handler gets a context with
+// that deadline, never later than the RPC's own, canceled when the handler returns. An RPC
+// still running at that deadline fails, whatever its handler returns and whatever
+// WithFailureCodes says; the handler must return when its context is done, and its error (say,
+// ctx.Err(), which the Server sends as DeadlineExceeded) goes to the client as it is.
+//
 // Install it with grpc.ChainUnaryInterceptor, first if the breakers are to shed RPCs before
 // the other interceptors do any work.
 func UnaryServerInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryServerInterceptor {
@@ -32,17 +38,19 @@ func UnaryServerInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryServer
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		e, err := m.Enter(o.resourceOf(ctx, info.FullMethod))
 		if err != nil {
-			return nil, blocked(m, err, o.ruleDetails)
+			return nil, blocked(m, o, err)
 		}
+		callCtx, cancel := e.WithTimeout(ctx)
 		completed := false
 		defer func() {
+			cancel()
 			if !completed {
 				e.SetError(breaker.ErrPanicked)
 			}
 			e.Exit()
 		}()
-		resp, err := handler(ctx, req)
-		e.SetError(o.outcome(err))
+		resp, err := handler(callCtx, req)
+		e.SetError(o.timedOut(ctx, callCtx, err, o.outcome(err)))
 		completed = true
 		return resp, err
 	}
@@ -52,7 +60,8 @@ func UnaryServerInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryServer
 // call of m, from the handler's start to its return, whatever number of messages the stream
 // carries. A nil m means breaker.Default(). The resource, the blocked answer and the
 // outcomes are those of UnaryServerInterceptor; the resource is named with the stream's
-// context.
+// context. With a resource Timeout, the handler gets a ServerStream whose Context has that
+// deadline, as a unary handler does.
 func StreamServerInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamServerInterceptor {
 	if m == nil {
 		m = breaker.Default()
@@ -61,18 +70,33 @@ func StreamServerInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamServ
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		e, err := m.Enter(o.resourceOf(ss.Context(), info.FullMethod))
 		if err != nil {
-			return blocked(m, err, o.ruleDetails)
+			return blocked(m, o, err)
+		}
+		ctx := ss.Context()
+		callCtx, cancel := e.WithTimeout(ctx)
+		if callCtx != ctx {
+			ss = &serverStream{ServerStream: ss, ctx: callCtx}
 		}
 		completed := false
 		defer func() {
+			cancel()
 			if !completed {
 				e.SetError(breaker.ErrPanicked)
 			}
 			e.Exit()
 		}()
 		err = handler(srv, ss)
-		e.SetError(o.outcome(err))
+		e.SetError(o.timedOut(ctx, callCtx, err, o.outcome(err)))
 		completed = true
 		return err
 	}
 }
+
+// serverStream is a ServerStream with the context of the resource's Timeout.
+type serverStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context returns the stream's context with the resource's Timeout.
+func (s *serverStream) Context() context.Context { return s.ctx }

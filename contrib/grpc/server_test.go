@@ -3,7 +3,7 @@ package breakergrpc_test
 import (
 	"context"
 	"errors"
-	"maps"
+	"fmt"
 	"testing"
 	"time"
 
@@ -176,11 +176,9 @@ func TestServerCanceled(t *testing.T) {
 }
 
 // Given a breaker that tripped at 0s, when an RPC comes at 4s, then the client gets
-// Unavailable with the details, and the handler is not called. The resource and the retry
-// time are all the client learns, unless WithRuleDetails says the rule's ID, strategy and
-// state may go too.
+// Unavailable with the details, and the handler is not called.
 func TestServerBlocked(t *testing.T) {
-	methods := []struct {
+	tests := []struct {
 		name   string
 		method string
 		give   func(conn *grpc.ClientConn, msg string) error
@@ -202,49 +200,42 @@ func TestServerBlocked(t *testing.T) {
 			},
 		},
 	}
-	tests := []struct {
-		name         string
-		give         []breakergrpc.Option
-		wantMessage  string // after `breaker: call to "METHOD" `
-		wantMetadata map[string]string
-	}{
-		{
-			name:        "default",
-			wantMessage: "rejected: circuit open",
-			wantMetadata: map[string]string{
-				"retry_at": "2026-01-01T00:00:10Z",
-			},
-		},
-		{
-			name:        "WithRuleDetails",
-			give:        []breakergrpc.Option{breakergrpc.WithRuleDetails()},
-			wantMessage: `rejected: circuit OPEN by rule "first-failure" (ErrorCount)`,
-			wantMetadata: map[string]string{
-				"rule_id":  "first-failure",
-				"strategy": "ErrorCount",
-				"state":    "OPEN",
-				"retry_at": "2026-01-01T00:00:10Z",
-			},
-		},
-	}
-	for _, mt := range methods {
-		for _, tt := range tests {
-			t.Run(mt.name+"/"+tt.name, func(t *testing.T) {
-				m, clk, _ := newManager(t, tripOnFirstFailure(mt.method))
-				s, conn := serveWith(t, m, tt.give...)
-				require.Equal(t, codes.ResourceExhausted, status.Code(mt.give(conn, "ResourceExhausted")))
-				require.Equal(t, breaker.Open, stats(t, m, mt.method).State)
+	for _, tt := range tests {
+		for _, details := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, details %v", tt.name, details), func(t *testing.T) {
+				m, clk, _ := newManager(t, tripOnFirstFailure(tt.method))
+				var opts []breakergrpc.Option
+				if details {
+					opts = append(opts, breakergrpc.WithBlockDetails())
+				}
+				s, conn := serveWith(t, m, opts...)
+				require.Equal(t, codes.ResourceExhausted, status.Code(tt.give(conn, "ResourceExhausted")))
+				require.Equal(t, breaker.Open, stats(t, m, tt.method).State)
 
 				clk.Advance(4 * time.Second)
-				err := mt.give(conn, "hello")
+				err := tt.give(conn, "hello")
 				assert.Equal(t, codes.Unavailable, status.Code(err))
-				assert.Equal(t, `breaker: call to "`+mt.method+`" `+tt.wantMessage, status.Convert(err).Message())
 				info, retry := blockDetails(t, err)
 				assert.Equal(t, breakergrpc.ErrorDomain, info.GetDomain())
 				assert.Equal(t, breakergrpc.ReasonCircuitOpen, info.GetReason())
-				wantMetadata := map[string]string{"resource": mt.method}
-				maps.Copy(wantMetadata, tt.wantMetadata)
-				assert.Equal(t, wantMetadata, info.GetMetadata())
+				if details {
+					assert.Equal(t, `breaker: call to "`+tt.method+`" rejected: circuit OPEN by rule "first-failure" (ErrorCount)`,
+						status.Convert(err).Message())
+					assert.Equal(t, map[string]string{
+						"resource": tt.method,
+						"rule_id":  "first-failure",
+						"strategy": "ErrorCount",
+						"state":    "OPEN",
+						"retry_at": "2026-01-01T00:00:10Z",
+					}, info.GetMetadata())
+				} else {
+					// By default the client learns no rule ID, strategy or state.
+					assert.Equal(t, `breaker: call to "`+tt.method+`" rejected: circuit open`, status.Convert(err).Message())
+					assert.Equal(t, map[string]string{
+						"resource": tt.method,
+						"retry_at": "2026-01-01T00:00:10Z",
+					}, info.GetMetadata())
+				}
 				assert.Equal(t, 6*time.Second, retry.GetRetryDelay().AsDuration())
 				assert.Equal(t, int64(1), s.hits.Load(), "the blocked RPC did not reach the handler")
 			})
@@ -252,43 +243,11 @@ func TestServerBlocked(t *testing.T) {
 	}
 }
 
-// Given a slot that blocks every call with an error of its own, then the client gets
-// Unavailable and CALL_BLOCKED with the resource, and the slot's error only with
-// WithRuleDetails.
-func TestServerBlockedBySlot(t *testing.T) {
-	tests := []struct {
-		name string
-		give []breakergrpc.Option
-		want string
-	}{
-		{name: "default", want: `breaker: call to "` + echoMethod + `" blocked`},
-		{
-			name: "WithRuleDetails",
-			give: []breakergrpc.Option{breakergrpc.WithRuleDetails()},
-			want: `breaker: call to "` + echoMethod + `" blocked: tenant quota of db-7 used up`,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := breaker.NewManager(breaker.WithSlots(blockingSlot{errors.New("tenant quota of db-7 used up")}))
-			s, conn := serveWith(t, m, tt.give...)
-			_, err := echo(context.Background(), conn, "hello")
-			assert.Equal(t, codes.Unavailable, status.Code(err))
-			assert.Equal(t, tt.want, status.Convert(err).Message())
-			info, retry := blockDetails(t, err)
-			assert.Equal(t, breakergrpc.ReasonCallBlocked, info.GetReason())
-			assert.Equal(t, map[string]string{"resource": echoMethod}, info.GetMetadata())
-			assert.Equal(t, time.Second, retry.GetRetryDelay().AsDuration())
-			assert.Zero(t, s.hits.Load())
-		})
-	}
-}
-
 // Given a probe in flight, then another RPC is blocked with HALF_OPEN and a retry delay of a
 // second; when the probe's client gives up, the breaker is OPEN again with its retry time.
 func TestServerBlockedWhileProbing(t *testing.T) {
 	m, clk, _ := newManager(t, tripOnFirstFailure(echoMethod))
-	s, conn := serveWith(t, m, breakergrpc.WithRuleDetails()) // for the state
+	s, conn := serveWith(t, m, breakergrpc.WithBlockDetails())
 	_, err := echo(context.Background(), conn, "Internal")
 	require.Equal(t, codes.Internal, status.Code(err))
 	clk.Advance(retryTimeout + 30*time.Second) // long past the retry time

@@ -6,7 +6,10 @@
 // client, watch the same key with breakeretcd.Watch. An operator writes an ErrorCount rule to
 // the key, then lowers its threshold, then writes a broken value; after each step the program
 // prints what each instance loaded, or refused, and the state its breaker reaches after the
-// same three failed calls. Then it shuts everything down: the watchers, the clients, etcd.
+// same three failed calls. Then the operator forces the "ledger" resource open on every
+// instance with one put of a document that holds the rules and the resource settings, and
+// releases it with another; each instance's calls to ledger are rejected, then pass. Then it
+// shuts everything down: the watchers, the clients, etcd.
 //
 //	go run ./examples/fleet
 package main
@@ -39,6 +42,13 @@ const (
 	rulesV1 = `[{"id":"payments-errors","resource":"payments","strategy":"ErrorCount","threshold":5,"minRequestAmount":1,"retryTimeout":"30s"}]`
 	rulesV2 = `[{"id":"payments-errors","resource":"payments","strategy":"ErrorCount","threshold":3,"minRequestAmount":1,"retryTimeout":"30s"}]`
 	broken  = `[{"id":"payments-errors","resource":"payments","strategy":"ErrorCount","threshold":`
+)
+
+// The operator's kill switch: the same rules, with ledger forced open, then released. Every
+// put carries the rules too, since it replaces the broken value.
+const (
+	forceLedger   = `{"rules": ` + rulesV2 + `, "resources": {"ledger": {"force": "open"}}}`
+	releaseLedger = `{"rules": ` + rulesV2 + `, "resources": {}}`
 )
 
 // wait bounds every wait for etcd or for an instance.
@@ -131,6 +141,39 @@ func run(out io.Writer) (err error) {
 		case <-time.After(wait):
 			return fmt.Errorf("%s did not report the broken value", in.name)
 		}
+	}
+
+	if err := put(operator, forceLedger); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "operator  put %s: ledger forced open\n", key)
+	if err := callLedger(out, fleet); err != nil {
+		return err
+	}
+	if err := put(operator, releaseLedger); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "operator  put %s: ledger released\n", key)
+	return callLedger(out, fleet)
+}
+
+// callLedger waits for each instance to load, prints the ledger's settings, and what a call to
+// ledger, a resource without rules, gets.
+func callLedger(out io.Writer, fleet []*instance) error {
+	for _, in := range fleet {
+		select {
+		case <-in.loads:
+		case err := <-in.errs:
+			return fmt.Errorf("%s: %w", in.name, err)
+		case <-time.After(wait):
+			return fmt.Errorf("%s loaded nothing", in.name)
+		}
+		result := "passed"
+		err := in.m.Do(context.Background(), "ledger", func(context.Context) error { return nil })
+		if err != nil {
+			result = "rejected: " + err.Error()
+		}
+		fmt.Fprintf(out, "%s loaded: ledger force %v; a call to ledger %s\n", in.name, in.m.Resources()["ledger"].Force, result)
 	}
 	return nil
 }
