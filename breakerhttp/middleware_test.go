@@ -271,6 +271,24 @@ func TestMiddlewareBlocked(t *testing.T) {
 	}
 }
 
+// Given two OPEN rules retrying in 2s and 60s, in either order, then every 503 says when the
+// resource can take a request again: the later retry time (SPEC A5).
+func TestMiddlewareRetryAfterIsTheLatest(t *testing.T) {
+	short, long := tripOnFirstFailure(bare), tripOnFirstFailure(bare)
+	short.RetryTimeout, long.RetryTimeout = 2*time.Second, time.Minute
+	for _, rules := range [][]breaker.Rule{{short, long}, {long, short}} {
+		m, clk, _ := newManager(t, rules...)
+		h := breakerhttp.Middleware(m)(statusHandler(http.StatusInternalServerError))
+		serve(h, "/")
+		for _, want := range []string{"60", "58"} {
+			resp := serve(h, "/")
+			assert.Equal(t, http.StatusServiceUnavailable, resp.Code)
+			assert.Equal(t, want, resp.Header().Get("Retry-After"))
+			clk.Advance(2 * time.Second)
+		}
+	}
+}
+
 // Given a probe in flight, then another request gets 503 with Retry-After 1: the retry time
 // has passed.
 func TestMiddlewareBlockedWhileProbing(t *testing.T) {
