@@ -22,6 +22,7 @@ type options struct {
 	clientFailure func(*http.Response, error) bool
 	serverFailure func(status int) bool
 	blocked       func(http.ResponseWriter, *http.Request, *breaker.BlockError)
+	retryHints    bool
 }
 
 func newOptions(opts []Option) options {
@@ -62,6 +63,16 @@ func WithClientFailure(f func(resp *http.Response, err error) bool) Option {
 			o.clientFailure = f
 		}
 	})
+}
+
+// WithRetryAfterHints makes NewTransport pass on the upstream's own retry hint: a response
+// that counts as failed, with status 503 or 429 and a Retry-After header (seconds, or an HTTP
+// date), is recorded with breaker.RetryAfter, so that when it trips the breaker or fails its
+// probe the breaker stays OPEN at least that long, within the rule's MaxRetryTimeout
+// (RetryTimeout when that is 0). Off by default: a header is the upstream's word, and some
+// upstreams send long ones. Middleware ignores this option.
+func WithRetryAfterHints() Option {
+	return optionFunc(func(o *options) { o.retryHints = true })
 }
 
 // WithServerFailure makes Middleware count a request as failed when f returns true for the

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/halfopen/breaker"
 )
@@ -52,7 +56,7 @@ func NewTransport(next http.RoundTripper, m *breaker.Manager, opts ...Option) ht
 		m = breaker.Default()
 	}
 	o := newOptions(opts)
-	t := &transport{next: next, m: m, resource: o.resource, failed: o.clientFailure}
+	t := &transport{next: next, m: m, resource: o.resource, failed: o.clientFailure, hints: o.retryHints}
 	if t.resource == nil {
 		t.resource = clientResource
 	}
@@ -67,6 +71,7 @@ type transport struct {
 	m        *breaker.Manager
 	resource func(*http.Request) string
 	failed   func(*http.Response, error) bool
+	hints    bool // record the upstream's Retry-After (WithRetryAfterHints)
 }
 
 var _ http.RoundTripper = (*transport)(nil)
@@ -140,8 +145,34 @@ func (t *transport) outcome(req *http.Request, resp *http.Response, err error) e
 		return nil
 	case err != nil:
 		return err
+	case t.hints:
+		if d, ok := retryAfterHint(resp); ok {
+			return breaker.RetryAfter(ErrFailureStatus, d)
+		}
 	}
 	return ErrFailureStatus
+}
+
+// retryAfterHint reads the Retry-After header of a 503 or 429 response: whole seconds, or an
+// HTTP date.
+func retryAfterHint(resp *http.Response) (time.Duration, bool) {
+	if resp == nil || resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusTooManyRequests {
+		return 0, false
+	}
+	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 || secs > int64(math.MaxInt64/time.Second) {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if at, err := http.ParseTime(v); err == nil && time.Until(at) > 0 {
+		return time.Until(at), true
+	}
+	return 0, false
 }
 
 // CloseIdleConnections closes the idle connections of next, if it has any.

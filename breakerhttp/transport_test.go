@@ -352,3 +352,43 @@ type idleCloser struct {
 }
 
 func (c *idleCloser) CloseIdleConnections() { c.closed++ }
+
+// Given WithRetryAfterHints and an upstream answering 503 with Retry-After 30, then the
+// request that trips the breaker holds it OPEN 30s, within MaxRetryTimeout; without the
+// option, or for a 500, RetryTimeout.
+func TestTransportRetryAfterHints(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		header string
+		opts   []breakerhttp.Option
+		want   time.Duration
+	}{
+		{"hint taken", http.StatusServiceUnavailable, "30", []breakerhttp.Option{breakerhttp.WithRetryAfterHints()}, 30 * time.Second},
+		{"429 too", http.StatusTooManyRequests, "30", []breakerhttp.Option{breakerhttp.WithRetryAfterHints(),
+			breakerhttp.WithClientFailure(func(resp *http.Response, err error) bool { return err != nil || resp.StatusCode >= 429 })}, 30 * time.Second},
+		{"capped", http.StatusServiceUnavailable, "86400", []breakerhttp.Option{breakerhttp.WithRetryAfterHints()}, time.Minute},
+		{"off by default", http.StatusServiceUnavailable, "30", nil, time.Second},
+		{"not for a 500", http.StatusInternalServerError, "30", []breakerhttp.Option{breakerhttp.WithRetryAfterHints()}, time.Second},
+		{"not a number", http.StatusServiceUnavailable, "soon", []breakerhttp.Option{breakerhttp.WithRetryAfterHints()}, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", tt.header)
+				w.WriteHeader(tt.status)
+			}))
+			t.Cleanup(srv.Close)
+			rule := breaker.Rule{Resource: "GET " + srv.Listener.Addr().String(), Strategy: breaker.ErrorCount,
+				Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Second, MaxRetryTimeout: time.Minute}
+			m, clk, _ := newManager(t, rule)
+			c := &http.Client{Transport: breakerhttp.NewTransport(srv.Client().Transport, m, tt.opts...)}
+			resp, _, err := get(context.Background(), c, srv.URL)
+			require.NoError(t, err)
+			require.Equal(t, tt.status, resp.StatusCode)
+			st := m.Breakers(rule.Resource)[0].Stats()
+			require.Equal(t, breaker.Open, st.State)
+			assert.Equal(t, clk.Now().Add(tt.want), st.RetryAt)
+		})
+	}
+}
