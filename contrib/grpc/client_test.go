@@ -3,6 +3,7 @@ package breakergrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -597,4 +598,33 @@ func TestStreamClientStreamerFails(t *testing.T) {
 
 	assert.Equal(t, []call{{chatMethod, unavailable}, {chatMethod, breaker.ErrPanicked}}, rec.all())
 	assert.Equal(t, uint64(2), stats(t, m, chatMethod).Bad)
+}
+
+// Given WithRetryHints and a server whose own breaker rejects the RPC with a RetryInfo, then
+// the client's breaker, tripped by that rejection, stays OPEN for the server's delay (within
+// MaxRetryTimeout); without the option, for its RetryTimeout.
+func TestClientRetryHints(t *testing.T) {
+	for _, hints := range []bool{true, false} {
+		t.Run(fmt.Sprintf("hints=%v", hints), func(t *testing.T) {
+			serverM, _, _ := newManager(t, tripOnFirstFailure(echoMethod))
+			require.Error(t, serverM.Do(context.Background(), echoMethod, func(context.Context) error {
+				return errors.New("down")
+			}))
+			s := serve(t, grpc.ChainUnaryInterceptor(breakergrpc.UnaryServerInterceptor(serverM)))
+
+			rule := breaker.Rule{Resource: echoMethod, Strategy: breaker.ErrorCount, Threshold: 1,
+				MinRequestAmount: 1, RetryTimeout: time.Second, MaxRetryTimeout: time.Minute}
+			m, clk, _ := newManager(t, rule)
+			var opts []breakergrpc.Option
+			want := time.Second
+			if hints {
+				opts, want = []breakergrpc.Option{breakergrpc.WithRetryHints()}, retryTimeout
+			}
+			_, err := echo(context.Background(), clientConn(t, s, m, opts...), "hello")
+			require.Equal(t, codes.Unavailable, status.Code(err))
+			st := stats(t, m, echoMethod)
+			require.Equal(t, breaker.Open, st.State)
+			assert.Equal(t, clk.Now().Add(want), st.RetryAt)
+		})
+	}
 }

@@ -21,6 +21,7 @@ type options struct {
 	resource     func(ctx context.Context, fullMethod string) string // nil: the full method
 	failureCodes []codes.Code                                        // nil: DefaultFailureCodes
 	details      bool                                                // WithBlockDetails
+	retryHints   bool                                                // WithRetryHints
 }
 
 func newOptions(opts []Option) *options {
@@ -93,3 +94,13 @@ func (o *options) resourceOf(ctx context.Context, fullMethod string) string {
 
 // fails reports whether an RPC that ended with code c failed.
 func (o *options) fails(c codes.Code) bool { return slices.Contains(o.failureCodes, c) }
+
+// WithRetryHints makes the client interceptors pass on the server's own retry hint: an RPC
+// that counts as failed and whose status carries a RetryInfo detail (as this package's server
+// interceptors send when a breaker rejects an RPC) is recorded with breaker.RetryAfter, so
+// that when it trips the breaker or fails its probe the breaker stays OPEN at least the
+// delay, within the rule's MaxRetryTimeout (RetryTimeout when that is 0). Off by default. The
+// server interceptors ignore it.
+func WithRetryHints() Option {
+	return optionFunc(func(o *options) { o.retryHints = true })
+}

@@ -3,6 +3,9 @@ package breakergrpc
 import (
 	"context"
 	"errors"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -59,5 +62,28 @@ func (o *options) clientOutcome(ctx context.Context, err error) error {
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return breaker.CountAs(err, breaker.Ignore)
 	}
-	return o.outcome(err)
+	recorded := o.outcome(err)
+	if o.retryHints && recorded != nil {
+		if d, ok := retryInfoDelay(err); ok {
+			return breaker.RetryAfter(recorded, d)
+		}
+	}
+	return recorded
+}
+
+// retryInfoDelay returns the retry delay of the RetryInfo detail of a status error, such as
+// the one this package's server interceptors send when a breaker rejects an RPC.
+func retryInfoDelay(err error) (time.Duration, bool) {
+	st, ok := status.FromError(err)
+	if !ok {
+		return 0, false
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.RetryInfo); ok && info.GetRetryDelay().IsValid() {
+			if delay := info.GetRetryDelay().AsDuration(); delay > 0 {
+				return delay, true
+			}
+		}
+	}
+	return 0, false
 }
