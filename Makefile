@@ -12,12 +12,15 @@ BENCH    ?= .
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 
-.PHONY: test test-contrib test-all e2e-deps e2e stress soak bench bench-peers fuzz lint cover
+.PHONY: test test-bench test-contrib test-all e2e-deps e2e stress soak bench bench-peers fuzz lint cover
 
-# test runs every test of the module with the race detector, and checks that the benchmark
-# module still builds and its setups still work (one iteration of each benchmark).
+# test runs every test of the core module and its packages with the race detector.
 test:
 	go test -race -count=1 ./...
+
+# test-bench checks that the peer benchmark module still builds and its setups still work (one
+# iteration of each benchmark). Its first run downloads the five peer libraries.
+test-bench:
 	cd benchmarks && go vet ./... && go test -count=1 ./... && \
 		go test -run '^$$' -bench . -benchtime 1x .
 
@@ -28,8 +31,9 @@ test-contrib:
 		(cd $$mod && go vet ./... && go test -race -count=1 ./...) || exit 1; \
 	done
 
-# test-all is what CI runs: the core's tests, then every contrib module's.
-test-all: test test-contrib
+# test-all is what CI runs: the core's tests, the benchmark module's smoke run, then every
+# contrib module's tests.
+test-all: test test-bench test-contrib
 
 # e2e-deps installs Debian's Chromium for the status page's end-to-end test, unless a chromium
 # is on the PATH already (apt-get needs root, as CI has). make test skips that test without it.
