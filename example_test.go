@@ -231,3 +231,136 @@ func ExampleParseDocument() {
 	// true 2s
 	// breaker: invalid rule (resource "payments"): force must be "auto", "open" or "closed", got "on"
 }
+
+func ExampleParseRules() {
+	rules, err := breaker.ParseRules([]byte(`[
+	  {"resource": "GET /orders/{id}", "strategy": "ErrorRatio", "threshold": 0.5,
+	   "minRequestAmount": 20, "statInterval": "10s", "retryTimeout": "30s"}
+	]`))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(rules[0].Strategy, rules[0].Threshold, rules[0].RetryTimeout)
+	_, err = breaker.ParseRules([]byte(`[{"resource": "x", "strategy": "ErrorRatio", "threshold": 2,
+	  "retryTimeout": "1s"}]`))
+	fmt.Println(err)
+	// Output:
+	// ErrorRatio 0.5 30s
+	// breaker: invalid rule 0 (resource "x"): Threshold must be in (0, 1] for ErrorRatio, got 2
+}
+
+func ExampleManager_DoWithFallback() {
+	m := breaker.NewManager()
+	if err := m.LoadResources(map[string]breaker.ResourceConfig{"prices": {Force: breaker.ForceOpen}}); err != nil {
+		panic(err)
+	}
+	price := 0
+	err := m.DoWithFallback(context.Background(), "prices", func(context.Context) error {
+		price = 42 // not called: the resource is forced open
+		return nil
+	}, func(_ context.Context, err error) error {
+		if !errors.Is(err, breaker.ErrBlocked) {
+			return err // only blocked calls fall back
+		}
+		price = 40 // the cached price
+		return nil
+	})
+	fmt.Println(price, err)
+	// Output: 40 <nil>
+}
+
+func ExampleWithClassifier() {
+	errNotFound := errors.New("not found")
+	m := breaker.NewManager(breaker.WithClassifier(func(err error) breaker.Outcome {
+		if errors.Is(err, errNotFound) {
+			return breaker.Success // the dependency answered: "not found" is not its failure
+		}
+		return breaker.Failure
+	}))
+	if err := m.LoadRules([]breaker.Rule{{Resource: "users", Strategy: breaker.ErrorCount,
+		Threshold: 2, RetryTimeout: time.Minute}}); err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	for range 3 {
+		_ = m.Do(ctx, "users", func(context.Context) error { return errNotFound })
+	}
+	fmt.Println(m.Breakers("users")[0].State())
+	// CountAs says how one call counts, whatever the classifier says.
+	for range 2 {
+		_ = m.Do(ctx, "users", func(context.Context) error { return breaker.CountAs(errNotFound, breaker.Failure) })
+	}
+	fmt.Println(m.Breakers("users")[0].State())
+	// Output:
+	// CLOSED
+	// OPEN
+}
+
+func ExampleResource() {
+	m := breaker.NewManager()
+	if err := m.LoadRules([]breaker.Rule{{Resource: "search", Strategy: breaker.ErrorCount,
+		Threshold: 1, RetryTimeout: time.Minute}}); err != nil {
+		panic(err)
+	}
+	search := m.Resource("search") // keep one per resource: no lookup by name on each call
+	hits, err := breaker.ExecuteOn(context.Background(), search, func(context.Context) (int, error) {
+		return 7, nil
+	})
+	fmt.Println(hits, err)
+	_ = search.Do(context.Background(), func(context.Context) error { return errors.New("search: down") })
+	hits, err = breaker.ExecuteOnWithFallback(context.Background(), search,
+		func(context.Context) (int, error) { return 7, nil },
+		func(context.Context, error) (int, error) { return 0, nil })
+	fmt.Println(hits, err)
+	// Output:
+	// 7 <nil>
+	// 0 <nil>
+}
+
+// countingSlot counts the calls in flight, as a Slot that holds something per call would.
+type countingSlot struct{ inFlight int }
+
+func (s *countingSlot) OnEntry(*breaker.Entry) error {
+	if s.inFlight >= 1 {
+		return errors.New("one call at a time")
+	}
+	s.inFlight++
+	return nil
+}
+
+func (s *countingSlot) OnExit(*breaker.Entry) { s.inFlight-- }
+
+func ExampleWithSlots() {
+	slot := &countingSlot{}
+	m := breaker.NewManager(breaker.WithSlots(slot))
+	first, _ := m.Enter("reports")
+	_, err := m.Enter("reports")
+	fmt.Println(err)
+	first.Exit()
+	second, err := m.Enter("reports")
+	fmt.Println(err)
+	second.Exit()
+	// Output:
+	// breaker: call to "reports" blocked: one call at a time
+	// <nil>
+}
+
+func ExampleWithCallObserver() {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(
+		breaker.CallObserverFunc(func(c breaker.CallInfo) {
+			fmt.Println(c.Resource, c.Outcome, c.RT, c.Blocked != nil)
+		})))
+	if err := m.LoadRules([]breaker.Rule{{Resource: "mail", Strategy: breaker.ErrorCount,
+		Threshold: 1, RetryTimeout: time.Minute}}); err != nil {
+		panic(err)
+	}
+	_ = m.Do(context.Background(), "mail", func(context.Context) error {
+		clock.Advance(30 * time.Millisecond)
+		return errors.New("mail: timeout")
+	})
+	_ = m.Do(context.Background(), "mail", func(context.Context) error { return nil })
+	// Output:
+	// mail Failure 30ms false
+	// mail Success 0s true
+}

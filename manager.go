@@ -418,7 +418,10 @@ func (m *Manager) doEntry(ctx context.Context, resource string, res *resource, f
 var ErrPanicked = errors.New("breaker: call panicked")
 
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
-// zero value and the *BlockError.
+// zero value and the *BlockError. Go methods cannot have type parameters, so Execute is a
+// function that takes the Manager (Default() for the package-level one), and
+// ExecuteWithFallback with it; DoWithFallback is a method, as Do is. ExecuteOn does the same
+// through a Resource handle.
 func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(context.Context) (T, error)) (T, error) {
 	var out T
 	err := m.Do(ctx, resource, func(ctx context.Context) error {

@@ -48,3 +48,36 @@ func (r *Resource) breakers() *resource {
 	r.found.Store(&lookup{set: set, res: res})
 	return res
 }
+
+// DoWithFallback calls fn if the breakers of the resource let the call through, with a
+// fallback for a blocked or failed call; see Manager.DoWithFallback.
+func (r *Resource) DoWithFallback(ctx context.Context, fn func(context.Context) error,
+	fallback func(context.Context, error) error) error {
+	err := r.Do(ctx, fn)
+	if err != nil && fallback != nil {
+		return fallback(ctx, err)
+	}
+	return err
+}
+
+// ExecuteOn is Execute through a Resource handle: Go methods cannot have type parameters, so
+// it is a function, as Execute is.
+func ExecuteOn[T any](ctx context.Context, r *Resource, fn func(context.Context) (T, error)) (T, error) {
+	var out T
+	err := r.Do(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = fn(ctx)
+		return err
+	})
+	return out, err
+}
+
+// ExecuteOnWithFallback is ExecuteOn with a fallback; see ExecuteWithFallback.
+func ExecuteOnWithFallback[T any](ctx context.Context, r *Resource, fn func(context.Context) (T, error),
+	fallback func(context.Context, error) (T, error)) (T, error) {
+	v, err := ExecuteOn(ctx, r, fn)
+	if err != nil && fallback != nil {
+		return fallback(ctx, err)
+	}
+	return v, err
+}

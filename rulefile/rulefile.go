@@ -6,10 +6,10 @@
 // file without "resources" leaves the settings as they are (write "resources": {} to clear
 // them), and one without "rules" leaves the rules.
 //
-// Watch loads the file, then polls it and loads it again whenever its content changes and has
-// held still for one poll (so a file caught half-written is not loaded). A file that cannot be
-// read or parsed, or whose rules are invalid, is reported (logged, and passed to the OnError
-// option) and the last good rules stay in force.
+// Watch loads the file, then polls it and loads it again at the first poll that finds its
+// content changed and valid. Content that does not parse or load may be a file caught
+// half-written: it is reported (logged, and passed to the OnError option) only if it is still
+// the same at the next poll, and the last good rules stay in force.
 //
 // Only a regular file is read (a symbolic link to one is followed), and only up to a size limit
 // (WithMaxSize, 16 MiB by default). A poll that finds the file's size, modification time and
@@ -329,8 +329,9 @@ func describeType(mode os.FileMode) string {
 	return "not a regular file (mode " + mode.String() + ")"
 }
 
-// check handles the result of a poll's read: it loads content that changed and then held still
-// for one poll, so that a file caught half-written is not loaded.
+// check handles the result of a poll's read: it loads content that changed, at once when it is
+// valid; invalid content is reported once it has held still for a poll, so that a file caught
+// half-written is not reported.
 func (w *Watcher) check(res readResult) {
 	if res.err != nil {
 		w.last, w.havePending = fileState{}, false
@@ -347,7 +348,15 @@ func (w *Watcher) check(res readResult) {
 	case w.haveSeen && res.sum == w.seen:
 		w.havePending = false
 	case !w.havePending || res.sum != w.pending:
-		w.pending, w.havePending = res.sum, true
+		// New content loads at once if it is valid. Invalid content may be a file caught
+		// half-written: it is reported only if it is still the same at the next poll.
+		seen, haveSeen := w.seen, w.haveSeen
+		if err := w.load(res.data, res.sum); err != nil {
+			w.seen, w.haveSeen = seen, haveSeen
+			w.pending, w.havePending = res.sum, true
+			return
+		}
+		w.havePending = false
 	default:
 		w.havePending = false
 		if err := w.load(res.data, res.sum); err != nil {
