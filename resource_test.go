@@ -54,3 +54,20 @@ func TestManagerNow(t *testing.T) {
 	real := breaker.NewManager()
 	assert.WithinDuration(t, time.Now(), real.Now(), time.Minute)
 }
+
+// A handle's DoWithFallback falls back on a block or a failure, and not on a success.
+func TestResourceDoWithFallback(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	r := h.m.Resource("svc")
+	var fellBack []error
+	fallback := func(_ context.Context, err error) error { fellBack = append(fellBack, err); return nil }
+	ctx := context.Background()
+	require.NoError(t, r.DoWithFallback(ctx, func(context.Context) error { return nil }, fallback))
+	require.NoError(t, r.DoWithFallback(ctx, func(context.Context) error { return errDown }, fallback))
+	require.NoError(t, r.DoWithFallback(ctx, func(context.Context) error { return nil }, fallback))
+	require.Len(t, fellBack, 2)
+	assert.ErrorIs(t, fellBack[0], errDown)
+	assert.ErrorIs(t, fellBack[1], breaker.ErrOpen)
+	assert.ErrorIs(t, r.DoWithFallback(ctx, func(context.Context) error { return nil }, nil), breaker.ErrOpen,
+		"a nil fallback makes it Do")
+}
