@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,4 +109,39 @@ func TestDryRunIdentityAndJSON(t *testing.T) {
 	out, err := rules[0].MarshalJSON()
 	require.NoError(t, err)
 	assert.Contains(t, string(out), `"dryRun":true`)
+}
+
+// P5, under -race: 32 goroutines arrive at once when a DryRun breaker's retry time has come.
+// One becomes the probe; the others, including those that lost the race for it, pass.
+func TestDryRunNeverRejectsUnderConcurrency(t *testing.T) {
+	for round := 0; round < 50; round++ {
+		h := newHarness(t, dryRun(errorCount(1, 1)))
+		h.completeN("svc", 1, errDown)
+		h.clock.Advance(5 * time.Second)
+		var wg sync.WaitGroup
+		entries := make(chan *breaker.Entry, 32)
+		start := make(chan struct{})
+		for g := 0; g < 32; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				e, err := h.m.Enter("svc")
+				if err != nil {
+					t.Errorf("round %d: a DryRun breaker rejected a call: %v", round, err)
+					return
+				}
+				entries <- e
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(entries)
+		require.Len(t, entries, 32)
+		require.Equal(t, []string{tripped, probing}, h.events.transitions(), "one probe")
+		for e := range entries {
+			e.Exit()
+		}
+		require.Equal(t, breaker.Closed, h.state("svc", 0), "the probe succeeded")
+	}
 }

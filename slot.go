@@ -242,6 +242,16 @@ func (m *Manager) takeProbes(c *call, now int64) *BlockError {
 			continue
 		}
 		q, ok := a.c.probe(a.p, now)
+		if !ok && a.c.dry() {
+			// Another call became the probe of a breaker that rejects nothing: this one
+			// passes, and that breaker does not count it.
+			c.dry = a.p.blocked.Load()
+			if cur := a.c.cur.Load(); cur.state != Closed {
+				c.dry = cur.blocked.Load()
+			}
+			a.p = nil
+			continue
+		}
 		if !ok {
 			blocked := a.p.blocked.Load()
 			if cur := a.c.cur.Load(); cur.state != Closed {
