@@ -523,17 +523,22 @@ func TestStrategyAndStateStrings(t *testing.T) {
 // same field, at index 0, and leaves the manager empty.
 func FuzzRuleValidate(f *testing.F) {
 	second, ms := int64(time.Second), int64(time.Millisecond)
-	// resource, strategy, threshold, maxRT, statInterval, buckets, minReq, retry, probe
-	f.Add("GET /orders", int32(breaker.ErrorRatio), 0.5, int64(0), int64(0), uint32(0), uint64(0), 5*second, int64(0))
-	f.Add("db", int32(breaker.SlowRequestRatio), 1.0, 50*ms, 10*ms, uint32(10), uint64(3), second, 2*second)
-	f.Add("db", int32(breaker.ErrorCount), 1e6, int64(-1), second, uint32(1000), uint64(1), int64(1), int64(math.MaxInt64))
-	f.Add("db", int32(breaker.ErrorCount), 1.5, int64(0), second, uint32(3), uint64(0), second, int64(0))
-	f.Add("", int32(7), math.NaN(), int64(0), int64(-1), uint32(1001), uint64(0), int64(0), int64(-1))
-	f.Add("x", int32(breaker.SlowRequestRatio), 1e-9, int64(0), 10*ms, uint32(20), uint64(0), second, int64(0))
-	f.Add("x", int32(breaker.ErrorRatio), 1.0, int64(0), int64(breaker.MaxStatInterval), uint32(1000), uint64(math.MaxUint64), int64(math.MaxInt64), int64(-1))
+	// resource, strategy, threshold, maxRT, statInterval, buckets, minReq, retry, probe,
+	// probeNum, maxRetry, jitter
+	f.Add("GET /orders", int32(breaker.ErrorRatio), 0.5, int64(0), int64(0), uint32(0), uint64(0), 5*second, int64(0), uint32(0), int64(0), 0.0)
+	f.Add("db", int32(breaker.SlowRequestRatio), 1.0, 50*ms, 10*ms, uint32(10), uint64(3), second, 2*second, uint32(0), int64(0), 0.0)
+	f.Add("db", int32(breaker.ErrorCount), 1e6, int64(-1), second, uint32(1000), uint64(1), int64(1), int64(math.MaxInt64), uint32(0), int64(0), 0.0)
+	f.Add("db", int32(breaker.ErrorCount), 1.5, int64(0), second, uint32(3), uint64(0), second, int64(0), uint32(0), int64(0), 0.0)
+	f.Add("", int32(7), math.NaN(), int64(0), int64(-1), uint32(1001), uint64(0), int64(0), int64(-1), uint32(0), int64(0), 0.0)
+	f.Add("x", int32(breaker.SlowRequestRatio), 1e-9, int64(0), 10*ms, uint32(20), uint64(0), second, int64(0), uint32(0), int64(0), 0.0)
+	f.Add("x", int32(breaker.ErrorRatio), 1.0, int64(0), int64(breaker.MaxStatInterval), uint32(1000), uint64(math.MaxUint64), int64(math.MaxInt64), int64(-1), uint32(0), int64(0), 0.0)
 
+	f.Add("run", int32(breaker.ConsecutiveErrors), 3.0, int64(0), int64(0), uint32(0), uint64(0), second, int64(0),
+		uint32(3), 8*second, 0.5)
+	f.Add("run", int32(breaker.ConsecutiveErrors), 3.0, int64(0), int64(0), uint32(0), uint64(0), second, int64(0),
+		uint32(1001), ms, math.NaN())
 	f.Fuzz(func(t *testing.T, resource string, strategy int32, threshold float64, maxRT, statInterval int64,
-		buckets uint32, minReq uint64, retry, probe int64) {
+		buckets uint32, minReq uint64, retry, probe int64, probeNum uint32, maxRetry int64, jitter float64) {
 		r := breaker.Rule{
 			ID:               "fuzz",
 			Resource:         resource,
@@ -545,6 +550,9 @@ func FuzzRuleValidate(f *testing.F) {
 			BucketCount:      buckets,
 			RetryTimeout:     time.Duration(retry),
 			ProbeTimeout:     time.Duration(probe),
+			ProbeNum:         probeNum,
+			MaxRetryTimeout:  time.Duration(maxRetry),
+			RetryJitter:      jitter,
 		}
 		m := breaker.NewManager()
 
