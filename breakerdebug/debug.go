@@ -82,18 +82,50 @@ const keep = 100
 // handler. Changes before the call are not shown. The observer only copies each change into
 // a ring buffer of fixed size under a mutex, so its memory does not grow with the number of
 // resources. A nil m means breaker.Default().
-func Handler(m *breaker.Manager) http.Handler {
+func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 	if m == nil {
 		m = breaker.Default()
 	}
-	h := &handler{m: m, recent: &recent{}}
+	h := &handler{m: m, recent: &recent{}, unruled: defaultUnruled}
+	for _, o := range opts {
+		o.apply(h)
+	}
 	m.AddObserver(h.recent)
 	return h
 }
 
+// defaultUnruled is how many resources without rules or settings the status lists by default.
+const defaultUnruled = 10
+
+// Option configures a Handler.
+type Option interface {
+	apply(*handler)
+}
+
+type optionFunc func(*handler)
+
+func (f optionFunc) apply(h *handler) { f(h) }
+
+// WithRecorder shows, beside each resource, its calls over the last minute as r counted them;
+// r must also be given to the Manager with breaker.WithCallObserver, and read the Manager's
+// clock (RecorderClock). Resources that had calls and have neither rules nor settings are
+// listed too, the most called first (see WithUnruled), so that a rule under a misspelt name
+// shows.
+func WithRecorder(r *Recorder) Option {
+	return optionFunc(func(h *handler) { h.rec = r })
+}
+
+// WithUnruled sets how many resources without rules or settings, the most called in the last
+// minute first, the status lists with WithRecorder (10 by default; 0 lists none).
+func WithUnruled(n int) Option {
+	return optionFunc(func(h *handler) { h.unruled = max(n, 0) })
+}
+
 type handler struct {
-	m      *breaker.Manager
-	recent *recent
+	m       *breaker.Manager
+	recent  *recent
+	rec     *Recorder // nil: no call counts
+	unruled int
 }
 
 // status is the JSON document, and the data the HTML page starts from.
@@ -101,6 +133,14 @@ type status struct {
 	Now         time.Time        `json:"now"`
 	Resources   []resourceStatus `json:"resources"`
 	Transitions []transition     `json:"transitions"`
+	// Unruled are the resources with calls in the last minute and neither rules nor settings,
+	// the most called first; set with a Recorder.
+	Unruled []unruledStatus `json:"unruled,omitempty"`
+}
+
+type unruledStatus struct {
+	Resource string    `json:"resource"`
+	Calls    callStats `json:"calls"`
 }
 
 type resourceStatus struct {
@@ -108,6 +148,7 @@ type resourceStatus struct {
 	Settings *settingsStatus `json:"settings,omitempty"`
 	InFlight *int64          `json:"inFlight,omitempty"` // set with Settings
 	Breakers []breakerStatus `json:"breakers"`
+	Calls    *callStats      `json:"calls,omitempty"` // set with a Recorder
 }
 
 // settingsStatus is a resource's breaker.ResourceConfig, every field spelled out.
@@ -170,6 +211,10 @@ func (h *handler) status() *status {
 	for name := range settings {
 		names = append(names, name)
 	}
+	var calls map[string]callStats
+	if h.rec != nil {
+		calls = h.rec.read(st.Now)
+	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
 		cfg, hasSettings := settings[name]
@@ -202,7 +247,21 @@ func (h *handler) status() *status {
 				ProbeDeadline: s.ProbeDeadline,
 			})
 		}
+		if h.rec != nil {
+			c, ok := calls[name]
+			if !ok {
+				c = callStats{PerSecond: make([]uint64, seconds)}
+			}
+			res.Calls = &c
+			delete(calls, name)
+		}
 		st.Resources = append(st.Resources, res)
+	}
+	if h.rec != nil {
+		st.Unruled = []unruledStatus{}
+		for _, rc := range topByCalls(calls, h.unruled) {
+			st.Unruled = append(st.Unruled, unruledStatus{Resource: rc.name, Calls: rc.stats})
+		}
 	}
 	changes := h.recent.newestFirst()
 	st.Transitions = make([]transition, 0, len(changes))
