@@ -50,6 +50,33 @@
 // each request, and the transitions are a ring of the last 100, whichever resources made them,
 // so calls under names without rules, however many, add nothing to the page or to memory.
 //
+// With a [Recorder], the page is also a live dashboard of the last minute. Create the Recorder
+// on the Manager's clock, give it to the Manager as a call observer and to the Handler:
+//
+//	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clock))
+//	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(rec))
+//	mux.Handle("/debug/breakers", breakerdebug.Handler(m, breakerdebug.WithRecorder(rec)))
+//
+// Each resource then has "calls", its last 60 seconds up to the current one:
+//
+//	"calls": {"calls": 22, "rejectedOpen": 0, "rejectedForced": 0, "rejectedConcurrency": 0,
+//	          "rejectedOther": 0, "ran": 22, "failures": 4, "slow": 2,
+//	          "errorPercent": 18.2, "slowPercent": 9.1, "rtP50": "5ms", "rtP99": "200ms",
+//	          "perSecond": [0, ..., 12, 10, 0, ...]}
+//
+// "calls" counts every call heard, "rejectedOpen" those a breaker rejected, "rejectedForced"
+// those of a ForceOpen resource, "rejectedConcurrency" those over MaxConcurrency,
+// "rejectedOther" those a slot blocked; "ran" the calls let through, and "failures" and "slow"
+// among them, of which "errorPercent" and "slowPercent" are the shares (rounded to 0.1).
+// "rtP50" and "rtP99" are the upper bounds of the RT histogram buckets (1ms, 2ms, 5ms, ... 1m,
+// then ">1m0s") that hold those percentiles of the calls that ran, "" when none ran.
+// "perSecond" holds the calls of each of the 60 seconds, the oldest first. The page shows the
+// counts as rates per second over the minute (count / 60), with a sparkline of "perSecond".
+// The document also has "unruled": the resources with calls in the minute and neither rules
+// nor settings, the most called first, 10 by default ([WithUnruled]), so that a rule loaded
+// under a misspelt name shows. The Recorder keeps at most 1,000 names ([RecorderLimit]) and
+// counts the calls of any further name under [Overflow].
+//
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
 // origin. Nothing it keeps grows with the names callers use: the state changes are kept in a
@@ -81,7 +108,7 @@ const keep = 100
 // the last 100 state changes: call it once per Manager, before traffic, and reuse the
 // handler. Changes before the call are not shown. The observer only copies each change into
 // a ring buffer of fixed size under a mutex, so its memory does not grow with the number of
-// resources. A nil m means breaker.Default().
+// resources. A nil m means breaker.Default(). The options add call counts (WithRecorder).
 func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 	if m == nil {
 		m = breaker.Default()
