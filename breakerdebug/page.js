@@ -146,6 +146,9 @@
     const step = counts.length > 1 ? w / (counts.length - 1) : 0;
     const points = counts.map((c, i) =>
       (i * step).toFixed(1) + "," + (h - 1 - (c / top) * (h - 2)).toFixed(1));
+    const area = document.createElementNS(ns, "polygon");
+    area.setAttribute("points", "0," + h + " " + points.join(" ") + " " + w + "," + h);
+    svg.append(area);
     const line = document.createElementNS(ns, "polyline");
     line.setAttribute("points", points.join(" "));
     svg.append(line);
