@@ -230,3 +230,49 @@ func BenchmarkRecorderOnCall(b *testing.B) {
 		})
 	})
 }
+
+// Given calls of known response times, when the status is read, then p50 and p99 are the
+// upper bounds of the buckets that hold them, and a call slower than a minute is ">1m0s".
+// (Each call advances the fake clock by its RT and is counted at its end.)
+func TestRecorderPercentiles(t *testing.T) {
+	tests := []struct {
+		name    string
+		give    []time.Duration
+		wantP50 string
+		wantP99 string
+	}{
+		{name: "one call on a bound", give: []time.Duration{10 * time.Millisecond}, wantP50: "10ms", wantP99: "10ms"},
+		{name: "just over a bound", give: []time.Duration{10*time.Millisecond + 1}, wantP50: "20ms", wantP99: "20ms"},
+		{name: "zero", give: []time.Duration{0}, wantP50: "1ms", wantP99: "1ms"},
+		{name: "over a minute", give: []time.Duration{2 * time.Minute, time.Millisecond}, wantP50: "1ms", wantP99: ">1m0s"},
+		{
+			name:    "99 fast, 1 slow",
+			give:    append(repeat(99, 3*time.Millisecond), 3*time.Second),
+			wantP50: "5ms", wantP99: "5ms",
+		},
+		{
+			name:    "98 fast, 2 slow",
+			give:    append(repeat(98, 3*time.Millisecond), 3*time.Second, 3*time.Second),
+			wantP50: "5ms", wantP99: "5s",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, clk, h := newRecorded(t, nil, paymentsErrors)
+			for _, rt := range tt.give {
+				timed(m, clk, "payments", rt, nil)
+			}
+			c := callsOf(t, readStatus(t, h), "payments")
+			assert.Equal(t, tt.wantP50, c.RTP50)
+			assert.Equal(t, tt.wantP99, c.RTP99)
+		})
+	}
+}
+
+func repeat(n int, d time.Duration) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = d
+	}
+	return out
+}
