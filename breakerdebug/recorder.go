@@ -145,7 +145,10 @@ type bucket struct {
 
 func (s *series) record(c breaker.CallInfo, sec int64) {
 	b := &s.buckets[sec%seconds]
-	if b.sec.Load() != sec {
+	if held := b.sec.Load(); held != sec {
+		if held > sec {
+			return // a minute or more older than the bucket's second: out of the window
+		}
 		b.reset(sec)
 	}
 	b.calls.Inc()
@@ -172,12 +175,14 @@ func (s *series) record(c breaker.CallInfo, sec int64) {
 	b.rt[rtBucket(c.RT)].Inc()
 }
 
-// reset empties b for sec, unless another call did already. The counters are zeroed before
-// sec is stored, so a call that sees sec counts in the emptied bucket.
+// reset empties b for sec, unless another call did already, or moved it to a later second: a
+// bucket only moves forward, so a call that read the clock long before it counted cannot wipe
+// a newer second. The counters are zeroed before sec is stored, so a call that sees sec counts
+// in the emptied bucket.
 func (b *bucket) reset(sec int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.sec.Load() == sec {
+	if b.sec.Load() >= sec {
 		return
 	}
 	for _, c := range []*atomic.Uint32{&b.calls, &b.open, &b.forced, &b.concurrency,

@@ -276,3 +276,26 @@ func repeat(n int, d time.Duration) []time.Duration {
 	}
 	return out
 }
+
+// Given a call counted at second 60, when a call whose clock read says second 0 (the same
+// bucket, a minute older) is counted after it, then it is left out, and second 60 keeps its
+// count: a bucket only moves forward.
+func TestRecorderStaleCall(t *testing.T) {
+	clk := breakertest.NewClock()
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	require.NoError(t, m.LoadRules([]breaker.Rule{paymentsErrors}))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
+	start := clk.Now().Truncate(time.Second)
+
+	clk.Set(start.Add(60 * time.Second))
+	rec.OnCall(breaker.CallInfo{Resource: "payments"})
+	rec.OnCall(breaker.CallInfo{Resource: "payments"})
+	clk.Set(start)
+	rec.OnCall(breaker.CallInfo{Resource: "payments", Outcome: breaker.Failure})
+	clk.Set(start.Add(60 * time.Second))
+
+	c := callsOf(t, readStatus(t, h), "payments")
+	assert.Equal(t, uint64(2), c.Calls)
+	assert.Equal(t, uint64(0), c.Failures)
+}
