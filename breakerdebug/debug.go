@@ -162,7 +162,7 @@ type status struct {
 	Transitions []transition     `json:"transitions"`
 	// Unruled are the resources with calls in the last minute and neither rules nor settings,
 	// the most called first; set with a Recorder.
-	Unruled []unruledStatus `json:"unruled,omitempty"`
+	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
 }
 
 type unruledStatus struct {

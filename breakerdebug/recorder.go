@@ -40,7 +40,7 @@ var rtBounds = [...]time.Duration{
 // a histogram of fixed buckets (1ms to 1m), from which it reads p50 and p99.
 //
 // Its memory is bounded: it keeps at most the limit of names (RecorderLimit, 1,000 by
-// default), each about 6 KB, and counts the calls of any further name under Overflow. OnCall
+// default), each about 7 KB, and counts the calls of any further name under Overflow. OnCall
 // reads the Recorder's clock once and, for a name it knows, only adds to atomic counters; it
 // does not allocate. Counts read while calls are being made may miss a call at the edge of a
 // second. Make one with NewRecorder; the zero value is not usable. A Recorder is safe for
