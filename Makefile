@@ -12,7 +12,7 @@ BENCH    ?= .
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 
-.PHONY: test test-bench test-contrib test-all e2e-deps e2e stress soak bench bench-peers fuzz lint cover
+.PHONY: test test-bench test-contrib test-all e2e-deps e2e screenshot stress soak bench bench-peers fuzz lint cover
 
 # test runs every test of the core module and its packages with the race detector.
 test:
@@ -47,6 +47,11 @@ e2e-deps:
 # e2e runs the status page's end-to-end test in headless Chromium.
 e2e: e2e-deps
 	go test -race -count=1 -run '^TestE2E' -v ./breakerdebug/
+
+# screenshot serves the status page of breakerdebug/internal/dashdemo, a Manager after a minute
+# of made-up traffic, and saves a headless Chromium screenshot of it to docs/dashboard.png.
+screenshot: e2e-deps
+	sh breakerdebug/internal/dashdemo/screenshot.sh docs/dashboard.png
 
 # stress drives STRESS_EPISODES half-open episodes from many goroutines under -race (make test
 # runs 10,000), then runs each concurrent property test for PROPERTY_TIME (make test: 1s each).

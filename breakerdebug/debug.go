@@ -50,6 +50,33 @@
 // each request, and the transitions are a ring of the last 100, whichever resources made them,
 // so calls under names without rules, however many, add nothing to the page or to memory.
 //
+// With a [Recorder], the page is also a live dashboard of the last minute. Create the Recorder
+// on the Manager's clock, give it to the Manager as a call observer and to the Handler:
+//
+//	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clock))
+//	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(rec))
+//	mux.Handle("/debug/breakers", breakerdebug.Handler(m, breakerdebug.WithRecorder(rec)))
+//
+// Each resource then has "calls", its last 60 seconds up to the current one:
+//
+//	"calls": {"calls": 22, "rejectedOpen": 0, "rejectedForced": 0, "rejectedConcurrency": 0,
+//	          "rejectedOther": 0, "ran": 22, "failures": 4, "slow": 2,
+//	          "errorPercent": 18.2, "slowPercent": 9.1, "rtP50": "5ms", "rtP99": "200ms",
+//	          "perSecond": [0, ..., 12, 10, 0, ...]}
+//
+// "calls" counts every call heard, "rejectedOpen" those a breaker rejected, "rejectedForced"
+// those of a ForceOpen resource, "rejectedConcurrency" those over MaxConcurrency,
+// "rejectedOther" those a slot blocked; "ran" the calls let through, and "failures" and "slow"
+// among them, of which "errorPercent" and "slowPercent" are the shares (rounded to 0.1).
+// "rtP50" and "rtP99" are the upper bounds of the RT histogram buckets (1ms, 2ms, 5ms, ... 1m,
+// then ">1m0s") that hold those percentiles of the calls that ran, "" when none ran.
+// "perSecond" holds the calls of each of the 60 seconds, the oldest first. The page shows the
+// counts as rates per second over the minute (count / 60), with a sparkline of "perSecond".
+// The document also has "unruled": the resources with calls in the minute and neither rules
+// nor settings, the most called first, 10 by default ([WithUnruled]), so that a rule loaded
+// under a misspelt name shows. The Recorder keeps at most 1,000 names ([RecorderLimit]) and
+// counts the calls of any further name under [Overflow].
+//
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
 // origin. Nothing it keeps grows with the names callers use: the state changes are kept in a
@@ -81,19 +108,51 @@ const keep = 100
 // the last 100 state changes: call it once per Manager, before traffic, and reuse the
 // handler. Changes before the call are not shown. The observer only copies each change into
 // a ring buffer of fixed size under a mutex, so its memory does not grow with the number of
-// resources. A nil m means breaker.Default().
-func Handler(m *breaker.Manager) http.Handler {
+// resources. A nil m means breaker.Default(). The options add call counts (WithRecorder).
+func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 	if m == nil {
 		m = breaker.Default()
 	}
-	h := &handler{m: m, recent: &recent{}}
+	h := &handler{m: m, recent: &recent{}, unruled: defaultUnruled}
+	for _, o := range opts {
+		o.apply(h)
+	}
 	m.AddObserver(h.recent)
 	return h
 }
 
+// defaultUnruled is how many resources without rules or settings the status lists by default.
+const defaultUnruled = 10
+
+// Option configures a Handler.
+type Option interface {
+	apply(*handler)
+}
+
+type optionFunc func(*handler)
+
+func (f optionFunc) apply(h *handler) { f(h) }
+
+// WithRecorder shows, beside each resource, its calls over the last minute as r counted them;
+// r must also be given to the Manager with breaker.WithCallObserver, and read the Manager's
+// clock (RecorderClock). Resources that had calls and have neither rules nor settings are
+// listed too, the most called first (see WithUnruled), so that a rule under a misspelt name
+// shows.
+func WithRecorder(r *Recorder) Option {
+	return optionFunc(func(h *handler) { h.rec = r })
+}
+
+// WithUnruled sets how many resources without rules or settings, the most called in the last
+// minute first, the status lists with WithRecorder (10 by default; 0 lists none).
+func WithUnruled(n int) Option {
+	return optionFunc(func(h *handler) { h.unruled = max(n, 0) })
+}
+
 type handler struct {
-	m      *breaker.Manager
-	recent *recent
+	m       *breaker.Manager
+	recent  *recent
+	rec     *Recorder // nil: no call counts
+	unruled int
 }
 
 // status is the JSON document, and the data the HTML page starts from.
@@ -101,6 +160,14 @@ type status struct {
 	Now         time.Time        `json:"now"`
 	Resources   []resourceStatus `json:"resources"`
 	Transitions []transition     `json:"transitions"`
+	// Unruled are the resources with calls in the last minute and neither rules nor settings,
+	// the most called first; set with a Recorder.
+	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
+}
+
+type unruledStatus struct {
+	Resource string    `json:"resource"`
+	Calls    callStats `json:"calls"`
 }
 
 type resourceStatus struct {
@@ -108,6 +175,7 @@ type resourceStatus struct {
 	Settings *settingsStatus `json:"settings,omitempty"`
 	InFlight *int64          `json:"inFlight,omitempty"` // set with Settings
 	Breakers []breakerStatus `json:"breakers"`
+	Calls    *callStats      `json:"calls,omitempty"` // set with a Recorder
 }
 
 // settingsStatus is a resource's breaker.ResourceConfig, every field spelled out.
@@ -170,6 +238,10 @@ func (h *handler) status() *status {
 	for name := range settings {
 		names = append(names, name)
 	}
+	var calls map[string]callStats
+	if h.rec != nil {
+		calls = h.rec.read(st.Now)
+	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
 		cfg, hasSettings := settings[name]
@@ -202,7 +274,21 @@ func (h *handler) status() *status {
 				ProbeDeadline: s.ProbeDeadline,
 			})
 		}
+		if h.rec != nil {
+			c, ok := calls[name]
+			if !ok {
+				c = callStats{PerSecond: make([]uint64, seconds)}
+			}
+			res.Calls = &c
+			delete(calls, name)
+		}
 		st.Resources = append(st.Resources, res)
+	}
+	if h.rec != nil {
+		st.Unruled = []unruledStatus{}
+		for _, rc := range topByCalls(calls, h.unruled) {
+			st.Unruled = append(st.Unruled, unruledStatus{Resource: rc.name, Calls: rc.stats})
+		}
 	}
 	changes := h.recent.newestFirst()
 	st.Transitions = make([]transition, 0, len(changes))

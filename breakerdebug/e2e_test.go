@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -186,4 +187,132 @@ func TestE2EChromium(t *testing.T) {
 		"search tripped last, on the first refresh, and is listed first")
 	assert.Contains(t, dom, "7 breakers on 7 resources: 2 open, 0 half-open, 3 closed; 2 dry run (rejecting nothing); "+
 		"1 resource forced open; 1 resource forced closed")
+}
+
+// cellsOf returns the texts of the cells of class "num" in row, in order.
+func cellsOf(row string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`<td class="num">([^<]*)</td>`).FindAllStringSubmatch(row, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// wantCells is what the page should show for c, formatted from the JSON as page.js does.
+func wantCells(c callsJSON) []string {
+	rate := func(n uint64) string { return strconv.FormatFloat(float64(n)/60, 'f', 2, 64) }
+	pct := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" }
+	rt := func(s string) string {
+		if s == "" {
+			return "—"
+		}
+		return s
+	}
+	return []string{rate(c.Calls), rate(c.RejectedOpen), rate(c.RejectedForced), rate(c.RejectedConcurrency),
+		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent), pct(c.SlowPercent), rt(c.RTP50), rt(c.RTP99)}
+}
+
+// Given traffic over ten seconds of a fake clock (calls that pass, fail, are slow, rejected by
+// an OPEN breaker, by force and by the concurrency limit, and calls under a misspelt name), an
+// OPEN breaker past its retry time and a HALF_OPEN one past its probe deadline, when Chromium
+// renders the page, then every number in the calls tables is the JSON's, a few of them checked
+// against values worked out by hand, the sparkline has a point per second, the misspelt name is
+// listed without rules, and the retry column says "probe due" and "probe timed out".
+func TestE2EDashboard(t *testing.T) {
+	chromium(t)
+	hang := breaker.Rule{ID: "hang", Resource: "hang", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Second, ProbeTimeout: 2 * time.Second}
+	m, clk, h := newRecorded(t, nil, inventoryRule, paymentsErrors, paymentsSlow, hang)
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
+		"legacy":  {Force: breaker.ForceOpen},
+		"limited": {MaxConcurrency: 1},
+	}))
+	start := clk.Now().Truncate(time.Second)
+	at := func(d time.Duration) { clk.Set(start.Add(d)) }
+
+	at(100 * time.Millisecond)
+	for range 5 {
+		call(m, "inventory", fail) // 3 failures trip it, 2 rejections; retry at 5.1s
+	}
+	call(m, "hang", fail) // OPEN, retry at 1.1s
+	for range 3 {
+		call(m, "legacy", succeed)
+	}
+	at(1200 * time.Millisecond)
+	probe, err := m.Enter("hang") // HALF_OPEN, probe deadline 3.2s
+	require.NoError(t, err)
+	defer probe.Exit()
+	for range 12 {
+		timed(m, clk, "payments", 3*time.Millisecond, nil)
+	}
+	at(2100 * time.Millisecond)
+	for range 4 {
+		timed(m, clk, "payments", 3*time.Millisecond, nil)
+	}
+	for range 2 {
+		timed(m, clk, "payments", 150*time.Millisecond, nil)
+	}
+	for range 4 { // 4 of 10 in the second: payments stays CLOSED
+		timed(m, clk, "payments", 3*time.Millisecond, errDown)
+	}
+	held, err := m.Enter("limited")
+	require.NoError(t, err)
+	defer held.Exit()
+	call(m, "limited", succeed) // over the limit
+	at(3100 * time.Millisecond)
+	for range 7 {
+		call(m, "inventroy", succeed)
+	}
+	const hostile = "<b>x</b>"
+	call(m, hostile, succeed)
+	at(8500 * time.Millisecond)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+
+	dom := dumpDOM(t, srv.URL+path)
+	st := readStatus(t, h)
+
+	calls := section(t, dom, "calls")
+	unruled := section(t, dom, "unruled")
+	for _, r := range st.Resources {
+		require.NotNil(t, r.Calls, r.Resource)
+		assert.Equal(t, wantCells(*r.Calls), cellsOf(rowOf(t, calls, r.Resource)), r.Resource)
+	}
+	require.Len(t, st.Unruled, 2)
+	for _, u := range st.Unruled {
+		name := strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(u.Resource)
+		assert.Equal(t, wantCells(u.Calls), cellsOf(rowOf(t, unruled, name)), u.Resource)
+	}
+	assert.NotContains(t, dom, hostile, "the name is text, not markup")
+
+	// By hand: payments had 22 calls in the minute, 4 failed and 2 slow of 22 that ran, 20
+	// under 5ms and 2 under 200ms; inventory 5 calls, 2 rejected by its OPEN breaker; legacy
+	// 3 rejected by force; limited 2 calls, 1 over the limit.
+	assert.Equal(t, []string{"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "5ms", "200ms"},
+		cellsOf(rowOf(t, calls, "payments")))
+	assert.Equal(t, []string{"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "1ms", "1ms"},
+		cellsOf(rowOf(t, calls, "inventory")))
+	assert.Equal(t, "0.05", cellsOf(rowOf(t, calls, "legacy"))[2])
+	assert.Equal(t, "0.02", cellsOf(rowOf(t, calls, "limited"))[3])
+	assert.Equal(t, "0.12", cellsOf(rowOf(t, unruled, "inventroy"))[0])
+	assert.Contains(t, rowOf(t, unruled, "inventroy"), `<td class="muted">no rules</td>`)
+
+	// The sparkline of payments: 60 points, its busiest second (12 calls, 7s ago) at the top.
+	points := regexp.MustCompile(`<polyline points="([^"]*)"`).FindStringSubmatch(rowOf(t, calls, "payments"))
+	require.Len(t, points, 2)
+	pts := strings.Fields(points[1])
+	require.Len(t, pts, 60)
+	assert.Equal(t, "105.8,1.0", pts[52], "second 1 of 8: 12 calls, the most")
+	assert.Equal(t, "0.0,23.0", pts[0], "no calls a minute ago")
+
+	breakers := section(t, dom, "breakers")
+	assert.Contains(t, rowOf(t, breakers, "inventory"), "probe due")
+	assert.Contains(t, rowOf(t, breakers, "hang"), "probe timed out")
+	assert.NotContains(t, breakers, "in -", "no negative times")
 }

@@ -113,12 +113,84 @@
     return td;
   }
 
+  // retryText says when an OPEN breaker lets a probe through, or when a HALF_OPEN one's probe
+  // times out; once that time is past (the next call does it), it says so rather than
+  // showing a negative time.
   function retryText(b, now) {
-    if (b.state === "OPEN" && b.retryAt) return "probe in " + span(Date.parse(b.retryAt) - now);
+    if (b.state === "OPEN" && b.retryAt) {
+      const left = Date.parse(b.retryAt) - now;
+      return left > 0 ? "probe in " + span(left) : "probe due";
+    }
     if (b.state === "HALF_OPEN" && b.probeDeadline) {
-      return "probing; fails in " + span(Date.parse(b.probeDeadline) - now);
+      const left = Date.parse(b.probeDeadline) - now;
+      return left > 0 ? "probing; fails in " + span(left) : "probe timed out";
     }
     return "";
+  }
+
+  // perSecond formats a count over the last minute as a rate per second.
+  function perSecond(n) {
+    return (n / 60).toFixed(2);
+  }
+
+  // sparkline draws the calls of each second of the last minute, the oldest at the left, as
+  // an inline SVG scaled to its busiest second. It clones the empty <svg> the page carries,
+  // which the HTML parser put in the SVG namespace, and makes its children in that namespace.
+  function sparkline(counts) {
+    const svg = document.getElementById("spark-template").cloneNode(false);
+    svg.removeAttribute("id");
+    svg.removeAttribute("aria-hidden");
+    const ns = svg.namespaceURI;
+    const w = 120, h = 24; // the template's viewBox
+    const top = Math.max(1, ...counts);
+    const step = counts.length > 1 ? w / (counts.length - 1) : 0;
+    const points = counts.map((c, i) =>
+      (i * step).toFixed(1) + "," + (h - 1 - (c / top) * (h - 2)).toFixed(1));
+    const area = document.createElementNS(ns, "polygon");
+    area.setAttribute("points", "0," + h + " " + points.join(" ") + " " + w + "," + h);
+    svg.append(area);
+    const line = document.createElementNS(ns, "polyline");
+    line.setAttribute("points", points.join(" "));
+    svg.append(line);
+    const title = document.createElementNS(ns, "title");
+    title.textContent = "calls per second over the last minute; busiest second " + Math.max(0, ...counts);
+    svg.append(title);
+    return svg;
+  }
+
+  // callCells are the cells of a resource's last minute, in the order of the calls tables.
+  function callCells(c) {
+    const td = (text, cls) => el("td", cls || "num", text);
+    return [
+      td(perSecond(c.calls)),
+      td(perSecond(c.rejectedOpen)),
+      td(perSecond(c.rejectedForced)),
+      td(perSecond(c.rejectedConcurrency)),
+      td(perSecond(c.failures)),
+      td(perSecond(c.slow)),
+      td(c.errorPercent + "%"),
+      td(c.slowPercent + "%"),
+      td(c.rtP50 || "—"),
+      td(c.rtP99 || "—"),
+      cell("spark-cell", sparkline(c.perSecond || [])),
+    ];
+  }
+
+  function callsRow(res) {
+    const tr = el("tr");
+    const force = forceOf(res);
+    const badges = [forceBadge(force)];
+    for (const b of res.breakers || []) badges.push(badge(b.state));
+    const state = cell("state", ...badges.filter((x) => x));
+    if (!res.breakers || res.breakers.length === 0) state.append(el("span", "muted", "no rules"));
+    tr.append(el("td", "resource", res.resource), state, ...callCells(res.calls));
+    return tr;
+  }
+
+  function unruledRow(u) {
+    const tr = el("tr");
+    tr.append(el("td", "resource", u.resource), el("td", "muted", "no rules"), ...callCells(u.calls));
+    return tr;
   }
 
   function windowText(b) {
@@ -215,6 +287,15 @@
       }
     }
     replaceBody("#breakers", rows.length ? rows : [emptyRow("No rules loaded.")]);
+    const withCalls = (st.resources || []).filter((res) => res.calls);
+    const recorded = st.unruled !== undefined || withCalls.length > 0;
+    document.getElementById("traffic").hidden = !recorded;
+    if (recorded) {
+      replaceBody("#calls", withCalls.length ? withCalls.map(callsRow) : [emptyRow("No resources.", 13)]);
+      const unruled = (st.unruled || []).map(unruledRow);
+      replaceBody("#unruled", unruled.length ? unruled :
+        [emptyRow("Every resource called in the last minute has rules or settings.", 13)]);
+    }
     replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 5)]);
 
     const changes = (st.transitions || []).map((c) => {

@@ -1,0 +1,321 @@
+package breakerdebug
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/atomic"
+
+	"github.com/halfopen/breaker"
+)
+
+// Overflow is the name under which a Recorder counts the calls of resources past its limit of
+// names (see RecorderLimit).
+const Overflow = "(overflow)"
+
+const (
+	// seconds is the length of the window a Recorder keeps, in one-second buckets.
+	seconds = 60
+	// defaultLimit is how many resource names a Recorder keeps apart by default.
+	defaultLimit = 1000
+)
+
+// rtBounds are the upper bounds of the response-time histogram's buckets; a last bucket holds
+// the calls slower than the last bound. Percentiles are read as the bound of their bucket.
+var rtBounds = [...]time.Duration{
+	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
+}
+
+// Recorder is a breaker.CallObserver that counts each resource's calls in one-second buckets
+// over the last minute, for the status page: pass it to breaker.WithCallObserver, and to
+// Handler with WithRecorder. It counts calls, calls rejected by a breaker, by ForceOpen and by
+// the concurrency limit, failures and slow calls, and the response times of calls that ran in
+// a histogram of fixed buckets (1ms to 1m), from which it reads p50 and p99.
+//
+// Its memory is bounded: it keeps at most the limit of names (RecorderLimit, 1,000 by
+// default), each about 7 KB, and counts the calls of any further name under Overflow. OnCall
+// reads the Recorder's clock once and, for a name it knows, only adds to atomic counters; it
+// does not allocate. Counts read while calls are being made may miss a call at the edge of a
+// second. Make one with NewRecorder; the zero value is not usable. A Recorder is safe for
+// concurrent use and starts no goroutines.
+type Recorder struct {
+	clock breaker.Clock
+	limit int
+
+	names atomic.Pointer[map[string]*series] // copied on write, under mu
+	mu    sync.Mutex
+}
+
+var _ breaker.CallObserver = (*Recorder)(nil)
+
+// RecorderOption configures a Recorder.
+type RecorderOption interface {
+	apply(*Recorder)
+}
+
+type recorderOptionFunc func(*Recorder)
+
+func (f recorderOptionFunc) apply(r *Recorder) { f(r) }
+
+// RecorderClock sets the clock a Recorder reads the time of each call from; give it the clock
+// of the Manager (breaker.WithClock), so that its minute is the one the page shows. By default
+// it is the system clock.
+func RecorderClock(c breaker.Clock) RecorderOption {
+	return recorderOptionFunc(func(r *Recorder) {
+		if c != nil {
+			r.clock = c
+		}
+	})
+}
+
+// RecorderLimit sets how many resource names a Recorder keeps apart (1,000 by default); the
+// calls of names past it are counted under Overflow. A limit below 1 is taken as 1.
+func RecorderLimit(n int) RecorderOption {
+	return recorderOptionFunc(func(r *Recorder) { r.limit = max(n, 1) })
+}
+
+// NewRecorder returns a Recorder with no calls counted.
+func NewRecorder(opts ...RecorderOption) *Recorder {
+	r := &Recorder{clock: systemClock{}, limit: defaultLimit}
+	for _, o := range opts {
+		o.apply(r)
+	}
+	empty := map[string]*series{}
+	r.names.Store(&empty)
+	return r
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// OnCall counts c in the current second of its resource.
+func (r *Recorder) OnCall(c breaker.CallInfo) {
+	s := (*r.names.Load())[c.Resource]
+	if s == nil {
+		s = r.add(c.Resource)
+	}
+	s.record(c, r.clock.Now().Unix())
+}
+
+// add returns the series of name, made if it is new and the limit allows, else Overflow's.
+func (r *Recorder) add(name string) *series {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := *r.names.Load()
+	if s := old[name]; s != nil {
+		return s
+	}
+	if len(old) >= r.limit {
+		name = Overflow
+		if s := old[name]; s != nil {
+			return s
+		}
+	}
+	names := make(map[string]*series, len(old)+1)
+	for k, v := range old {
+		names[k] = v
+	}
+	s := &series{}
+	names[name] = s
+	r.names.Store(&names)
+	return s
+}
+
+// series is one resource's last minute, a ring of one-second buckets.
+type series struct {
+	buckets [seconds]bucket
+}
+
+type bucket struct {
+	mu  sync.Mutex   // held to reset the bucket for a new second
+	sec atomic.Int64 // the Unix second counted; 0: never used
+
+	calls, open, forced, concurrency, otherBlocked atomic.Uint32
+	ran, failures, slow                            atomic.Uint32
+	rt                                             [len(rtBounds) + 1]atomic.Uint32
+}
+
+func (s *series) record(c breaker.CallInfo, sec int64) {
+	b := &s.buckets[sec%seconds]
+	if held := b.sec.Load(); held != sec {
+		if held > sec {
+			return // a minute or more older than the bucket's second: out of the window
+		}
+		b.reset(sec)
+	}
+	b.calls.Inc()
+	if c.Blocked != nil {
+		switch {
+		case c.Blocked.Rule != nil:
+			b.open.Inc()
+		case errors.Is(c.Blocked.Cause, breaker.ErrForcedOpen):
+			b.forced.Inc()
+		case errors.Is(c.Blocked.Cause, breaker.ErrConcurrencyLimit):
+			b.concurrency.Inc()
+		default:
+			b.otherBlocked.Inc()
+		}
+		return
+	}
+	b.ran.Inc()
+	if c.Outcome == breaker.Failure {
+		b.failures.Inc()
+	}
+	if c.Slow {
+		b.slow.Inc()
+	}
+	b.rt[rtBucket(c.RT)].Inc()
+}
+
+// reset empties b for sec, unless another call did already, or moved it to a later second: a
+// bucket only moves forward, so a call that read the clock long before it counted cannot wipe
+// a newer second. The counters are zeroed before sec is stored, so a call that sees sec counts
+// in the emptied bucket.
+func (b *bucket) reset(sec int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sec.Load() >= sec {
+		return
+	}
+	for _, c := range []*atomic.Uint32{&b.calls, &b.open, &b.forced, &b.concurrency,
+		&b.otherBlocked, &b.ran, &b.failures, &b.slow} {
+		c.Store(0)
+	}
+	for i := range b.rt {
+		b.rt[i].Store(0)
+	}
+	b.sec.Store(sec)
+}
+
+// rtBucket returns the index of the histogram bucket that counts rt.
+func rtBucket(rt time.Duration) int {
+	for i, bound := range rtBounds {
+		if rt <= bound {
+			return i
+		}
+	}
+	return len(rtBounds)
+}
+
+// callStats is a resource's last minute, as the status shows it.
+type callStats struct {
+	Calls        uint64  `json:"calls"`
+	Open         uint64  `json:"rejectedOpen"`
+	Forced       uint64  `json:"rejectedForced"`
+	Concurrency  uint64  `json:"rejectedConcurrency"`
+	OtherBlocked uint64  `json:"rejectedOther"`
+	Ran          uint64  `json:"ran"`
+	Failures     uint64  `json:"failures"`
+	Slow         uint64  `json:"slow"`
+	ErrorPercent float64 `json:"errorPercent"`
+	SlowPercent  float64 `json:"slowPercent"`
+	RTP50        string  `json:"rtP50"`
+	RTP99        string  `json:"rtP99"`
+	// PerSecond is the calls of each second of the minute, the oldest first, the current
+	// second last.
+	PerSecond []uint64 `json:"perSecond"`
+}
+
+// snapshot returns the last minute of s up to the second now, that second included.
+func (s *series) snapshot(now int64) callStats {
+	st := callStats{PerSecond: make([]uint64, seconds)}
+	var rt [len(rtBounds) + 1]uint64
+	for i := range s.buckets {
+		b := &s.buckets[i]
+		sec := b.sec.Load()
+		age := now - sec
+		if sec == 0 || age < 0 || age >= seconds {
+			continue
+		}
+		calls := uint64(b.calls.Load())
+		st.PerSecond[seconds-1-age] = calls
+		st.Calls += calls
+		st.Open += uint64(b.open.Load())
+		st.Forced += uint64(b.forced.Load())
+		st.Concurrency += uint64(b.concurrency.Load())
+		st.OtherBlocked += uint64(b.otherBlocked.Load())
+		st.Ran += uint64(b.ran.Load())
+		st.Failures += uint64(b.failures.Load())
+		st.Slow += uint64(b.slow.Load())
+		for j := range rt {
+			rt[j] += uint64(b.rt[j].Load())
+		}
+	}
+	if st.Ran > 0 {
+		st.ErrorPercent = percentOf(st.Failures, st.Ran)
+		st.SlowPercent = percentOf(st.Slow, st.Ran)
+	}
+	st.RTP50 = percentile(&rt, 50)
+	st.RTP99 = percentile(&rt, 99)
+	return st
+}
+
+// percentOf returns part/whole as a percentage rounded to one decimal.
+func percentOf(part, whole uint64) float64 {
+	return math.Round(float64(part)*1000/float64(whole)) / 10
+}
+
+// percentile returns the bound of the bucket that holds the p-th percentile of the counts in
+// rt: ">1m0s" for the last bucket, "" when rt is empty.
+func percentile(rt *[len(rtBounds) + 1]uint64, p uint64) string {
+	var n uint64
+	for _, c := range rt {
+		n += c
+	}
+	if n == 0 {
+		return ""
+	}
+	rank := (n*p + 99) / 100 // the ceiling of n*p/100, at least 1
+	var seen uint64
+	for i, c := range rt {
+		seen += c
+		if seen >= rank {
+			if i == len(rtBounds) {
+				return ">" + rtBounds[len(rtBounds)-1].String()
+			}
+			return rtBounds[i].String()
+		}
+	}
+	return ""
+}
+
+// resourceCalls is a resource's name and its last minute.
+type resourceCalls struct {
+	name  string
+	stats callStats
+}
+
+// read returns the last minute of every resource with a call in it, at now, by name.
+func (r *Recorder) read(now time.Time) map[string]callStats {
+	out := map[string]callStats{}
+	for name, s := range *r.names.Load() {
+		st := s.snapshot(now.Unix())
+		if st.Calls > 0 {
+			out[name] = st
+		}
+	}
+	return out
+}
+
+// topByCalls returns the n resources of stats with the most calls, most first, then by name.
+func topByCalls(stats map[string]callStats, n int) []resourceCalls {
+	all := make([]resourceCalls, 0, len(stats))
+	for name, st := range stats {
+		all = append(all, resourceCalls{name, st})
+	}
+	slices.SortFunc(all, func(a, b resourceCalls) int {
+		if c := cmp.Compare(b.stats.Calls, a.stats.Calls); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	return all[:min(n, len(all))]
+}

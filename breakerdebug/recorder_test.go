@@ -1,0 +1,301 @@
+package breakerdebug_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerdebug"
+	"github.com/halfopen/breaker/breakertest"
+)
+
+// callsJSON is the part of the JSON a Recorder adds to each resource.
+type callsJSON struct {
+	Calls               uint64   `json:"calls"`
+	RejectedOpen        uint64   `json:"rejectedOpen"`
+	RejectedForced      uint64   `json:"rejectedForced"`
+	RejectedConcurrency uint64   `json:"rejectedConcurrency"`
+	RejectedOther       uint64   `json:"rejectedOther"`
+	Ran                 uint64   `json:"ran"`
+	Failures            uint64   `json:"failures"`
+	Slow                uint64   `json:"slow"`
+	ErrorPercent        float64  `json:"errorPercent"`
+	SlowPercent         float64  `json:"slowPercent"`
+	RTP50               string   `json:"rtP50"`
+	RTP99               string   `json:"rtP99"`
+	PerSecond           []uint64 `json:"perSecond"`
+}
+
+type statusJSON struct {
+	Now       time.Time `json:"now"`
+	Resources []struct {
+		Resource string     `json:"resource"`
+		Calls    *callsJSON `json:"calls"`
+		Breakers []struct {
+			State string `json:"state"`
+		} `json:"breakers"`
+	} `json:"resources"`
+	Unruled []struct {
+		Resource string    `json:"resource"`
+		Calls    callsJSON `json:"calls"`
+	} `json:"unruled"`
+}
+
+// newRecorded returns a Manager on a fake clock with a Recorder, rules loaded, and the handler.
+func newRecorded(t *testing.T, opts []breakerdebug.RecorderOption, rules ...breaker.Rule) (
+	*breaker.Manager, *breakertest.Clock, http.Handler) {
+	t.Helper()
+	clk := breakertest.NewClock()
+	rec := breakerdebug.NewRecorder(append([]breakerdebug.RecorderOption{breakerdebug.RecorderClock(clk)}, opts...)...)
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	require.NoError(t, m.LoadRules(rules))
+	return m, clk, breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
+}
+
+func readStatus(t *testing.T, h http.Handler) statusJSON {
+	t.Helper()
+	rec := get(h, http.MethodGet, path+"?format=json", nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	var st statusJSON
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st), rec.Body.String())
+	return st
+}
+
+func callsOf(t *testing.T, st statusJSON, resource string) callsJSON {
+	t.Helper()
+	for _, r := range st.Resources {
+		if r.Resource == resource {
+			require.NotNil(t, r.Calls, resource)
+			return *r.Calls
+		}
+	}
+	require.FailNow(t, "no resource "+resource)
+	return callsJSON{}
+}
+
+// timed makes one call to resource that takes rt on clk and ends with err.
+func timed(m *breaker.Manager, clk *breakertest.Clock, resource string, rt time.Duration, err error) {
+	_ = m.Do(context.Background(), resource, func(context.Context) error {
+		clk.Advance(rt)
+		return err
+	})
+}
+
+// Given calls that ran, failed, were slow and were rejected by a breaker, by force and by the
+// concurrency limit, when the status is read, then each resource carries exact counts,
+// percentages, RT percentiles and calls per second over the last minute.
+func TestRecorderCounts(t *testing.T) {
+	m, clk, h := newRecorded(t, nil, inventoryRule, paymentsErrors, paymentsSlow)
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
+		"payments": {MaxConcurrency: 1},
+		"legacy":   {Force: breaker.ForceOpen},
+	}))
+	start := clk.Now().Truncate(time.Second)
+	clk.Set(start.Add(100 * time.Millisecond))
+
+	// payments, second 0: 7 calls of 3ms, 2 of them failing, 1 slow call of 150ms; 3ms is
+	// under 5ms, 150ms under 200ms.
+	for i := range 7 {
+		var err error
+		if i < 2 {
+			err = errDown
+		}
+		timed(m, clk, "payments", 3*time.Millisecond, err)
+	}
+	timed(m, clk, "payments", 150*time.Millisecond, nil)
+	// One call held in flight: the next is over the concurrency limit.
+	held, err := m.Enter("payments")
+	require.NoError(t, err)
+	call(m, "payments", succeed)
+	held.Exit()
+
+	// inventory, second 2: 3 failures trip it, then 2 rejections.
+	clk.Set(start.Add(2*time.Second + 100*time.Millisecond))
+	for range 5 {
+		call(m, "inventory", fail)
+	}
+	// legacy is forced open: 4 rejections.
+	for range 4 {
+		call(m, "legacy", succeed)
+	}
+
+	st := readStatus(t, h)
+	pay := callsOf(t, st, "payments")
+	wantPerSecond := make([]uint64, 60)
+	wantPerSecond[57] = 10
+	assert.Equal(t, callsJSON{
+		Calls: 10, RejectedConcurrency: 1, Ran: 9, Failures: 2, Slow: 1,
+		ErrorPercent: 22.2, SlowPercent: 11.1, RTP50: "5ms", RTP99: "200ms",
+		PerSecond: wantPerSecond,
+	}, pay)
+
+	inv := callsOf(t, st, "inventory")
+	assert.Equal(t, uint64(5), inv.Calls)
+	assert.Equal(t, uint64(2), inv.RejectedOpen)
+	assert.Equal(t, uint64(3), inv.Failures)
+	assert.Equal(t, 100.0, inv.ErrorPercent)
+	assert.Equal(t, uint64(5), inv.PerSecond[59])
+
+	leg := callsOf(t, st, "legacy")
+	assert.Equal(t, uint64(4), leg.RejectedForced)
+	assert.Equal(t, uint64(0), leg.Ran)
+	assert.Empty(t, leg.RTP50, "no call ran")
+
+	// 58 seconds later payments' second 0 is still in the minute; 59, and it is gone.
+	clk.Set(start.Add(59*time.Second + 900*time.Millisecond))
+	assert.Equal(t, uint64(10), callsOf(t, readStatus(t, h), "payments").PerSecond[0])
+	clk.Set(start.Add(60 * time.Second))
+	pay = callsOf(t, readStatus(t, h), "payments")
+	assert.Equal(t, uint64(0), pay.Calls)
+	assert.Equal(t, uint64(5), callsOf(t, readStatus(t, h), "inventory").PerSecond[1])
+
+	// A call in the reused bucket counts alone, not on top of the minute-old second.
+	timed(m, clk, "payments", 3*time.Millisecond, nil)
+	pay = callsOf(t, readStatus(t, h), "payments")
+	assert.Equal(t, uint64(1), pay.Calls)
+	assert.Equal(t, uint64(1), pay.PerSecond[59])
+}
+
+// Given calls to names without rules, past the Recorder's limit of names, when the status is
+// read, then the names it keeps are listed as unruled, the most called first, up to
+// WithUnruled, and the calls of the names past the limit are counted under Overflow.
+func TestRecorderUnruledAndOverflow(t *testing.T) {
+	clk := breakertest.NewClock()
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk), breakerdebug.RecorderLimit(3))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	require.NoError(t, m.LoadRules([]breaker.Rule{inventoryRule}))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithUnruled(2))
+
+	call(m, "inventory", succeed) // name 1, has a rule
+	for range 3 {
+		call(m, "inventroy", succeed) // name 2: misspelt
+	}
+	call(m, "a", succeed) // name 3
+	for i := range 5 {
+		call(m, fmt.Sprintf("n%d", i), succeed) // past the limit
+	}
+
+	st := readStatus(t, h)
+	assert.Equal(t, uint64(1), callsOf(t, st, "inventory").Calls)
+	var got []string
+	for _, u := range st.Unruled {
+		got = append(got, fmt.Sprintf("%s=%d", u.Resource, u.Calls.Calls))
+	}
+	assert.Equal(t, []string{"(overflow)=5", "inventroy=3"}, got)
+}
+
+// Given many goroutines calling, when the status is read, then every call is counted.
+func TestRecorderConcurrent(t *testing.T) {
+	m, _, h := newRecorded(t, nil, paymentsErrors)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 1000 {
+				call(m, "payments", succeed)
+				call(m, "other", fail)
+			}
+		})
+	}
+	wg.Wait()
+	st := readStatus(t, h)
+	assert.Equal(t, uint64(8000), callsOf(t, st, "payments").Calls)
+	require.Len(t, st.Unruled, 1)
+	assert.Equal(t, uint64(8000), st.Unruled[0].Calls.Failures)
+}
+
+func BenchmarkRecorderOnCall(b *testing.B) {
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(breakertest.NewClock()))
+	c := breaker.CallInfo{Resource: "payments", RT: 3 * time.Millisecond, Outcome: breaker.Failure}
+	rec.OnCall(c)
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rec.OnCall(c)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				rec.OnCall(c)
+			}
+		})
+	})
+}
+
+// Given calls of known response times, when the status is read, then p50 and p99 are the
+// upper bounds of the buckets that hold them, and a call slower than a minute is ">1m0s".
+// (Each call advances the fake clock by its RT and is counted at its end.)
+func TestRecorderPercentiles(t *testing.T) {
+	tests := []struct {
+		name    string
+		give    []time.Duration
+		wantP50 string
+		wantP99 string
+	}{
+		{name: "one call on a bound", give: []time.Duration{10 * time.Millisecond}, wantP50: "10ms", wantP99: "10ms"},
+		{name: "just over a bound", give: []time.Duration{10*time.Millisecond + 1}, wantP50: "20ms", wantP99: "20ms"},
+		{name: "zero", give: []time.Duration{0}, wantP50: "1ms", wantP99: "1ms"},
+		{name: "over a minute", give: []time.Duration{2 * time.Minute, time.Millisecond}, wantP50: "1ms", wantP99: ">1m0s"},
+		{
+			name:    "99 fast, 1 slow",
+			give:    append(repeat(99, 3*time.Millisecond), 3*time.Second),
+			wantP50: "5ms", wantP99: "5ms",
+		},
+		{
+			name:    "98 fast, 2 slow",
+			give:    append(repeat(98, 3*time.Millisecond), 3*time.Second, 3*time.Second),
+			wantP50: "5ms", wantP99: "5s",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, clk, h := newRecorded(t, nil, paymentsErrors)
+			for _, rt := range tt.give {
+				timed(m, clk, "payments", rt, nil)
+			}
+			c := callsOf(t, readStatus(t, h), "payments")
+			assert.Equal(t, tt.wantP50, c.RTP50)
+			assert.Equal(t, tt.wantP99, c.RTP99)
+		})
+	}
+}
+
+func repeat(n int, d time.Duration) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = d
+	}
+	return out
+}
+
+// Given a call counted at second 60, when a call whose clock read says second 0 (the same
+// bucket, a minute older) is counted after it, then it is left out, and second 60 keeps its
+// count: a bucket only moves forward.
+func TestRecorderStaleCall(t *testing.T) {
+	clk := breakertest.NewClock()
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	require.NoError(t, m.LoadRules([]breaker.Rule{paymentsErrors}))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
+	start := clk.Now().Truncate(time.Second)
+
+	clk.Set(start.Add(60 * time.Second))
+	rec.OnCall(breaker.CallInfo{Resource: "payments"})
+	rec.OnCall(breaker.CallInfo{Resource: "payments"})
+	clk.Set(start)
+	rec.OnCall(breaker.CallInfo{Resource: "payments", Outcome: breaker.Failure})
+	clk.Set(start.Add(60 * time.Second))
+
+	c := callsOf(t, readStatus(t, h), "payments")
+	assert.Equal(t, uint64(2), c.Calls)
+	assert.Equal(t, uint64(0), c.Failures)
+}
