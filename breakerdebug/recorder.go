@@ -14,8 +14,8 @@ import (
 )
 
 // Overflow is the name under which a Recorder counts the calls of resources past its limit of
-// names (see RecorderLimit).
-const Overflow = "(overflow)"
+// names (see RecorderLimit): "_other", as contrib/prometheus and contrib/otel name theirs.
+const Overflow = "_other"
 
 const (
 	// seconds is the length of the window a Recorder keeps, in one-second buckets.

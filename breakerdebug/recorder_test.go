@@ -189,7 +189,7 @@ func TestRecorderUnruledAndOverflow(t *testing.T) {
 	for _, u := range st.Unruled {
 		got = append(got, fmt.Sprintf("%s=%d", u.Resource, u.Calls.Calls))
 	}
-	assert.Equal(t, []string{"(overflow)=5", "inventroy=3"}, got)
+	assert.Equal(t, []string{"_other=5", "inventroy=3"}, got)
 }
 
 // Given many goroutines calling, when the status is read, then every call is counted.
