@@ -3,6 +3,7 @@ package breaker
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -63,3 +64,48 @@ func (e *BlockError) Is(target error) bool {
 
 // Unwrap returns the slot's error, if any.
 func (e *BlockError) Unwrap() error { return e.Cause }
+
+// BlockKind says what blocked a call, for metrics and dashboards.
+type BlockKind uint8
+
+const (
+	// BlockedByBreaker: a breaker of the resource rejected the call, OPEN or HALF_OPEN with its
+	// probe in flight. The error matches ErrOpen and has a Rule.
+	BlockedByBreaker BlockKind = iota
+	// BlockedByForce: the resource is ForceOpen (Cause ErrForcedOpen); no breaker moved.
+	BlockedByForce
+	// BlockedByLimit: the call would have taken the calls in flight past the resource's
+	// MaxConcurrency (Cause ErrConcurrencyLimit).
+	BlockedByLimit
+	// BlockedBySlot: a Slot's OnEntry blocked the call (Cause is its error).
+	BlockedBySlot
+)
+
+// String returns "open", "forced_open", "concurrency_limit" or "slot", the values the
+// integrations' metrics use for the cause of a rejection.
+func (k BlockKind) String() string {
+	switch k {
+	case BlockedByBreaker:
+		return "open"
+	case BlockedByForce:
+		return "forced_open"
+	case BlockedByLimit:
+		return "concurrency_limit"
+	case BlockedBySlot:
+		return "slot"
+	}
+	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Kind says what blocked the call.
+func (e *BlockError) Kind() BlockKind {
+	switch {
+	case e.Cause == ErrForcedOpen:
+		return BlockedByForce
+	case e.Cause == ErrConcurrencyLimit:
+		return BlockedByLimit
+	case e.Rule != nil:
+		return BlockedByBreaker
+	}
+	return BlockedBySlot
+}

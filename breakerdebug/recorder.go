@@ -2,7 +2,6 @@ package breakerdebug
 
 import (
 	"cmp"
-	"errors"
 	"math"
 	"slices"
 	"sync"
@@ -153,12 +152,12 @@ func (s *series) record(c breaker.CallInfo, sec int64) {
 	}
 	b.calls.Inc()
 	if c.Blocked != nil {
-		switch {
-		case c.Blocked.Rule != nil:
+		switch c.Blocked.Kind() {
+		case breaker.BlockedByBreaker:
 			b.open.Inc()
-		case errors.Is(c.Blocked.Cause, breaker.ErrForcedOpen):
+		case breaker.BlockedByForce:
 			b.forced.Inc()
-		case errors.Is(c.Blocked.Cause, breaker.ErrConcurrencyLimit):
+		case breaker.BlockedByLimit:
 			b.concurrency.Inc()
 		default:
 			b.otherBlocked.Inc()

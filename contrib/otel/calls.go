@@ -17,22 +17,10 @@ var _ breaker.CallObserver = callObserver{}
 // causes and modes are the values of CauseKey and ModeKey in the order of the arrays of
 // resourceSets.
 var (
-	causes = [...]string{CauseOpen, CauseForcedOpen, CauseConcurrencyLimit, CauseSlot}
-	modes  = [...]string{ModeDryRun, ModeForceClosed}
+	causes = [...]string{breaker.BlockedByBreaker: CauseOpen, breaker.BlockedByForce: CauseForcedOpen,
+		breaker.BlockedByLimit: CauseConcurrencyLimit, breaker.BlockedBySlot: CauseSlot}
+	modes = [...]string{ModeDryRun, ModeForceClosed}
 )
-
-// causeOf returns the index in causes of the cause of b.
-func causeOf(b *breaker.BlockError) int {
-	switch {
-	case b.Cause == breaker.ErrForcedOpen:
-		return 1
-	case b.Cause == breaker.ErrConcurrencyLimit:
-		return 2
-	case b.Rule != nil:
-		return 0
-	}
-	return 3
-}
 
 // modeOf returns the index in modes of why the breaker of dry let its call through.
 func modeOf(dry *breaker.BlockError) int {
@@ -63,7 +51,7 @@ func (o callObserver) OnCall(c breaker.CallInfo) {
 	sets := ins.resourceSets(c.Resource)
 	ctx := context.Background() // CallInfo carries no context
 	if c.Blocked != nil {
-		ins.calls.Add(ctx, 1, sets.blocked[causeOf(c.Blocked)]...)
+		ins.calls.Add(ctx, 1, sets.blocked[c.Blocked.Kind()]...)
 		return
 	}
 	ins.calls.Add(ctx, 1, sets.passed...)

@@ -32,22 +32,10 @@ const (
 
 // causes and modes are the label values in the order of the arrays of callSeries.
 var (
-	causes = [...]string{CauseOpen, CauseForcedOpen, CauseConcurrencyLimit, CauseSlot}
-	modes  = [...]string{ModeDryRun, ModeForceClosed}
+	causes = [...]string{breaker.BlockedByBreaker: CauseOpen, breaker.BlockedByForce: CauseForcedOpen,
+		breaker.BlockedByLimit: CauseConcurrencyLimit, breaker.BlockedBySlot: CauseSlot}
+	modes = [...]string{ModeDryRun, ModeForceClosed}
 )
-
-// causeOf returns the index in causes of the cause of b.
-func causeOf(b *breaker.BlockError) int {
-	switch {
-	case b.Cause == breaker.ErrForcedOpen:
-		return 1
-	case b.Cause == breaker.ErrConcurrencyLimit:
-		return 2
-	case b.Rule != nil:
-		return 0
-	}
-	return 3
-}
 
 // modeOf returns the index in modes of why the breaker of dry let its call through.
 func modeOf(dry *breaker.BlockError) int {
@@ -82,7 +70,7 @@ func (o callObserver) OnCall(info breaker.CallInfo) {
 	r := o.c.callsOf(info.Resource)
 	if info.Blocked != nil {
 		r.blocked.Inc()
-		r.rejected[causeOf(info.Blocked)].Inc()
+		r.rejected[info.Blocked.Kind()].Inc()
 		return
 	}
 	r.passed.Inc()
