@@ -14,9 +14,10 @@ const DefaultMemoryBudget = 256 << 20
 // window's header and its rule, rounded up from what BenchmarkLoadRules measures.
 const breakerBytes = 640
 
-// WithMemoryBudget bounds the memory, in bytes, that the breakers of the rules given to
-// LoadRules may take, so that a rule file or an etcd value cannot make a Manager take
-// memory out of proportion. LoadRules refuses a rule set past it. The default is
+// WithMemoryBudget bounds the memory, in bytes, that the breakers of the loaded rules and the
+// resource settings may take, so that a rule file or an etcd value cannot make a Manager take
+// memory out of proportion. LoadRules, LoadResources and LoadDocument refuse what would pass
+// it. The default is
 // DefaultMemoryBudget; 0 or less removes the bound.
 func WithMemoryBudget(bytes int64) Option {
 	return optionFunc(func(m *Manager) { m.budget = bytes })
@@ -32,13 +33,27 @@ func (r Rule) breakerMemory() int64 {
 	return breakerBytes + buckets + buckets/8
 }
 
-// checkBudget returns the error for the rule that takes the rules past the Manager's budget,
-// or nil.
-func (m *Manager) checkBudget(rules []Rule) error {
+// settingsBytes is what one resource's installed settings take, rounded up.
+const settingsBytes = 512
+
+// checkBudget returns the error for the rule, or the resource settings, that take the
+// Manager past its budget, or nil. What a load does not replace is counted as loaded now.
+func (m *Manager) checkBudget(rules []Rule, withRules bool, settings int, withSettings bool) error {
 	if m.budget <= 0 {
 		return nil
 	}
-	var sum int64
+	if !withRules {
+		rules = m.rules.Load().rules
+	}
+	if !withSettings {
+		settings = len(m.rules.Load().settings)
+	}
+	sum := int64(settings) * settingsBytes
+	if sum > m.budget {
+		return &RuleError{Index: -1, Field: "Resources",
+			Reason: fmt.Sprintf("%d resources with settings take %s, past the memory budget of %s (WithMemoryBudget)",
+				settings, formatBytes(sum), formatBytes(m.budget))}
+	}
 	for i := range rules {
 		if sum += rules[i].breakerMemory(); sum > m.budget {
 			return &RuleError{Index: i, Resource: rules[i].Resource, Field: "BucketCount",

@@ -148,6 +148,9 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 			return err
 		}
 	}
+	if err := m.checkBudget(rules, withRules, len(cfg), withSettings); err != nil {
+		return err
+	}
 	m.loadMu.Lock()
 	old := m.rules.Load()
 	settings := old.settings
@@ -186,7 +189,7 @@ func (m *Manager) checkRules(rules []Rule) error {
 		}
 		seen[key] = i
 	}
-	return m.checkBudget(rules)
+	return nil
 }
 
 // installRules publishes rules, valid, with settings, keeping the breakers of rules identical

@@ -115,3 +115,28 @@ func TestMemoryBudgetDefault(t *testing.T) {
 	m = breaker.NewManager(breaker.WithMemoryBudget(0))
 	require.NoError(t, m.LoadRules(bigRules(20)), "0 removes the bound")
 }
+
+// A8: resource settings count against the budget too: 20,000 of them take no more heap than
+// the budget counts for them, and a budget of one less refuses them, naming itself.
+func TestMemoryBudgetCountsSettings(t *testing.T) {
+	const n = 20_000
+	cfg := make(map[string]breaker.ResourceConfig, n)
+	for i := 0; i < n; i++ {
+		cfg["r"+strconv.Itoa(i)] = breaker.ResourceConfig{MaxConcurrency: 1, Timeout: time.Second}
+	}
+	perSettings := int64(512)
+	before := heapInUse()
+	m := breaker.NewManager(breaker.WithMemoryBudget(n * perSettings))
+	require.NoError(t, m.LoadResources(cfg))
+	used := int64(heapInUse()) - int64(before)
+	t.Logf("%d bytes per resource's settings, %d counted", used/n, perSettings)
+	assert.LessOrEqual(t, used, n*perSettings)
+	runtime.KeepAlive(m)
+
+	m = breaker.NewManager(breaker.WithMemoryBudget(n*perSettings - 1))
+	err := m.LoadResources(cfg)
+	require.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Contains(t, err.Error(), "20000 resources with settings")
+	assert.Contains(t, err.Error(), "memory budget")
+	assert.Empty(t, m.Resources(), "nothing was loaded")
+}
