@@ -56,20 +56,26 @@ type etcdServer struct {
 // startEtcd starts an etcd server, stopped when the test ends.
 func startEtcd(t *testing.T) *etcdServer {
 	t.Helper()
-	s := &etcdServer{t: t, dir: t.TempDir(), client: freeURL(t), peer: freeURL(t)}
+	ports := freeURLs(t, 2)
+	s := &etcdServer{t: t, dir: t.TempDir(), client: ports[0], peer: ports[1]}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
 }
 
-// freeURL returns the URL of a loopback port that was free a moment ago: etcd's configuration
-// wants a port, not ":0".
-func freeURL(t *testing.T) url.URL {
+// freeURLs returns the URLs of n loopback ports that were free a moment ago: etcd's
+// configuration wants ports, not ":0". They are held open together until all are chosen, so
+// no two are the same port, as two ports taken one after the other could be.
+func freeURLs(t *testing.T, n int) []url.URL {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return url.URL{Scheme: "http", Host: ln.Addr().String()}
+	urls := make([]url.URL, n)
+	for i := range urls {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		urls[i] = url.URL{Scheme: "http", Host: ln.Addr().String()}
+	}
+	return urls
 }
 
 func (s *etcdServer) start() {
@@ -327,7 +333,7 @@ func TestWatchRefusesABadStart(t *testing.T) {
 
 // Given no etcd, when Watch starts, then it fails once WithTimeout has passed.
 func TestWatchRefusesAnUnreachableEtcd(t *testing.T) {
-	c := newClient(t, freeURL(t).Host) // nothing listens there
+	c := newClient(t, freeURLs(t, 1)[0].Host) // nothing listens there
 	w, err := breakeretcd.Watch(context.Background(), c, "/rules", breaker.NewManager(),
 		breakeretcd.WithTimeout(100*time.Millisecond))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)

@@ -256,14 +256,11 @@ func newClient(endpoint string) (*clientv3.Client, error) {
 // startEtcd starts a one-member etcd server with its data in dir, on two free loopback ports,
 // and waits until it serves. It returns the server and where its clients reach it.
 func startEtcd(dir string) (*embed.Etcd, string, error) {
-	client, err := freeURL()
+	ports, err := freeURLs(2)
 	if err != nil {
 		return nil, "", err
 	}
-	peer, err := freeURL()
-	if err != nil {
-		return nil, "", err
-	}
+	client, peer := ports[0], ports[1]
 	cfg := embed.NewConfig()
 	cfg.Name = "fleet"
 	cfg.Dir = dir
@@ -287,13 +284,18 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 	}
 }
 
-// freeURL returns the URL of a loopback port that was free a moment ago: etcd's configuration
-// wants a port, not ":0".
-func freeURL() (url.URL, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return url.URL{}, err
+// freeURLs returns the URLs of n loopback ports that were free a moment ago: etcd's
+// configuration wants ports, not ":0". They are held open together until all are chosen, so
+// no two are the same port.
+func freeURLs(n int) ([]url.URL, error) {
+	urls := make([]url.URL, n)
+	for i := range urls {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		urls[i] = url.URL{Scheme: "http", Host: ln.Addr().String()}
 	}
-	defer ln.Close()
-	return url.URL{Scheme: "http", Host: ln.Addr().String()}, nil
+	return urls, nil
 }
