@@ -53,6 +53,7 @@ type Stats struct {
 // admitted it; when it completes in a later period its outcome is ignored.
 type circuit struct {
 	m            *Manager
+	name         string               // the resource its calls are made under; for a template's breaker, not the rule's
 	rule         atomic.Pointer[Rule] // into the loaded rule set; never modified
 	strategy     Strategy
 	threshold    float64
@@ -105,8 +106,9 @@ const (
 )
 
 // init makes c a CLOSED breaker for r with an empty window.
-func (c *circuit) init(m *Manager, r *Rule) {
+func (c *circuit) init(m *Manager, r *Rule, name string) {
 	c.m = m
+	c.name = name
 	c.strategy = r.Strategy
 	c.threshold = r.Threshold
 	c.maxRT = int64(r.MaxAllowedRT)
@@ -406,7 +408,7 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 // so a caller that changes it changes nothing else.
 func (c *circuit) blockError(s State, retryAt int64) *BlockError {
 	r := c.Rule()
-	return &BlockError{Resource: r.Resource, Rule: &r, State: s, RetryAt: c.m.timeAt(retryAt)}
+	return &BlockError{Resource: c.name, Rule: &r, State: s, RetryAt: c.m.timeAt(retryAt)}
 }
 
 // move replaces the period from with to, and reports the transition if it won.
@@ -416,7 +418,7 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 	}
 	r := c.rule.Load()
 	c.m.notify(StateChange{
-		Resource:   r.Resource,
+		Resource:   c.name,
 		Rule:       *r,
 		From:       from.state,
 		To:         to.state,
@@ -454,17 +456,17 @@ func (c *circuit) reset(now int64) {
 }
 
 // retire replaces the breaker's period with a final CLOSED one that counts nothing, so calls
-// still in flight under a dropped rule change nothing. It returns the transition to report
-// when the breaker was not CLOSED.
-func (c *circuit) retire(now int64) (StateChange, bool) {
+// still in flight under a dropped rule change nothing. It returns the transition to report,
+// for reason, when the breaker was not CLOSED.
+func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 	for {
 		p := c.cur.Load()
 		q := &period{state: Closed, gen: p.gen + 1, seq: c.m.seq.Inc(), retired: true}
 		if c.cur.CompareAndSwap(p, q) {
 			r := c.rule.Load()
 			return StateChange{
-				Resource: r.Resource, Rule: *r, From: p.state, To: Closed,
-				Reason: RuleChanged, At: c.m.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
+				Resource: c.name, Rule: *r, From: p.state, To: Closed,
+				Reason: reason, At: c.m.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
 			}, p.state != Closed
 		}
 	}

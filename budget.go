@@ -33,6 +33,10 @@ func (r Rule) breakerMemory() int64 {
 	return breakerBytes + buckets + buckets/8
 }
 
+// dynamicBytes is what a resource's entry for its breakers from a template takes beside them,
+// its name included, rounded up from what TestDynamicBound measures.
+const dynamicBytes = 256
+
 // settingsBytes is what one resource's installed settings take, rounded up.
 const settingsBytes = 512
 
@@ -54,7 +58,26 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, settings int, withSe
 			Reason: fmt.Sprintf("%d resources with settings take %s, past the memory budget of %s (WithMemoryBudget)",
 				settings, formatBytes(sum), formatBytes(m.budget))}
 	}
+	// Templates make breakers on demand, at most WithMaxDynamicBreakers of them: count them all
+	// at the size of the largest.
+	largest := -1
 	for i := range rules {
+		if rules[i].IsTemplate() && (largest < 0 || rules[i].breakerMemory() > rules[largest].breakerMemory()) {
+			largest = i
+		}
+	}
+	if largest >= 0 {
+		if sum += int64(m.dyn.limit) * (rules[largest].breakerMemory() + dynamicBytes); sum > m.budget {
+			return &RuleError{Index: largest, Resource: rules[largest].Resource, Field: "BucketCount",
+				Reason: fmt.Sprintf("is a template whose %d dynamic breakers (WithMaxDynamicBreakers) could take "+
+					"%s, past the memory budget of %s (WithMemoryBudget)", m.dyn.limit, formatBytes(sum),
+					formatBytes(m.budget))}
+		}
+	}
+	for i := range rules {
+		if rules[i].IsTemplate() {
+			continue
+		}
 		if sum += rules[i].breakerMemory(); sum > m.budget {
 			return &RuleError{Index: i, Resource: rules[i].Resource, Field: "BucketCount",
 				Reason: fmt.Sprintf("takes the rules past the memory budget of %s (WithMemoryBudget): "+

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,7 +59,36 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "c-slow-probes", Resource: "c", Strategy: breaker.SlowRequestRatio, Threshold: 1,
 			MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 1, ProbeNum: 2, RetryTimeout: 200 * time.Millisecond},
 	},
+	// Templates (P9): "da" and "db" get two breakers from "d*", "x" and "c" one from "*".
+	{
+		{ID: "d-count", Resource: "d*", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+		{ID: "d-slow", Resource: "d*", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: 2, RetryTimeout: 2 * time.Second},
+		{ID: "all", Resource: "*", Strategy: breaker.ErrorCount, Threshold: 1, ProbeNum: 2,
+			RetryTimeout: 500 * time.Millisecond},
+		{ID: "a-count", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+	},
+	// "d*" relabeled (kept), "*" changed (dropped), and "da" with a rule of its own.
+	{
+		{ID: "d-count-renamed", Resource: "d*", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+		{ID: "d-slow", Resource: "d*", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: 2, RetryTimeout: 2 * time.Second},
+		{ID: "all-2", Resource: "*", Strategy: breaker.ConsecutiveErrors, Threshold: 2,
+			RetryTimeout: 500 * time.Millisecond, MaxRetryTimeout: 2 * time.Second},
+		{ID: "da-own", Resource: "da", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: 300 * time.Millisecond},
+	},
 }
+
+// fuzzDynamicLimit bounds the dynamic breakers of the fuzzed Manager: "da" and "db" with two
+// each and "x" with one do not fit together.
+const fuzzDynamicLimit = 3
+
+// fuzzNames are the resources the operations name: a, b and c, or, after opNames, names
+// that templates match.
+var fuzzNames = [2][3]string{{"a", "b", "c"}, {"da", "db", "x"}}
 
 var errSlotBlocks = errors.New("slot blocks")
 
@@ -86,6 +116,7 @@ const (
 	opDo              // Do on a resource, taking some time, with an outcome
 	opSettings        // change one resource's settings: force, concurrency limit, or none
 	opReset           // Reset a resource
+	opNames           // switch between the two sets of resource names
 	opCount
 )
 
@@ -137,6 +168,19 @@ var fuzzSeeds = [][]byte{
 	{0, opLoad, 4, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
 		opAdvance, 0x27, opEnter, 0, opDo, 0x00, 0x01, opExit, 0, 0, opDo, 0x59, 0x00, opDo, 0x59, 0x00,
 		opAdvance, 0x07, opDo, 0x01, 0x00, opReset, 1},
+	// Templates: da trips, x trips, db needs room and the idlest OPEN one goes; a reload keeps
+	// d*, drops *, and gives da its own rule; forced names; a call in flight across a drop.
+	{0, opLoad, 6, opNames, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x07, opDo, 0x02, 0x01,
+		opAdvance, 0x07, opDo, 0x01, 0x00, opDo, 0x00, 0x00, opAdvance, 0x27, opDo, 0x02, 0x00,
+		opDo, 0x02, 0x00, opEnter, 2, opLoad, 7, opDo, 0x00, 0x01, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
+		opExit, 0, 1, opReset, 1, opSettings, 5, opDo, 0x02, 0x00, opSettings, 7, opDo, 0x01, 0x01,
+		opAdvance, 0x03, opDo, 0x00, 0x00, opDo, 0x02, 0x01, opNames, opDo, 0x02, 0x01, opLoad, 0},
+	// Eviction of CLOSED entries, idlest first, with calls in flight; the same names under
+	// ForceClosed and a limit.
+	{0, opLoad, 6, opNames, opEnter, 0, opAdvance, 0x02, opDo, 0x02, 0x00, opAdvance, 0x02,
+		opEnter, 1, opExit, 0, 1, opExit, 0, 1, opAdvance, 0x02, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
+		opSettings, 0x0b, opSettings, 0x0c, opDo, 0x02, 0x01, opDo, 0x02, 0x01, opAdvance, 0x27,
+		opDo, 0x02, 0x00, opDo, 0x01, 0x00, opLoad, 6, opDo, 0x00, 0x00},
 }
 
 func runStateMachine(t *testing.T, ops []byte) {
@@ -149,10 +193,13 @@ func runStateMachine(t *testing.T, ops []byte) {
 	if ops[0]%2 == 1 {
 		opts = append(opts, breaker.WithSlots(slot))
 	}
+	opts = append(opts, breaker.WithMaxDynamicBreakers(fuzzDynamicLimit))
 	m := breaker.NewManager(opts...)
 	events := &recorder{}
 	m.AddObserver(events)
-	ref := newModel()
+	ref := newModel(fuzzDynamicLimit)
+	names := 0 // which of fuzzNames
+	fuzzResource := func(b byte) string { return fuzzNames[names][b%3] }
 	if err := m.LoadRules(fuzzRuleSets[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +286,8 @@ func runStateMachine(t *testing.T, ops []byte) {
 			resource := fuzzResource(arg())
 			m.Reset(resource)
 			ref.reset(resource)
+		case opNames:
+			names = 1 - names
 		case opDo:
 			a := arg()
 			resource, rt := fuzzResource(a), time.Duration(a>>2)*time.Millisecond
@@ -267,8 +316,6 @@ func fuzzDuration(b byte) time.Duration {
 	unit := []time.Duration{time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond, time.Second}[b&3]
 	return time.Duration(b>>2+1) * unit
 }
-
-func fuzzResource(b byte) string { return string(rune('a' + b%3)) }
 
 func checkBlock(t *testing.T, step int, resource string, err error, want *modelBlock, ref *model) {
 	t.Helper()
@@ -329,9 +376,20 @@ func checkSame(t *testing.T, step int, m *breaker.Manager, events *recorder, ref
 		t.Fatalf("step %d: transition %d is %s at %v; want %s at %v", step, i, describe(got[i]), got[i].At,
 			describe(want), want.At)
 	}
-	for _, resource := range []string{"a", "b", "c"} {
+	var dynamic []string
+	for name := range ref.dynamic {
+		dynamic = append(dynamic, name)
+	}
+	slices.Sort(dynamic)
+	if got := m.DynamicResources(); !slices.Equal(got, dynamic) {
+		t.Fatalf("step %d: dynamic resources %q, want %q", step, got, dynamic)
+	}
+	if st := m.DynamicStats(); st.Dropped != ref.dropped || st.Breakers != ref.dynamicBreakers() {
+		t.Fatalf("step %d: %+v; want %d breakers, %d dropped", step, st, ref.dynamicBreakers(), ref.dropped)
+	}
+	for _, resource := range slices.Concat(fuzzNames[0][:], fuzzNames[1][:]) {
 		bs := m.Breakers(resource)
-		want := ref.resources[resource]
+		want := ref.breakersOf(resource, false)
 		if len(bs) != len(want) {
 			t.Fatalf("step %d: %s has %d breakers, want %d", step, resource, len(bs), len(want))
 		}

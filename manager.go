@@ -30,6 +30,7 @@ type Manager struct {
 
 	seq       atomic.Uint64 // the last StateChange.Seq handed out
 	rules     atomic.Pointer[ruleSet]
+	dyn       dynamics   // the breakers template rules made
 	loadMu    sync.Mutex // serialises LoadRules
 	observers observers
 }
@@ -40,6 +41,7 @@ type ruleSet struct {
 	rules     []Rule
 	resources map[string]*resource // every resource with rules or settings
 	settings  map[string]*settings
+	templates []*template // longest prefix first
 }
 
 // resource is the breakers of one resource, in rule order, and its settings.
@@ -115,6 +117,7 @@ func WithLogger(l *slog.Logger) Option {
 func NewManager(opts ...Option) *Manager {
 	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default(), budget: DefaultMemoryBudget,
 		instance: defaultInstance()}
+	m.dyn.init()
 	for _, o := range opts {
 		o.apply(m)
 	}
@@ -157,12 +160,12 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 	if withSettings {
 		settings = newSettings(old, cfg)
 	}
-	if !withRules {
-		m.rules.Store(old.withSettings(settings))
-		m.loadMu.Unlock()
-		return nil
+	var changes []StateChange
+	if withRules {
+		changes = m.installRules(old, rules, settings)
+	} else {
+		changes = m.publish(old.withSettings(settings), m.now())
 	}
-	changes := m.installRules(old, rules, settings)
 	m.loadMu.Unlock()
 	for _, c := range changes {
 		m.notify(c)
@@ -172,6 +175,9 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 
 // checkRules validates a rule set for LoadRules.
 func (m *Manager) checkRules(rules []Rule) error {
+	if err := m.checkTemplates(rules); err != nil {
+		return err
+	}
 	seen := make(map[Rule]int, min(len(rules), 1<<16)) // a huge bad input fails before it fills
 	perResource := make(map[string]int)
 	for i, r := range rules {
@@ -201,6 +207,9 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*
 	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource)}
 	for i := range next.rules {
 		r := &next.rules[i]
+		if r.IsTemplate() {
+			continue
+		}
 		var c *circuit
 		var public CircuitBreaker
 		key := r.identity()
@@ -209,7 +218,7 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*
 			c, public = at.res.breakers[at.i], at.res.public[at.i]
 			c.reload(r)
 		} else {
-			c, public = m.newBreaker(r)
+			c, public = m.newBreaker(r, r.Resource)
 		}
 		res := next.resources[r.Resource]
 		if res == nil {
@@ -221,13 +230,13 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*
 		res.timed = res.timed || r.Strategy == SlowRequestRatio
 	}
 	next.attach(settings)
-	m.rules.Store(next)
+	next.buildTemplates()
+	changes := m.publish(next, now) // the template breakers it dropped
 
 	// What is left in loaded was dropped.
-	var changes []StateChange
 	for _, r := range old.rules {
 		if at, dropped := loaded[r.identity()]; dropped {
-			if change, report := at.res.breakers[at.i].retire(now); report {
+			if change, report := at.res.breakers[at.i].retire(now, RuleChanged); report {
 				changes = append(changes, change)
 			}
 		}
@@ -257,7 +266,8 @@ func (rs *ruleSet) attach(settings map[string]*settings) {
 
 // withSettings returns a copy of rs, with the same rules and breakers, for new settings.
 func (rs *ruleSet) withSettings(settings map[string]*settings) *ruleSet {
-	next := &ruleSet{rules: rs.rules, resources: make(map[string]*resource, len(rs.resources))}
+	next := &ruleSet{rules: rs.rules, resources: make(map[string]*resource, len(rs.resources)),
+		templates: rs.templates}
 	for name, res := range rs.resources {
 		if len(res.breakers) > 0 {
 			copied := *res
@@ -281,14 +291,15 @@ func (rs *ruleSet) byIdentity() map[Rule]breakerAt {
 	return index
 }
 
-func (m *Manager) newBreaker(r *Rule) (*circuit, CircuitBreaker) {
+// newBreaker makes the breaker of r for the calls to resource name.
+func (m *Manager) newBreaker(r *Rule, name string) (*circuit, CircuitBreaker) {
 	if r.Strategy == SlowRequestRatio {
 		b := &ResponseTimeBreaker{}
-		b.init(m, r)
+		b.init(m, r, name)
 		return &b.circuit, b
 	}
 	b := &ExceptionBreaker{}
-	b.init(m, r)
+	b.init(m, r, name)
 	return &b.circuit, b
 }
 
@@ -297,12 +308,34 @@ func (m *Manager) Rules() []Rule {
 	return slices.Clone(m.rules.Load().rules)
 }
 
-// Breakers returns the breakers of resource, in rule order; none when it has no rules.
+// Breakers returns the breakers of resource, in rule order: those of its own rules, or else
+// those a template made for it (none before its first call); none when it has neither.
 func (m *Manager) Breakers(resource string) []CircuitBreaker {
-	if res := m.rules.Load().resources[resource]; res != nil {
+	if res := m.existing(resource); res != nil {
 		return slices.Clone(res.public)
 	}
 	return nil
+}
+
+// existing returns the breakers resource has now, its own or a template's, without making any.
+func (m *Manager) existing(resource string) *resource {
+	if res := m.rules.Load().resources[resource]; res != nil && res.breakers != nil {
+		return res
+	}
+	if e := m.dyn.find(resource); e != nil {
+		return e.res.Load()
+	}
+	return nil
+}
+
+// find returns the breakers and settings of a call to resource under rs, making its breakers
+// from a template on its first call. Without templates it is one map lookup.
+func (m *Manager) find(rs *ruleSet, resource string) *resource {
+	res := rs.resources[resource]
+	if rs.templates == nil || res != nil && res.breakers != nil {
+		return res
+	}
+	return m.lookup(rs, resource, res)
 }
 
 // Enter checks a call to resource. When the call may go ahead it returns an Entry, which the
@@ -311,7 +344,7 @@ func (m *Manager) Breakers(resource string) []CircuitBreaker {
 //
 // A resource with no rules, and no slots configured, passes at the cost of a map lookup.
 func (m *Manager) Enter(resource string) (*Entry, error) {
-	return m.enter(resource, m.rules.Load().resources[resource])
+	return m.enter(resource, m.find(m.rules.Load(), resource))
 }
 
 // enter is Enter for the breakers res (nil when the resource has none).
@@ -338,7 +371,7 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 // failure. fn may return CountAs(err, o) to say how this one call counts; Do then returns err.
 // If fn panics, the call counts as failed and the panic goes on up.
 func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
-	return m.do(ctx, resource, m.rules.Load().resources[resource], fn)
+	return m.do(ctx, resource, m.find(m.rules.Load(), resource), fn)
 }
 
 // do is Do for the breakers res (nil when the resource has none).

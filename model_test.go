@@ -1,7 +1,10 @@
 package breaker_test
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/halfopen/breaker"
@@ -14,7 +17,12 @@ import (
 type model struct {
 	now       time.Duration // since breakertest.Start
 	rules     []breaker.Rule
-	resources map[string][]*modelBreaker
+	resources map[string][]*modelBreaker // of the resources with rules of their own
+	templates []modelTemplate            // longest prefix first (P9)
+	dynamic   map[string]*modelDynamic   // the breakers templates made, by resource
+	limit     int                        // of dynamic breakers
+	made      uint64                     // dynamic entries made so far
+	dropped   uint64                     // dynamic entries dropped for room
 	changes   []breaker.StateChange
 	blocking  bool // the test slot blocks calls
 	settings  map[string]breaker.ResourceConfig
@@ -22,7 +30,22 @@ type model struct {
 	// a resource gets settings again after losing them, as the library's
 }
 
+// modelTemplate is the rules of one Resource pattern ending in "*" (P9).
+type modelTemplate struct {
+	prefix string
+	rules  []breaker.Rule
+}
+
+// modelDynamic is the breakers a template made for one resource.
+type modelDynamic struct {
+	breakers []*modelBreaker
+	ids      []breaker.Rule // the template's rule identities
+	used     int64          // when last looked up, in the library's units of 2^20 ns
+	made     uint64
+}
+
 type modelBreaker struct {
+	name      string // the resource its calls are made under
 	rule      breaker.Rule
 	state     breaker.State
 	gen       uint64
@@ -66,8 +89,102 @@ const (
 	modelIgnored
 )
 
-func newModel() *model {
-	return &model{resources: map[string][]*modelBreaker{}, inflight: map[string]*int{}}
+func newModel(limit int) *model {
+	return &model{resources: map[string][]*modelBreaker{}, dynamic: map[string]*modelDynamic{},
+		inflight: map[string]*int{}, limit: limit}
+}
+
+// breakersOf returns the breakers of resource: its own, or those a template made for it. With
+// call, it is a call's lookup: it marks the template's breakers used, and makes them on the
+// first call, dropping the idlest to stay within the limit (P9).
+func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
+	if own := m.resources[resource]; own != nil {
+		return own
+	}
+	if d := m.dynamic[resource]; d != nil {
+		if call {
+			d.used = int64(m.now) >> 20
+		}
+		return d.breakers
+	}
+	t := m.match(resource)
+	if !call || t == nil {
+		return nil
+	}
+	m.makeRoom(len(t.rules))
+	m.made++
+	d := &modelDynamic{used: int64(m.now) >> 20, made: m.made}
+	for _, r := range t.rules {
+		d.breakers = append(d.breakers, &modelBreaker{name: resource, rule: r})
+		d.ids = append(d.ids, identityOf(r))
+	}
+	m.dynamic[resource] = d
+	return d.breakers
+}
+
+// match returns the template with the longest prefix of resource.
+func (m *model) match(resource string) *modelTemplate {
+	for i, t := range m.templates {
+		if strings.HasPrefix(resource, t.prefix) {
+			return &m.templates[i]
+		}
+	}
+	return nil
+}
+
+func (m *model) dynamicBreakers() int {
+	n := 0
+	for _, d := range m.dynamic {
+		n += len(d.breakers)
+	}
+	return n
+}
+
+// makeRoom drops the idlest entries, those all CLOSED first, until n more breakers fit, and at
+// least a sixteenth of the limit.
+func (m *model) makeRoom(n int) {
+	if m.dynamicBreakers()+n <= m.limit {
+		return
+	}
+	var names []string
+	for name := range m.dynamic {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(m.dynamic[a].used, m.dynamic[b].used), cmp.Compare(m.dynamic[a].made, m.dynamic[b].made))
+	})
+	closed := func(name string) bool {
+		return !slices.ContainsFunc(m.dynamic[name].breakers, func(b *modelBreaker) bool { return b.state != breaker.Closed })
+	}
+	order := slices.Concat(
+		slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !closed(s) }),
+		slices.DeleteFunc(slices.Clone(names), closed))
+	dropped := 0
+	for _, name := range order {
+		if dropped >= max(1, m.limit/16) && m.dynamicBreakers()+n <= m.limit {
+			break
+		}
+		m.drop(name, breaker.Evicted)
+		dropped++
+		m.dropped++
+	}
+}
+
+// drop retires the breakers a template made for resource.
+func (m *model) drop(resource string, reason breaker.Reason) {
+	for _, b := range m.dynamic[resource].breakers {
+		m.retire(b, reason)
+	}
+	delete(m.dynamic, resource)
+}
+
+func (m *model) retire(b *modelBreaker, reason breaker.Reason) {
+	from := b.state
+	b.retired, b.state = true, breaker.Closed
+	b.gen++
+	if from != breaker.Closed {
+		m.report(b, from, reason, 0)
+	}
 }
 
 // loadSettings replaces the resource settings (P1, P3).
@@ -87,12 +204,12 @@ func (m *model) loadSettings(cfg map[string]breaker.ResourceConfig) {
 
 // dry reports whether b lets through the calls it would reject (P1 ForceClosed, P5).
 func (m *model) dry(b *modelBreaker) bool {
-	return b.rule.DryRun || m.settings[b.rule.Resource].Force == breaker.ForceClosed
+	return b.rule.DryRun || m.settings[b.name].Force == breaker.ForceClosed
 }
 
 // reset closes every breaker of resource with an empty window (P2).
 func (m *model) reset(resource string) {
-	for _, b := range m.resources[resource] {
+	for _, b := range m.breakersOf(resource, false) {
 		if b.state != breaker.Closed {
 			m.move(b, breaker.Closed, breaker.Reset, 0)
 		} else {
@@ -155,33 +272,64 @@ func (m *model) load(rules []breaker.Rule) {
 	}
 	m.rules = append([]breaker.Rule(nil), rules...)
 	m.resources = map[string][]*modelBreaker{}
+	m.templates = nil
 	kept := map[*modelBreaker]bool{}
 	for _, r := range rules {
+		if prefix, ok := strings.CutSuffix(r.Resource, "*"); ok {
+			i := slices.IndexFunc(m.templates, func(t modelTemplate) bool { return t.prefix == prefix })
+			if i < 0 {
+				m.templates = append(m.templates, modelTemplate{prefix: prefix})
+				i = len(m.templates) - 1
+			}
+			m.templates[i].rules = append(m.templates[i].rules, r)
+			continue
+		}
 		b, ok := old[identityOf(r)]
 		if ok {
 			b.rule = r
 			kept[b] = true
 		} else {
-			b = &modelBreaker{rule: r}
+			b = &modelBreaker{name: r.Resource, rule: r}
 		}
 		m.resources[r.Resource] = append(m.resources[r.Resource], b)
 	}
-	for _, b := range oldOrder {
-		if kept[b] {
+	slices.SortStableFunc(m.templates, func(a, b modelTemplate) int { return len(b.prefix) - len(a.prefix) })
+
+	// A template's breakers stay while the name has no rule of its own and its template, the
+	// longest match, has the same rules; they follow the rules' new IDs.
+	var names []string
+	for name := range m.dynamic {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		d := m.dynamic[name]
+		t := m.match(name)
+		var ids []breaker.Rule
+		if t != nil {
+			for _, r := range t.rules {
+				ids = append(ids, identityOf(r))
+			}
+		}
+		if m.resources[name] != nil || !slices.Equal(ids, d.ids) {
+			m.drop(name, breaker.RuleChanged)
 			continue
 		}
-		from := b.state
-		b.retired, b.state = true, breaker.Closed
-		b.gen++
-		if from != breaker.Closed {
-			m.report(b, from, breaker.RuleChanged, 0)
+		for i, b := range d.breakers {
+			b.rule = t.rules[i]
+		}
+	}
+
+	for _, b := range oldOrder {
+		if !kept[b] {
+			m.retire(b, breaker.RuleChanged)
 		}
 	}
 }
 
 func (m *model) report(b *modelBreaker, from breaker.State, reason breaker.Reason, snapshot float64) {
 	m.changes = append(m.changes, breaker.StateChange{
-		Resource: b.rule.Resource, Rule: b.rule, From: from, To: b.state,
+		Resource: b.name, Rule: b.rule, From: from, To: b.state,
 		Reason: reason, Snapshot: snapshot, Generation: b.gen, At: breakertest.Start.Add(m.now),
 		DryRun: m.dry(b),
 	})
@@ -224,12 +372,13 @@ type modelBlock struct {
 // enter checks a call (M2, M3, M5, M6, M7, M8) and returns the entry or the block.
 func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	e := &modelEntry{resource: resource, start: m.now}
+	breakers := m.breakersOf(resource, true) // made before the settings are read, as the library does
 	if m.settings[resource].Force == breaker.ForceOpen {
 		return nil, &modelBlock{cause: breaker.ErrForcedOpen}
 	}
 	var block *modelBlock
 	var due []*modelBreaker
-	for _, b := range m.resources[resource] {
+	for _, b := range breakers {
 		if b.state == breaker.HalfOpen && b.probing && m.probeOverdue(b) {
 			m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
 		}
@@ -256,7 +405,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	var probes []*modelBreaker
 	closed := e.admitted
 	e.admitted = nil
-	for _, b := range m.resources[resource] {
+	for _, b := range breakers {
 		for _, d := range due {
 			if d == b {
 				if b.state == breaker.Open {

@@ -33,6 +33,9 @@ const (
 	ProbeIgnored
 	// Reset: OPEN or HALF_OPEN → CLOSED, by Manager.Reset; the window starts empty.
 	Reset
+	// Evicted: OPEN or HALF_OPEN → CLOSED, a template's breaker was dropped to make room for
+	// another resource's (WithMaxDynamicBreakers).
+	Evicted
 )
 
 var reasonNames = [...]string{
@@ -45,6 +48,7 @@ var reasonNames = [...]string{
 	RuleChanged:         "RuleChanged",
 	ProbeIgnored:        "ProbeIgnored",
 	Reset:               "Reset",
+	Evicted:             "Evicted",
 }
 
 // String returns the reason's name, such as "ThresholdExceeded".

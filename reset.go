@@ -5,8 +5,8 @@ package breaker
 // hear Reason Reset from each breaker that was not CLOSED. A resource without rules is left as
 // it is; its settings (Force) are not changed.
 func (m *Manager) Reset(resource string) {
-	res := m.rules.Load().resources[resource]
-	if res == nil || len(res.breakers) == 0 {
+	res := m.existing(resource)
+	if res == nil {
 		return
 	}
 	now := m.now()

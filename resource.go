@@ -18,6 +18,7 @@ type Resource struct {
 type lookup struct {
 	set *ruleSet
 	res *resource
+	dyn *dynamic // res was made from a template: until it is dropped, res is dyn's
 }
 
 // Resource returns a handle on the resource name. It may be taken before any rule for it is
@@ -38,14 +39,24 @@ func (r *Resource) Do(ctx context.Context, fn func(context.Context) error) error
 }
 
 // breakers returns the resource's breakers under the rules loaded now, looking them up by name
-// only after a reload.
+// only after a reload, or after its breakers from a template were dropped.
 func (r *Resource) breakers() *resource {
 	set := r.m.rules.Load()
 	if f := r.found.Load(); f != nil && f.set == set {
-		return f.res
+		if f.dyn == nil {
+			return f.res
+		}
+		if !f.dyn.dropped.Load() {
+			f.dyn.touch(r.m.now())
+			return f.dyn.res.Load()
+		}
 	}
-	res := set.resources[r.name]
-	r.found.Store(&lookup{set: set, res: res})
+	res := r.m.find(set, r.name)
+	f := &lookup{set: set, res: res}
+	if own := set.resources[r.name]; set.templates != nil && (own == nil || own.breakers == nil) {
+		f.dyn = r.m.dyn.find(r.name)
+	}
+	r.found.Store(f)
 	return res
 }
 

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // manyRules returns two rules (slow and error ratio, 10 buckets each) for each of n resources.
@@ -139,4 +141,44 @@ func TestMemoryBudgetCountsSettings(t *testing.T) {
 	assert.Contains(t, err.Error(), "20000 resources with settings")
 	assert.Contains(t, err.Error(), "memory budget")
 	assert.Empty(t, m.Resources(), "nothing was loaded")
+}
+
+// P9: a million distinct names under a "*" template leave the Manager holding at most its
+// bound of dynamic breakers, in a heap that stays within what the memory budget counts for
+// them (dynamicBytes and the breaker's size), however many names went through.
+func TestDynamicBound(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a million names take minutes under -race; make test runs this test without it")
+	}
+	const limit, names = 10_000, 1_000_000
+	rule := breaker.Rule{Resource: "*", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second}
+	clock := breakertest.NewClock()
+	before := heapInUse()
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(limit))
+	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+	ctx := context.Background()
+	ok := func(context.Context) error { return nil }
+	var peak uint64
+	for i := range names {
+		if i%1000 == 0 {
+			clock.Advance(time.Millisecond)
+		}
+		require.NoError(t, m.Do(ctx, "host-"+strconv.Itoa(i), ok))
+		if i == 100_000 || i == names-1 {
+			peak = max(peak, heapInUse()-before)
+		}
+	}
+	st := m.DynamicStats()
+	assert.LessOrEqual(t, st.Breakers, limit)
+	assert.Equal(t, st.Breakers, st.Resources)
+	assert.Equal(t, uint64(names), st.Dropped+uint64(st.Resources), "every name made is held or was dropped")
+	perBreaker := int64(640+10*16*9/8) + 256 // breakerBytes with 10 buckets, and dynamicBytes
+	t.Logf("%d dynamic breakers, %d dropped, peak heap %d bytes (%d per breaker), %d counted per breaker",
+		st.Breakers, st.Dropped, peak, peak/limit, perBreaker)
+	assert.LessOrEqual(t, peak, uint64(limit*perBreaker))
+
+	// The most recent names are the ones kept.
+	assert.NotEmpty(t, m.Breakers("host-"+strconv.Itoa(names-1)))
+	assert.Empty(t, m.Breakers("host-0"))
+	runtime.KeepAlive(m)
 }

@@ -1,0 +1,340 @@
+package breaker
+
+import (
+	"cmp"
+	"hash/maphash"
+	"slices"
+	"sync"
+
+	"go.uber.org/atomic"
+)
+
+// DefaultMaxDynamicBreakers is how many breakers made from template rules a Manager holds at
+// most, unless WithMaxDynamicBreakers says otherwise.
+const DefaultMaxDynamicBreakers = 10_000
+
+// WithMaxDynamicBreakers bounds the breakers that template rules (a Resource ending in "*")
+// make, over all templates: a template of two rules makes two per resource. When a new
+// resource needs breakers past the bound, the Manager first drops the breakers of the
+// resources idle the longest whose breakers are all CLOSED, then, if that is not enough, the
+// longest idle of the others, which observers hear of as a change to CLOSED with Reason
+// Evicted. It drops at least a sixteenth of the bound at once, so a stream of new names costs
+// little per name. DynamicStats counts the drops.
+//
+// The default is DefaultMaxDynamicBreakers. With n <= 0 templates make no breakers, and
+// LoadRules refuses them.
+func WithMaxDynamicBreakers(n int) Option {
+	return optionFunc(func(m *Manager) { m.dyn.limit = max(n, 0) })
+}
+
+// DynamicStats is what a Manager holds of the breakers its template rules made.
+type DynamicStats struct {
+	// Resources and Breakers are how many resources have breakers from a template, and how
+	// many breakers that is.
+	Resources, Breakers int
+	// Limit is the bound on Breakers (WithMaxDynamicBreakers).
+	Limit int
+	// Dropped counts the resources whose dynamic breakers were dropped to stay within Limit.
+	Dropped uint64
+}
+
+// DynamicStats returns how many dynamic breakers the Manager holds, and how many it dropped.
+func (m *Manager) DynamicStats() DynamicStats {
+	m.dyn.mu.Lock()
+	defer m.dyn.mu.Unlock()
+	return DynamicStats{Resources: int(m.dyn.names.Load()), Breakers: int(m.dyn.count.Load()),
+		Limit: m.dyn.limit, Dropped: m.dyn.dropped.Load()}
+}
+
+// DynamicResources returns, sorted, the names of the resources that have breakers made from a
+// template now. Breakers(name) returns them.
+func (m *Manager) DynamicResources() []string {
+	m.dyn.mu.Lock()
+	defer m.dyn.mu.Unlock()
+	var names []string
+	m.dyn.each(func(d *dynamic) { names = append(names, d.name) })
+	slices.Sort(names)
+	return names
+}
+
+const dynamicShards = 32 // spreads the read locks of parallel callers over cache lines
+
+// dynamics is a Manager's breakers made from templates, by resource name. Lookups take one
+// shard's read lock; creating, dropping and rebinding entries take mu, then a shard's lock.
+type dynamics struct {
+	mu      sync.Mutex
+	limit   int
+	count   atomic.Int64 // breakers held; written under mu
+	names   atomic.Int64 // resources held; written under mu
+	dropped atomic.Uint64
+	made    uint64 // entries made so far; written under mu
+	seed    maphash.Seed
+	shards  [dynamicShards]dynamicShard
+}
+
+type dynamicShard struct {
+	mu sync.RWMutex
+	m  map[string]*dynamic
+	_  [40]byte // a shard to a cache line
+}
+
+// dynamic is the breakers of one resource made from a template.
+type dynamic struct {
+	name    string
+	made    uint64                   // its place among the entries made: ties of used go oldest first
+	ids     []Rule                   // the template's identities when it was made or last rebound
+	res     atomic.Pointer[resource] // replaced when settings or the template's IDs change
+	used    atomic.Int64             // when it was last looked up, in units of 2^20 ns (about 1 ms)
+	dropped atomic.Bool
+}
+
+func (d *dynamics) init() {
+	d.limit = DefaultMaxDynamicBreakers
+	d.seed = maphash.MakeSeed()
+	for i := range d.shards {
+		d.shards[i].m = map[string]*dynamic{}
+	}
+}
+
+func (d *dynamics) shard(name string) *dynamicShard {
+	return &d.shards[maphash.String(d.seed, name)%dynamicShards]
+}
+
+// find returns the entry of name, or nil.
+func (d *dynamics) find(name string) *dynamic {
+	s := d.shard(name)
+	s.mu.RLock()
+	e := s.m[name]
+	s.mu.RUnlock()
+	return e
+}
+
+// each calls f for every entry. It requires mu held, which keeps the maps from changing.
+func (d *dynamics) each(f func(*dynamic)) {
+	for i := range d.shards {
+		for _, e := range d.shards[i].m {
+			f(e)
+		}
+	}
+}
+
+// touch marks e used at now, writing only when the millisecond changed, so that parallel
+// callers of one resource seldom write the same cache line.
+func (e *dynamic) touch(now int64) {
+	if t := now >> 20; e.used.Load() != t {
+		e.used.Store(t)
+	}
+}
+
+// lookup returns the breakers of name under rs: its own, or else those a template made for it,
+// made now if this is its first call. own is rs's entry for name, which may hold settings only.
+func (m *Manager) lookup(rs *ruleSet, name string, own *resource) *resource {
+	if e := m.dyn.find(name); e != nil {
+		e.touch(m.now())
+		return e.res.Load()
+	}
+	if rs.match(name) == nil {
+		return own
+	}
+	res, changes := m.makeDynamic(name)
+	for _, c := range changes {
+		m.notify(c)
+	}
+	return res
+}
+
+// makeDynamic makes the breakers of name from its template under the rules loaded now, unless
+// another call made them first or a reload gave name rules of its own. It returns them, and
+// the transitions to report of the breakers it dropped to make room.
+func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
+	m.dyn.mu.Lock()
+	defer m.dyn.mu.Unlock()
+	rs := m.rules.Load()
+	own := rs.resources[name]
+	if own != nil && own.breakers != nil {
+		return own, nil
+	}
+	now := m.now()
+	if e := m.dyn.find(name); e != nil {
+		e.touch(now)
+		return e.res.Load(), nil
+	}
+	t := rs.match(name)
+	if t == nil {
+		return own, nil
+	}
+	changes := m.makeRoom(len(t.rules), now)
+	res := &resource{timed: t.timed, set: rs.settings[name]}
+	for _, r := range t.rules {
+		c, public := m.newBreaker(r, name)
+		c.forcedClosed.Store(res.set.forcedClosed())
+		res.breakers = append(res.breakers, c)
+		res.public = append(res.public, public)
+	}
+	m.dyn.made++
+	e := &dynamic{name: name, made: m.dyn.made, ids: t.ids}
+	e.res.Store(res)
+	e.used.Store(now >> 20)
+	s := m.dyn.shard(name)
+	s.mu.Lock()
+	s.m[name] = e
+	s.mu.Unlock()
+	m.dyn.count.Add(int64(len(res.breakers)))
+	m.dyn.names.Inc()
+	return res, changes
+}
+
+// makeRoom drops entries until n more breakers fit in the bound: the longest idle first, those
+// with every breaker CLOSED before the others, and at least a sixteenth of the bound. It
+// requires mu held.
+func (m *Manager) makeRoom(n int, now int64) []StateChange {
+	d := &m.dyn
+	if int(d.count.Load())+n <= d.limit {
+		return nil
+	}
+	all := make([]idleness, 0, d.names.Load())
+	d.each(func(e *dynamic) { all = append(all, idleness{e.used.Load(), e.made, e}) })
+	batch := max(1, d.limit/16)
+	var changes []StateChange
+	dropped := 0
+	enough := func() bool { return dropped >= batch && int(d.count.Load())+n <= d.limit }
+	// drop walks idlest first, dropping the CLOSED ones, then, if allowed, the others. Only
+	// the entries it looks at are read for their state.
+	drop := func(idlest []idleness, others bool) {
+		var open []*dynamic
+		for _, c := range idlest {
+			if enough() {
+				return
+			}
+			if c.e.dropped.Load() {
+				continue
+			}
+			if slices.ContainsFunc(c.e.res.Load().breakers, func(b *circuit) bool { return b.State() != Closed }) {
+				open = append(open, c.e)
+				continue
+			}
+			changes = append(changes, m.dropDynamic(c.e, Evicted, now)...)
+			dropped++
+		}
+		for _, e := range open {
+			if !others || enough() {
+				return
+			}
+			changes = append(changes, m.dropDynamic(e, Evicted, now)...)
+			dropped++
+		}
+	}
+	// Usually the idlest few hold enough CLOSED ones, and only they need sorting.
+	drop(idlest(all, 2*batch), false)
+	if !enough() {
+		slices.SortFunc(all, (idleness).compare)
+		drop(all, true)
+	}
+	d.dropped.Add(uint64(dropped))
+	return changes
+}
+
+// idleness orders entries for dropping: used longest ago first, then made first.
+type idleness struct {
+	used int64
+	made uint64
+	e    *dynamic
+}
+
+func (a idleness) compare(b idleness) int {
+	if a.used != b.used {
+		return cmp.Compare(a.used, b.used)
+	}
+	return cmp.Compare(a.made, b.made)
+}
+
+// idlest reorders all so that its first k are its k idlest, sorted, and returns them. It keeps
+// a max-heap of the idlest seen so far in all[:k], which touches most entries once.
+func idlest(all []idleness, k int) []idleness {
+	if k >= len(all) {
+		slices.SortFunc(all, (idleness).compare)
+		return all
+	}
+	h := all[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for i := k; i < len(all); i++ {
+		if all[i].compare(h[0]) < 0 {
+			h[0], all[i] = all[i], h[0]
+			siftDown(h, 0)
+		}
+	}
+	slices.SortFunc(h, (idleness).compare)
+	return h
+}
+
+// siftDown restores the max-heap h from i down.
+func siftDown(h []idleness, i int) {
+	for {
+		largest := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(h) && h[c].compare(h[largest]) > 0 {
+				largest = c
+			}
+		}
+		if largest == i {
+			return
+		}
+		h[i], h[largest] = h[largest], h[i]
+		i = largest
+	}
+}
+
+// dropDynamic removes e and retires its breakers, returning the transitions to report for those
+// that were not CLOSED. It requires mu held.
+func (m *Manager) dropDynamic(e *dynamic, reason Reason, now int64) []StateChange {
+	s := m.dyn.shard(e.name)
+	s.mu.Lock()
+	delete(s.m, e.name)
+	s.mu.Unlock()
+	e.dropped.Store(true)
+	res := e.res.Load()
+	m.dyn.count.Sub(int64(len(res.breakers)))
+	m.dyn.names.Dec()
+	var changes []StateChange
+	for _, c := range res.breakers {
+		if change, report := c.retire(now, reason); report {
+			changes = append(changes, change)
+		}
+	}
+	return changes
+}
+
+// publish installs next, rebinding the dynamic breakers to it: an entry whose resource now has
+// rules of its own, or whose template changed or went, is dropped (Reason RuleChanged); the
+// others keep their breakers, with next's settings. It returns the transitions to report, in
+// the order of the names. It requires loadMu held.
+func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
+	d := &m.dyn
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var gone []*dynamic
+	d.each(func(e *dynamic) {
+		own := next.resources[e.name]
+		t := next.match(e.name)
+		if own != nil && own.breakers != nil || t == nil || !slices.Equal(t.ids, e.ids) {
+			gone = append(gone, e)
+			return
+		}
+		old := e.res.Load()
+		res := &resource{breakers: old.breakers, public: old.public, timed: t.timed, set: next.settings[e.name]}
+		for i, c := range res.breakers {
+			c.reload(t.rules[i])
+			c.forcedClosed.Store(res.set.forcedClosed())
+		}
+		e.res.Store(res)
+	})
+	slices.SortFunc(gone, func(a, b *dynamic) int { return cmp.Compare(a.name, b.name) })
+	var changes []StateChange
+	for _, e := range gone {
+		changes = append(changes, m.dropDynamic(e, RuleChanged, now)...)
+	}
+	m.rules.Store(next)
+	return changes
+}

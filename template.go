@@ -1,0 +1,73 @@
+package breaker
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A rule whose Resource ends in "*" is a template: each resource whose name starts with what
+// comes before the "*", and that has no rule of its own, gets its own breakers from the
+// template's rules when its first call arrives. The longest prefix wins; "*" alone matches
+// every name. See WithMaxDynamicBreakers for the bound on how many a Manager holds.
+
+// template is the rules of one Resource pattern ending in "*".
+type template struct {
+	prefix string
+	rules  []*Rule // into the rule set, in rule order
+	ids    []Rule  // their identities: a reload keeps the template's breakers while these are equal
+	timed  bool    // a rule needs each call's response time
+}
+
+// IsTemplate reports whether the rule is a template: its Resource ends in "*".
+func (r Rule) IsTemplate() bool { return isTemplate(r.Resource) }
+
+func isTemplate(resource string) bool { return strings.HasSuffix(resource, "*") }
+
+// buildTemplates gathers the template rules of rs.rules, longest prefix first.
+func (rs *ruleSet) buildTemplates() {
+	byPattern := map[string]*template{}
+	for i := range rs.rules {
+		r := &rs.rules[i]
+		if !r.IsTemplate() {
+			continue
+		}
+		t := byPattern[r.Resource]
+		if t == nil {
+			t = &template{prefix: strings.TrimSuffix(r.Resource, "*")}
+			byPattern[r.Resource] = t
+			rs.templates = append(rs.templates, t)
+		}
+		t.rules = append(t.rules, r)
+		t.ids = append(t.ids, r.identity())
+		t.timed = t.timed || r.Strategy == SlowRequestRatio
+	}
+	slices.SortFunc(rs.templates, func(a, b *template) int { return len(b.prefix) - len(a.prefix) })
+}
+
+// match returns the template with the longest prefix of name, or nil.
+func (rs *ruleSet) match(name string) *template {
+	for _, t := range rs.templates {
+		if strings.HasPrefix(name, t.prefix) {
+			return t
+		}
+	}
+	return nil
+}
+
+// checkTemplates refuses a template with more rules than the Manager may hold dynamic breakers:
+// no resource could ever get its breakers.
+func (m *Manager) checkTemplates(rules []Rule) error {
+	perTemplate := map[string]int{}
+	for i, r := range rules {
+		if !r.IsTemplate() {
+			continue
+		}
+		if perTemplate[r.Resource]++; perTemplate[r.Resource] > m.dyn.limit {
+			return &RuleError{Index: i, Resource: r.Resource, Field: "Resource",
+				Reason: fmt.Sprintf("is a template with %d rules, more than the %d dynamic breakers this "+
+					"Manager may hold (WithMaxDynamicBreakers)", perTemplate[r.Resource], m.dyn.limit)}
+		}
+	}
+	return nil
+}
