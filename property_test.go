@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -226,22 +227,29 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 	return len(all)
 }
 
-// checkChains orders the transitions by Seq and checks that each rule's form a chain: each
-// starts where the one before ended, with the next Generation, and Seq never repeats.
+// checkChains orders the transitions by Seq and checks that each breaker's (a resource's and
+// rule's, whatever its ID, which a reload may change) form a chain: each starts where the one
+// before ended, with the next Generation, and Seq never repeats.
 func checkChains(t *testing.T, all []breaker.StateChange) {
 	t.Helper()
 	sort.Slice(all, func(i, j int) bool { return all[i].Seq < all[j].Seq })
-	last := map[string]breaker.StateChange{}
+	type breakerKey struct {
+		resource string
+		rule     breaker.Rule // without its ID
+	}
+	last := map[breakerKey]breaker.StateChange{}
 	for i, c := range all {
 		if i > 0 && all[i-1].Seq == c.Seq {
 			t.Errorf("two transitions have Seq %d", c.Seq)
 			return
 		}
-		if c.Reason == breaker.RuleChanged {
-			delete(last, c.Rule.ID) // the breaker is gone; a rule loaded again starts CLOSED
+		key := breakerKey{c.Resource, c.Rule}
+		key.rule.ID = ""
+		if c.Reason == breaker.RuleChanged || c.Reason == breaker.Evicted {
+			delete(last, key) // the breaker is gone; one made again starts CLOSED
 			continue
 		}
-		prev, seen := last[c.Rule.ID]
+		prev, seen := last[key]
 		from, gen := breaker.Closed, uint64(1)
 		if seen {
 			from, gen = prev.To, prev.Generation+1
@@ -253,8 +261,141 @@ func checkChains(t *testing.T, all []breaker.StateChange) {
 				c.Reason, c.Generation, c.Seq, prev.To, prev.Generation, prev.Seq)
 			return
 		}
-		last[c.Rule.ID] = c
+		last[key] = c
 	}
+}
+
+// P9 under concurrency: goroutines call a dozen names that two templates match, with random
+// outcomes and times, while others reload the templates (the same under new IDs, or changed),
+// force names open and closed, and read the dynamic breakers. At every read the Manager holds
+// no more dynamic breakers than its limit; every transition names the resource called and a
+// template that matches it, within the ratio and count bounds; each breaker's transitions
+// chain; and the call observer hears exactly the calls that ran or were blocked.
+func TestPropertyTemplates(t *testing.T) {
+	const limit = 7
+	ruleSets := [][]breaker.Rule{
+		{
+			{ID: "t-count", Resource: "t*", Strategy: breaker.ErrorCount, Threshold: 2, StatInterval: 2 * time.Millisecond,
+				BucketCount: 2, RetryTimeout: time.Millisecond, ProbeNum: 2},
+			{ID: "t-slow", Resource: "t*", Strategy: breaker.SlowRequestRatio, Threshold: 0.5, MinRequestAmount: 2,
+				MaxAllowedRT: time.Millisecond, StatInterval: 3 * time.Millisecond, BucketCount: 3, RetryTimeout: time.Millisecond},
+			{ID: "all", Resource: "*", Strategy: breaker.ConsecutiveErrors, Threshold: 2, RetryTimeout: time.Millisecond,
+				MaxRetryTimeout: 4 * time.Millisecond},
+		},
+		{
+			{ID: "t-count-2", Resource: "t*", Strategy: breaker.ErrorCount, Threshold: 2, StatInterval: 2 * time.Millisecond,
+				BucketCount: 2, RetryTimeout: time.Millisecond, ProbeNum: 2},
+			{ID: "t-slow", Resource: "t*", Strategy: breaker.SlowRequestRatio, Threshold: 0.5, MinRequestAmount: 2,
+				MaxAllowedRT: time.Millisecond, StatInterval: 3 * time.Millisecond, BucketCount: 3, RetryTimeout: time.Millisecond},
+			{ID: "all-ratio", Resource: "*", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+				StatInterval: 2 * time.Millisecond, BucketCount: 2, RetryTimeout: time.Millisecond},
+		},
+	}
+	names := []string{"t1", "t2", "t3", "t4", "t5", "u1", "u2", "u3", "u4", "x", "y", "z"}
+	changes, calls := 0, 0
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		const goroutines, callsEach = 6, 200
+		clock := breakertest.NewClock()
+		var heard atomic.Int64
+		m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(limit),
+			breaker.WithCallObserver(breaker.CallObserverFunc(func(breaker.CallInfo) { heard.Add(1) })))
+		var failed, made atomic.Int64
+		var mu sync.Mutex
+		var all []breaker.StateChange
+		var violations []string
+		violate := func(format string, args ...any) {
+			mu.Lock()
+			violations = append(violations, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}
+		m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+			prefix, template := strings.CutSuffix(c.Rule.Resource, "*")
+			if !template || !strings.HasPrefix(c.Resource, prefix) || strings.HasSuffix(c.Resource, "*") {
+				violate("%s of %s: not a template's breaker of the name called", c.Rule.ID, c.Resource)
+			}
+			if c.Reason == breaker.ThresholdExceeded {
+				if c.Rule.Strategy == breaker.SlowRequestRatio || c.Rule.Strategy == breaker.ErrorRatio {
+					if c.Snapshot > 1 || c.Snapshot < c.Rule.Threshold {
+						violate("%s of %s tripped on a ratio of %v", c.Rule.ID, c.Resource, c.Snapshot)
+					}
+				} else if c.Snapshot > float64(failed.Load()) || c.Snapshot < c.Rule.Threshold {
+					violate("%s of %s tripped on %v failures, %d made", c.Rule.ID, c.Resource, c.Snapshot, failed.Load())
+				}
+			}
+			mu.Lock()
+			all = append(all, c)
+			mu.Unlock()
+		}))
+		require.NoError(t, m.LoadRules(ruleSets[0]))
+		checkHeld := func() {
+			st := m.DynamicStats()
+			if st.Breakers > limit || st.Resources > st.Breakers || st.Limit != limit {
+				violate("dynamic breakers: %+v, limit %d", st, limit)
+			}
+			for _, name := range m.DynamicResources() {
+				for _, b := range m.Breakers(name) {
+					if !b.Rule().IsTemplate() {
+						violate("%s listed as dynamic has the rule %+v", name, b.Rule())
+					}
+				}
+			}
+		}
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(n), uint64(g)))
+				for range callsEach {
+					switch k := rng.IntN(12); {
+					case k == 0:
+						clock.Advance(time.Duration(rng.IntN(3000)) * time.Microsecond)
+					case k == 1:
+						checkHeld()
+					case k == 2 && g == 0:
+						_ = m.LoadRules(ruleSets[rng.IntN(len(ruleSets))])
+					case k == 2 && g == 1:
+						cfg := map[string]breaker.ResourceConfig{names[rng.IntN(len(names))]: {Force: breaker.Force(rng.IntN(3)),
+							MaxConcurrency: rng.IntN(3)}}
+						_ = m.LoadResources(cfg)
+					}
+					made.Add(1)
+					e, err := m.Enter(names[rng.IntN(len(names))])
+					if err != nil {
+						continue
+					}
+					if rng.IntN(3) == 0 {
+						clock.Advance(time.Duration(rng.IntN(2000)) * time.Microsecond)
+					}
+					if rng.IntN(2) == 0 {
+						failed.Add(1)
+						e.SetError(errDown)
+					}
+					e.Exit()
+				}
+			}()
+		}
+		wg.Wait()
+		checkHeld()
+		for _, name := range names {
+			if n := m.InFlight(name); n != 0 {
+				violate("%s: %d calls in flight after every call exited", name, n)
+			}
+		}
+		if heard.Load() != made.Load() {
+			violate("the call observer heard %d calls of %d", heard.Load(), made.Load())
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, v := range violations {
+			t.Error(v)
+		}
+		checkChains(t, all)
+		changes += len(all)
+		calls += int(made.Load())
+		return !t.Failed()
+	})
+	t.Logf("%d episodes, %d calls, %d transitions checked", episodes, calls, changes)
 }
 
 // With ProbeNum above 1, goroutines keep calling a breaker in HALF_OPEN whose probes all
