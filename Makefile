@@ -26,11 +26,13 @@ test-bench:
 	cd benchmarks && go vet ./... && go test -count=1 ./... && \
 		go test -run '^$$' -bench . -benchtime 1x .
 
-# test-contrib runs the tests of every contrib module, each in its own module.
+# test-contrib runs the tests of every contrib module, each in its own module, then their
+# allocation tests without -race, which allocates and makes them skip.
 test-contrib:
 	@for mod in $(CONTRIB); do \
 		echo "== $$mod"; \
-		(cd $$mod && go vet ./... && go test -race -count=1 ./...) || exit 1; \
+		(cd $$mod && go vet ./... && go test -race -count=1 ./... && \
+			go test -count=1 -run 'Allocations$$' ./...) || exit 1; \
 	done
 
 # test-all is what CI runs: the core's tests, the benchmark module's smoke run, then every

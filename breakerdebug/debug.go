@@ -46,9 +46,16 @@
 // marks such breakers "dry run", and shows a forced resource as "FORCED OPEN" or "FORCED
 // CLOSED", apart from its breakers' own states, so that neither is taken for a tripped breaker.
 //
-// The handler keeps nothing per resource name: the resources are read from the loaded rules at
-// each request, and the transitions are a ring of the last 100, whichever resources made them,
-// so calls under names without rules, however many, add nothing to the page or to memory.
+// A resource whose breakers a template rule made (Resource ending in "*") is listed under its
+// own name, each breaker with the template as its rule. The document then has "dynamic":
+// {"resources": 2, "breakers": 2, "limit": 10000, "dropped": 0}, the resources and breakers
+// templates made, their bound ([breaker.WithMaxDynamicBreakers]) and how many resources were
+// dropped to stay within it; the page adds it to its summary line.
+//
+// The handler keeps nothing per resource name: the resources are read from the Manager's
+// rules, settings and template breakers (at most their bound) at each request, and the
+// transitions are a ring of the last 100, whichever resources made them, so calls under names
+// without rules, however many, add nothing to the page or to memory.
 //
 // With a [Recorder], the page is also a live dashboard of the last minute. Create the Recorder
 // on the Manager's clock, give it to the Manager as a call observer and to the Handler:
@@ -163,6 +170,21 @@ type status struct {
 	// Unruled are the resources with calls in the last minute and neither rules nor settings,
 	// the most called first; set with a Recorder.
 	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
+	// Dynamic counts the breakers template rules made; set while a template is loaded or
+	// such breakers remain.
+	Dynamic *dynamicStatus `json:"dynamic,omitempty"`
+}
+
+type dynamicStatus struct {
+	Resources int    `json:"resources"`
+	Breakers  int    `json:"breakers"`
+	Limit     int    `json:"limit"`
+	Dropped   uint64 `json:"dropped"`
+}
+
+// hasTemplate reports whether a rule is a template (Resource ending in "*").
+func hasTemplate(rules []breaker.Rule) bool {
+	return slices.ContainsFunc(rules, breaker.Rule.IsTemplate)
 }
 
 type unruledStatus struct {
@@ -237,6 +259,10 @@ func (h *handler) status() *status {
 	}
 	for name := range settings {
 		names = append(names, name)
+	}
+	names = append(names, h.m.DynamicResources()...)
+	if d := h.m.DynamicStats(); d.Resources > 0 || hasTemplate(h.m.Rules()) {
+		st.Dynamic = &dynamicStatus{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit, Dropped: d.Dropped}
 	}
 	var calls map[string]callStats
 	if h.rec != nil {

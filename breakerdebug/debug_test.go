@@ -486,3 +486,44 @@ func TestNilManagerIsTheDefault(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
 	assert.Len(t, got.Resources, len(breaker.Default().Rules()))
 }
+
+// A template's breakers are listed under the names called, and "dynamic" counts them.
+func TestJSONShowsTemplateBreakers(t *testing.T) {
+	template := breaker.Rule{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Minute}
+	m, _, h := newManager(t, template)
+	var got struct {
+		Resources []struct {
+			Resource string `json:"resource"`
+			Breakers []struct {
+				State string       `json:"state"`
+				Rule  breaker.Rule `json:"rule"`
+			} `json:"breakers"`
+		} `json:"resources"`
+		Dynamic *struct {
+			Resources, Breakers, Limit int
+			Dropped                    uint64
+		} `json:"dynamic"`
+	}
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	assert.Empty(t, got.Resources, "no breakers before the first call")
+	require.NotNil(t, got.Dynamic, "a template is loaded")
+	assert.Equal(t, breaker.DefaultMaxDynamicBreakers, got.Dynamic.Limit)
+
+	call(m, "api/users", fail)
+	call(m, "api/orders", succeed)
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	require.Len(t, got.Resources, 2)
+	assert.Equal(t, "api/orders", got.Resources[0].Resource)
+	assert.Equal(t, "CLOSED", got.Resources[0].Breakers[0].State)
+	assert.Equal(t, "api/users", got.Resources[1].Resource)
+	assert.Equal(t, "OPEN", got.Resources[1].Breakers[0].State)
+	assert.Equal(t, "api/*", got.Resources[1].Breakers[0].Rule.Resource)
+	assert.Equal(t, 2, got.Dynamic.Resources)
+	assert.Equal(t, 2, got.Dynamic.Breakers)
+	assert.Zero(t, got.Dynamic.Dropped)
+
+	require.NoError(t, m.LoadRules(nil))
+	got.Dynamic = nil
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	assert.Nil(t, got.Dynamic, "no template, no dynamic breakers")
+}

@@ -106,7 +106,8 @@ func TestE2EChromium(t *testing.T) {
 		MinRequestAmount: 1, RetryTimeout: time.Minute, DryRun: true}
 	bypassed := breaker.Rule{Resource: "bypassed", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
-	m, clk, h := newManager(t, inventoryRule, paymentsErrors, paymentsSlow, search, named, shadow, bypassed)
+	template := breaker.Rule{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Minute}
+	m, clk, h := newManager(t, inventoryRule, paymentsErrors, paymentsSlow, search, named, shadow, bypassed, template)
 	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
 		"payments": {Timeout: 1500 * time.Millisecond, MaxConcurrency: 8},
 		"legacy":   {Force: breaker.ForceOpen},
@@ -118,8 +119,10 @@ func TestE2EChromium(t *testing.T) {
 	}
 	call(m, "payments", succeed)
 	call(m, "payments", succeed)
-	call(m, "shadow", fail)   // trips the DryRun rule
-	call(m, "bypassed", fail) // trips the forced-closed resource's breaker
+	call(m, "shadow", fail)    // trips the DryRun rule
+	call(m, "bypassed", fail)  // trips the forced-closed resource's breaker
+	call(m, "api/users", fail) // trips the breaker the template made for it
+	call(m, "api/orders", succeed)
 	held, err := m.Enter("payments")
 	require.NoError(t, err)
 	defer held.Exit()
@@ -156,6 +159,8 @@ func TestE2EChromium(t *testing.T) {
 		{give: "shadow", want: `<span class="badge open">OPEN</span><span class="badge dry-run" title=`},
 		{give: "legacy", want: `<td class="muted">no rules</td><td class="state"><span class="badge forced-open">FORCED OPEN</span></td>`},
 		{give: "bypassed", want: `<span class="badge forced-closed">FORCED CLOSED</span><span class="badge open">OPEN</span><span class="badge dry-run" title=`},
+		{give: "api/users", want: `<span class="badge open">OPEN</span>`},
+		{give: "api/orders", want: `<span class="badge closed">CLOSED</span>`},
 	}
 	for _, tt := range tests {
 		assert.Contains(t, rowOf(t, breakers, tt.give), tt.want, tt.give)
@@ -182,11 +187,13 @@ func TestE2EChromium(t *testing.T) {
 	for _, m := range regexp.MustCompile(`<td class="num">(\d+)</td></tr>`).FindAllStringSubmatch(transitions, -1) {
 		seqs = append(seqs, m[1])
 	}
-	assert.Equal(t, []string{"4", "3", "2", "1"}, seqs, "the transitions, newest first by seq")
+	assert.Equal(t, []string{"5", "4", "3", "2", "1"}, seqs, "the transitions, newest first by seq")
+	assert.Contains(t, rowOf(t, transitions, "api/users"), "api/*", "a template's breaker names its template")
 	assert.Contains(t, strings.SplitN(transitions, "</tr>", 3)[1], `<td class="resource">search</td>`,
 		"search tripped last, on the first refresh, and is listed first")
-	assert.Contains(t, dom, "7 breakers on 7 resources: 2 open, 0 half-open, 3 closed; 2 dry run (rejecting nothing); "+
-		"1 resource forced open; 1 resource forced closed")
+	assert.Contains(t, dom, "9 breakers on 9 resources: 3 open, 0 half-open, 4 closed; 2 dry run (rejecting nothing); "+
+		"1 resource forced open; 1 resource forced closed; 2 resources with breakers from templates "+
+		"(2 of at most 10000 breakers, 0 dropped)")
 }
 
 // cellsOf returns the texts of the cells of class "num" in row, in order.

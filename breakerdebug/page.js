@@ -85,9 +85,14 @@
   }
 
   // ruleName is a cell with the rule's ID, or its strategy, and its description on hover.
+  // ruleName is the rule's ID, else its strategy; a template's (Resource ending in "*") also
+  // names the template, since its breakers are listed under the names it matched.
   function ruleName(r) {
     const td = el("td", "nowrap", r.id || r.strategy || "");
     if (r.strategy) td.title = ruleText(r);
+    if (typeof r.resource === "string" && r.resource.endsWith("*")) {
+      td.append(el("span", "muted", " from " + r.resource));
+    }
     return td;
   }
 
@@ -322,6 +327,11 @@
     if (counts.dryRun) summary += "; " + counts.dryRun + " dry run (rejecting nothing)";
     if (forced.open) summary += "; " + plural(forced.open, "resource") + " forced open";
     if (forced.closed) summary += "; " + plural(forced.closed, "resource") + " forced closed";
+    const d = st.dynamic;
+    if (d) {
+      summary += "; " + plural(d.resources, "resource") + " with breakers from templates (" + d.breakers +
+        " of at most " + d.limit + " breakers, " + d.dropped + " dropped)";
+    }
     document.getElementById("summary").textContent = summary + " · manager clock " + clock(st.now) + " UTC";
   }
 

@@ -392,3 +392,38 @@ func TestTransportRetryAfterHints(t *testing.T) {
 		})
 	}
 }
+
+// One template rule "*" gives every host a transport calls its own breaker: a failing host
+// trips its own, and the healthy one goes on being called.
+func TestTransportTemplateProtectsEveryHost(t *testing.T) {
+	bad, good := newUpstream(t, http.StatusInternalServerError), newUpstream(t, http.StatusOK)
+	m := breaker.NewManager()
+	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "*", Strategy: breaker.ErrorCount, Threshold: 3,
+		RetryTimeout: time.Hour}}))
+	upstreams := &http.Transport{}
+	t.Cleanup(upstreams.CloseIdleConnections)
+	client := &http.Client{Transport: breakerhttp.NewTransport(upstreams, m)}
+	ctx := context.Background()
+
+	for range 3 {
+		resp, _, err := get(ctx, client, bad.URL)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	}
+	_, _, err := get(ctx, client, bad.URL)
+	var be *breaker.BlockError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, bad.resource(), be.Resource)
+	assert.Equal(t, "*", be.Rule.Resource)
+	assert.Equal(t, int64(3), bad.hits.Load(), "the blocked request never reached the host")
+
+	for range 5 {
+		resp, _, err := get(ctx, client, good.URL)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	assert.Equal(t, int64(5), good.hits.Load())
+	assert.ElementsMatch(t, []string{bad.resource(), good.resource()}, m.DynamicResources())
+	assert.Equal(t, breaker.Open, m.Breakers(bad.resource())[0].State())
+	assert.Equal(t, breaker.Closed, m.Breakers(good.resource())[0].State())
+}

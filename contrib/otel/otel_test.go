@@ -484,3 +484,19 @@ func TestCallAllocations(t *testing.T) {
 
 func succeed(context.Context) error { return nil }
 func fail(context.Context) error    { return errDown }
+
+// Given a template rule, then the state gauge has the breaker it made for each name within
+// the bound, and none for a name measured as "_other".
+func TestTemplateStates(t *testing.T) {
+	tmpl := breaker.Rule{ID: "per-host", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
+		RetryTimeout: time.Minute}
+	f := newFixture(t, []breaker.Rule{tmpl}, breakerotel.WithMaxResources(2))
+	_ = f.call("api/a", time.Millisecond, errDown)
+	_ = f.call("api/b", time.Millisecond, nil)
+	_ = f.call("api/c", time.Millisecond, errDown) // measured as _other
+	require.Len(t, f.m.DynamicResources(), 3)
+	f.assertData(breakerotel.StateName, gauge(
+		state("api/a", "per-host", breaker.Open),
+		state("api/b", "per-host", breaker.Closed),
+	))
+}

@@ -11,9 +11,11 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// observeStates reports the state of every loaded breaker of m to the state gauge, as
+// observeStates reports the state of every breaker of m to the state gauge, as
 // breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), with its resource, rule and whether
-// it is dry run: its rule is DryRun or settings force its resource closed.
+// it is dry run: its rule is DryRun or settings force its resource closed. The breakers that
+// template rules made are reported for the names within the bound, not for those measured as
+// OverflowResource: callers choose those names.
 func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, settings map[string]breaker.ResourceConfig) {
 	seen := make(map[string]bool)
 	for _, r := range m.Rules() {
@@ -21,15 +23,25 @@ func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, set
 			continue
 		}
 		seen[r.Resource] = true
-		forcedClosed := settings[r.Resource].Force == breaker.ForceClosed
-		// One Breakers call reads one rule set, so the indexes agree with the rules even if
-		// LoadRules runs meanwhile.
-		for i, b := range m.Breakers(r.Resource) {
-			rule := b.Rule()
-			set := ins.set(ResourceKey.String(r.Resource), RuleKey.String(RuleName(rule, i)),
-				DryRunKey.Bool(rule.DryRun || forcedClosed))
-			o.ObserveInt64(ins.state, int64(b.State()), metric.WithAttributeSet(set))
+		ins.observeResource(o, m, r.Resource, settings[r.Resource])
+	}
+	for _, name := range m.DynamicResources() {
+		if ins.resourceSets(name) != ins.overflow {
+			ins.observeResource(o, m, name, settings[name])
 		}
+	}
+}
+
+// observeResource reports the state of each breaker of resource.
+func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, resource string, cfg breaker.ResourceConfig) {
+	forcedClosed := cfg.Force == breaker.ForceClosed
+	// One Breakers call reads one rule set, so the indexes agree with the rules even if
+	// LoadRules runs meanwhile.
+	for i, b := range m.Breakers(resource) {
+		rule := b.Rule()
+		set := ins.set(ResourceKey.String(resource), RuleKey.String(RuleName(rule, i)),
+			DryRunKey.Bool(rule.DryRun || forcedClosed))
+		o.ObserveInt64(ins.state, int64(b.State()), metric.WithAttributeSet(set))
 	}
 }
 

@@ -22,6 +22,9 @@
 //	breaker_in_flight{resource}                                 gauge
 //	breaker_max_concurrency{resource}                           gauge
 //	breaker_timeout_seconds{resource}                           gauge
+//	breaker_dynamic_breakers                                    gauge
+//	breaker_dynamic_limit                                       gauge
+//	breaker_dynamic_dropped_total                               counter
 //
 // Every call that ran counts once as outcome "passed"; those of them that failed count also
 // as "failed", and those that a SlowRequestRatio rule found slow also as "slow" (a call may be
@@ -31,13 +34,19 @@
 // rejected it counts in breaker_would_reject_total, by mode: "dry_run" (the rule is DryRun)
 // or "force_closed". breaker_state and breaker_transitions_total say dry_run="true" for a
 // breaker that rejects nothing, so a DryRun or ForceClosed breaker that trips is not mistaken
-// for one that rejects calls. The last four gauges are the settings of each resource that has
-// them (Manager.LoadResources) and its calls in flight. See the README for every metric.
+// for one that rejects calls. breaker_force, breaker_in_flight, breaker_max_concurrency and
+// breaker_timeout_seconds are the settings of each resource that has them
+// (Manager.LoadResources) and its calls in flight. The breaker_dynamic metrics, sent while a
+// template rule is loaded, are the breakers template rules made, their bound
+// (WithMaxDynamicBreakers) and the resources dropped to stay within it. See the README for
+// every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
 // get series of their own, and every later name is counted under resource="_other"
 // (OverflowResource). The gauges are read from the Manager's rules and settings at each
-// scrape, which its operators, not its callers, decide.
+// scrape, which its operators, not its callers, decide. The breakers a template rule made
+// are named by callers: breaker_state has a series for those of the names with series of their
+// own, and none for the names counted under "_other".
 //
 // The package starts no goroutines.
 package breakerprom
@@ -79,6 +88,9 @@ type Collector struct {
 	inFlight    *prometheus.Desc
 	maxConc     *prometheus.Desc
 	timeout     *prometheus.Desc
+	dynamic     *prometheus.Desc
+	dynLimit    *prometheus.Desc
+	dynDropped  *prometheus.Desc
 
 	// The resource names with series of their own: at most maxResources of them.
 	resources    sync.Map    // resource name → *resourceEntry
@@ -139,6 +151,12 @@ func New(opts ...Option) *Collector {
 		timeout: prometheus.NewDesc("breaker_timeout_seconds",
 			"Timeout of each resource with settings; 0 means none.",
 			[]string{"resource"}, nil),
+		dynamic: prometheus.NewDesc("breaker_dynamic_breakers",
+			"Breakers that template rules (Resource ending in *) made and the Manager holds.", nil, nil),
+		dynLimit: prometheus.NewDesc("breaker_dynamic_limit",
+			"The most breakers template rules may make (WithMaxDynamicBreakers).", nil, nil),
+		dynDropped: prometheus.NewDesc("breaker_dynamic_dropped_total",
+			"Resources whose template breakers were dropped to stay within the limit.", nil, nil),
 	}
 }
 
@@ -195,6 +213,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.inFlight
 	ch <- c.maxConc
 	ch <- c.timeout
+	ch <- c.dynamic
+	ch <- c.dynLimit
+	ch <- c.dynDropped
 }
 
 // Collect sends c's metrics; see prometheus.Collector. It reads the state of every breaker of
@@ -204,6 +225,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		settings := m.Resources()
 		c.collectStates(m, settings, ch)
 		c.collectSettings(m, settings, ch)
+		c.collectDynamic(m, ch)
 	}
 	c.calls.Collect(ch)
 	c.rejected.Collect(ch)
@@ -212,8 +234,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.transitions.Collect(ch)
 }
 
-// collectStates sends breaker_state for every breaker of m. Each resource's breakers are read
-// in one Breakers call, so a concurrent LoadRules cannot mix two rule sets in one resource.
+// collectStates sends breaker_state for every breaker of m: those of its rules, and those
+// its templates made for names with series of their own. Each resource's breakers are read in
+// one Breakers call, so a concurrent LoadRules cannot mix two rule sets in one resource.
 // settings are m's resource settings, which say which resources are ForceClosed.
 func (c *Collector) collectStates(m *breaker.Manager, settings map[string]breaker.ResourceConfig,
 	ch chan<- prometheus.Metric) {
@@ -223,19 +246,40 @@ func (c *Collector) collectStates(m *breaker.Manager, settings map[string]breake
 			continue
 		}
 		seen[r.Resource] = true
-		breakers := m.Breakers(r.Resource)
-		rules := make([]breaker.Rule, len(breakers))
-		for i, b := range breakers {
-			rules[i] = b.Rule()
+		c.sendStates(ch, m.Breakers(r.Resource), labelValue(r.Resource), settings[r.Resource])
+	}
+	for _, name := range m.DynamicResources() {
+		if e := c.entryOf(name); e != c.overflow {
+			c.sendStates(ch, m.Breakers(name), e.label, settings[name])
 		}
-		resource := labelValue(r.Resource)
-		forcedClosed := settings[r.Resource].Force == breaker.ForceClosed
-		for i, label := range ruleLabels(rules) {
-			if label != "" {
-				ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue,
-					stateValue(breakers[i].State()), resource, label,
-					strconv.FormatBool(rules[i].DryRun || forcedClosed))
-			}
+	}
+}
+
+// collectDynamic sends the breaker_dynamic metrics while m has a template rule or breakers
+// one made.
+func (c *Collector) collectDynamic(m *breaker.Manager, ch chan<- prometheus.Metric) {
+	d := m.DynamicStats()
+	if d.Breakers == 0 && !slices.ContainsFunc(m.Rules(), breaker.Rule.IsTemplate) {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.dynamic, prometheus.GaugeValue, float64(d.Breakers))
+	ch <- prometheus.MustNewConstMetric(c.dynLimit, prometheus.GaugeValue, float64(d.Limit))
+	ch <- prometheus.MustNewConstMetric(c.dynDropped, prometheus.CounterValue, float64(d.Dropped))
+}
+
+// sendStates sends breaker_state for the breakers of one resource.
+func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.CircuitBreaker, resource string,
+	cfg breaker.ResourceConfig) {
+	rules := make([]breaker.Rule, len(breakers))
+	for i, b := range breakers {
+		rules[i] = b.Rule()
+	}
+	forcedClosed := cfg.Force == breaker.ForceClosed
+	for i, label := range ruleLabels(rules) {
+		if label != "" {
+			ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue,
+				stateValue(breakers[i].State()), resource, label,
+				strconv.FormatBool(rules[i].DryRun || forcedClosed))
 		}
 	}
 }
