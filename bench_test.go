@@ -293,3 +293,79 @@ func BenchmarkDoForcedOpen(b *testing.B) {
 func BenchmarkDoForcedOpenParallel(b *testing.B) {
 	benchDo(b, settingsManager(b, breaker.ResourceConfig{Force: breaker.ForceOpen}), "svc", succeed, true, true)
 }
+
+// Template rules: the pass rules as a template "svc*", called under a name it already made
+// breakers for.
+func templateManager(b *testing.B) *breaker.Manager {
+	m := benchManager(b, passRules("svc*"))
+	if err := m.Do(context.Background(), "svc-a", succeed); err != nil || len(m.Breakers("svc-a")) != 2 {
+		b.Fatal("the template made no breakers", err)
+	}
+	return m
+}
+
+func BenchmarkDoTemplatePass(b *testing.B) {
+	benchDo(b, templateManager(b), "svc-a", succeed, false, false)
+}
+
+func BenchmarkDoTemplatePassParallel(b *testing.B) {
+	benchDo(b, templateManager(b), "svc-a", succeed, true, false)
+}
+
+func BenchmarkResourceTemplatePass(b *testing.B) {
+	benchResourceDo(b, templateManager(b).Resource("svc-a"), succeed, false, false)
+}
+
+func BenchmarkResourceTemplatePassParallel(b *testing.B) {
+	benchResourceDo(b, templateManager(b).Resource("svc-a"), succeed, true, false)
+}
+
+// A name no template matches, with a template loaded: the call is not protected, and pays for
+// finding that out.
+func BenchmarkDoTemplateNoMatch(b *testing.B) {
+	benchDo(b, templateManager(b), "other", succeed, false, false)
+}
+
+func BenchmarkDoTemplateNoMatchParallel(b *testing.B) {
+	benchDo(b, templateManager(b), "other", succeed, true, false)
+}
+
+// Parallel callers of 64 names of one template, each goroutine going through them all.
+func BenchmarkDoTemplateManyNamesParallel(b *testing.B) {
+	m := templateManager(b)
+	names := make([]string, 64)
+	for i := range names {
+		names[i] = "svc-" + strconv.Itoa(i)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if err := m.Do(ctx, names[i%len(names)], succeed); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+}
+
+// Every call a new name, past the bound of 10,000: what making a template's breakers and
+// dropping the idlest costs per new name.
+func BenchmarkDoTemplateNewName(b *testing.B) {
+	m := benchManager(b, passRules("svc*"))
+	names := make([]string, 1<<16)
+	for i := range names {
+		names[i] = "svc-" + strconv.Itoa(i)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := m.Do(ctx, names[i%len(names)], succeed); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

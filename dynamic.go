@@ -126,15 +126,16 @@ func (e *dynamic) touch(now int64) {
 	}
 }
 
-// lookup returns the breakers of name under rs: its own, or else those a template made for it,
-// made now if this is its first call. own is rs's entry for name, which may hold settings only.
+// lookup returns the breakers of name under rs, which has templates: its own, or else those a
+// template made for it, made now if this is its first call. own is rs's entry for name, which
+// may hold only settings.
 func (m *Manager) lookup(rs *ruleSet, name string, own *resource) *resource {
+	if own != nil && own.breakers != nil || rs.match(name) == nil {
+		return own // and no entry: a reload drops those of names no template matches
+	}
 	if e := m.dyn.find(name); e != nil {
 		e.touch(m.now())
 		return e.res.Load()
-	}
-	if rs.match(name) == nil {
-		return own
 	}
 	res, changes := m.makeDynamic(name)
 	for _, c := range changes {

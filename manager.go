@@ -332,10 +332,10 @@ func (m *Manager) existing(resource string) *resource {
 // from a template on its first call. Without templates it is one map lookup.
 func (m *Manager) find(rs *ruleSet, resource string) *resource {
 	res := rs.resources[resource]
-	if rs.templates == nil || res != nil && res.breakers != nil {
-		return res
+	if rs.templates != nil { // kept apart so that find is inlined
+		return m.lookup(rs, resource, res)
 	}
-	return m.lookup(rs, resource, res)
+	return res
 }
 
 // Enter checks a call to resource. When the call may go ahead it returns an Entry, which the
