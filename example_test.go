@@ -364,3 +364,32 @@ func ExampleWithCallObserver() {
 	// mail Failure 30ms false
 	// mail Success 0s true
 }
+
+// A template rule (Resource ending in "*") gives each host its own breaker on its first call:
+// the one that fails trips alone.
+func ExampleWithMaxDynamicBreakers() {
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()), breaker.WithMaxDynamicBreakers(1000))
+	if err := m.LoadRules([]breaker.Rule{{Resource: "GET *", Strategy: breaker.ErrorCount,
+		Threshold: 2, RetryTimeout: time.Minute}}); err != nil {
+		panic(err)
+	}
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		fmt.Printf("%s (rule %q): %v -> %v\n", c.Resource, c.Rule.Resource, c.From, c.To)
+	}))
+	ctx := context.Background()
+	down := func(context.Context) error { return errors.New("connection refused") }
+	up := func(context.Context) error { return nil }
+	for range 2 {
+		_ = m.Do(ctx, "GET billing:443", down)
+		_ = m.Do(ctx, "GET users:443", up)
+	}
+	err := m.Do(ctx, "GET billing:443", up)
+	fmt.Println(errors.Is(err, breaker.ErrOpen), m.Do(ctx, "GET users:443", up))
+	fmt.Println(m.DynamicResources(), m.Do(ctx, "POST users:443", down) != nil, m.Breakers("POST users:443"))
+	fmt.Printf("%+v\n", m.DynamicStats())
+	// Output:
+	// GET billing:443 (rule "GET *"): CLOSED -> OPEN
+	// true <nil>
+	// [GET billing:443 GET users:443] true []
+	// {Resources:2 Breakers:2 Limit:1000 Dropped:0}
+}
