@@ -136,31 +136,9 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 	var running atomic.Int64 // calls between a successful Enter and Exit
 	// completed and failed count calls before they exit, so they are never behind the windows.
 	var completed, failed atomic.Uint64
-	var mu sync.Mutex
-	var all []breaker.StateChange
-	var violations []string
-	violate := func(format string, args ...any) {
-		mu.Lock()
-		violations = append(violations, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
-	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
-		if c.Reason == breaker.ThresholdExceeded {
-			switch c.Rule.Strategy {
-			case breaker.ErrorCount, breaker.ConsecutiveErrors:
-				if c.Snapshot > float64(failed.Load()) || c.Snapshot < c.Rule.Threshold {
-					violate("%s tripped on %v failures, %d made", c.Rule.ID, c.Snapshot, failed.Load())
-				}
-			default:
-				if c.Snapshot > 1 || c.Snapshot < c.Rule.Threshold {
-					violate("%s tripped on a ratio of %v", c.Rule.ID, c.Snapshot)
-				}
-			}
-		}
-		mu.Lock()
-		all = append(all, c)
-		mu.Unlock()
-	}))
+	log := &episodeLog{}
+	violate := log.violate
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) { log.record(c, failed.Load()) }))
 	require.NoError(t, m.LoadRules(rules))
 
 	checkStats := func() {
@@ -217,14 +195,52 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 	if n := m.InFlight("svc"); n != 0 {
 		violate("%d calls in flight after every call exited", n)
 	}
+	return log.check(t)
+}
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, v := range violations {
+// episodeLog collects the transitions of an episode and what its goroutines found wrong.
+type episodeLog struct {
+	mu         sync.Mutex
+	changes    []breaker.StateChange
+	violations []string
+}
+
+func (l *episodeLog) violate(format string, args ...any) {
+	l.mu.Lock()
+	l.violations = append(l.violations, fmt.Sprintf(format, args...))
+	l.mu.Unlock()
+}
+
+// record keeps c, after checking that a trip's snapshot is one the calls could produce: a
+// ratio within [Threshold, 1], a count within [Threshold, failures made].
+func (l *episodeLog) record(c breaker.StateChange, failed uint64) {
+	if c.Reason == breaker.ThresholdExceeded {
+		switch c.Rule.Strategy {
+		case breaker.ErrorCount, breaker.ConsecutiveErrors:
+			if c.Snapshot > float64(failed) || c.Snapshot < c.Rule.Threshold {
+				l.violate("%s of %s tripped on %v failures, %d made", c.Rule.ID, c.Resource, c.Snapshot, failed)
+			}
+		default:
+			if c.Snapshot > 1 || c.Snapshot < c.Rule.Threshold {
+				l.violate("%s of %s tripped on a ratio of %v", c.Rule.ID, c.Resource, c.Snapshot)
+			}
+		}
+	}
+	l.mu.Lock()
+	l.changes = append(l.changes, c)
+	l.mu.Unlock()
+}
+
+// check reports the violations, checks that the transitions chain, and returns their number.
+func (l *episodeLog) check(t *testing.T) int {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range l.violations {
 		t.Error(v)
 	}
-	checkChains(t, all)
-	return len(all)
+	checkChains(t, l.changes)
+	return len(l.changes)
 }
 
 // checkChains orders the transitions by Seq and checks that each breaker's (a resource's and
@@ -299,32 +315,16 @@ func TestPropertyTemplates(t *testing.T) {
 		var heard atomic.Int64
 		m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(limit),
 			breaker.WithCallObserver(breaker.CallObserverFunc(func(breaker.CallInfo) { heard.Add(1) })))
-		var failed, made atomic.Int64
-		var mu sync.Mutex
-		var all []breaker.StateChange
-		var violations []string
-		violate := func(format string, args ...any) {
-			mu.Lock()
-			violations = append(violations, fmt.Sprintf(format, args...))
-			mu.Unlock()
-		}
+		var failed atomic.Uint64
+		var made atomic.Int64
+		log := &episodeLog{}
+		violate := log.violate
 		m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
 			prefix, template := strings.CutSuffix(c.Rule.Resource, "*")
 			if !template || !strings.HasPrefix(c.Resource, prefix) || strings.HasSuffix(c.Resource, "*") {
 				violate("%s of %s: not a template's breaker of the name called", c.Rule.ID, c.Resource)
 			}
-			if c.Reason == breaker.ThresholdExceeded {
-				if c.Rule.Strategy == breaker.SlowRequestRatio || c.Rule.Strategy == breaker.ErrorRatio {
-					if c.Snapshot > 1 || c.Snapshot < c.Rule.Threshold {
-						violate("%s of %s tripped on a ratio of %v", c.Rule.ID, c.Resource, c.Snapshot)
-					}
-				} else if c.Snapshot > float64(failed.Load()) || c.Snapshot < c.Rule.Threshold {
-					violate("%s of %s tripped on %v failures, %d made", c.Rule.ID, c.Resource, c.Snapshot, failed.Load())
-				}
-			}
-			mu.Lock()
-			all = append(all, c)
-			mu.Unlock()
+			log.record(c, failed.Load())
 		}))
 		require.NoError(t, m.LoadRules(ruleSets[0]))
 		checkHeld := func() {
@@ -385,13 +385,7 @@ func TestPropertyTemplates(t *testing.T) {
 		if heard.Load() != made.Load() {
 			violate("the call observer heard %d calls of %d", heard.Load(), made.Load())
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, v := range violations {
-			t.Error(v)
-		}
-		checkChains(t, all)
-		changes += len(all)
+		changes += log.check(t)
 		calls += int(made.Load())
 		return !t.Failed()
 	})
