@@ -84,7 +84,7 @@ type dynamic struct {
 	made    uint64                   // its place among the entries made: ties of used go oldest first
 	ids     []Rule                   // the template's identities when it was made or last rebound
 	res     atomic.Pointer[resource] // replaced when settings or the template's IDs change
-	used    atomic.Int64             // when it was last looked up, in units of 2^20 ns (about 1 ms)
+	used    atomic.Int64             // when a call last completed or was rejected, in units of 2^20 ns (about 1 ms)
 	dropped atomic.Bool
 }
 
@@ -118,8 +118,9 @@ func (d *dynamics) each(f func(*dynamic)) {
 	}
 }
 
-// touch marks e used at now, writing only when the millisecond changed, so that parallel
-// callers of one resource seldom write the same cache line.
+// touch marks e used at now, when a call completed or a breaker rejected one (the clock is read
+// then anyway), writing only when the millisecond changed, so that parallel callers of one
+// resource seldom write the same cache line.
 func (e *dynamic) touch(now int64) {
 	if t := now >> 20; e.used.Load() != t {
 		e.used.Store(t)
@@ -134,7 +135,6 @@ func (m *Manager) lookup(rs *ruleSet, name string, own *resource) *resource {
 		return own // and no entry: a reload drops those of names no template matches
 	}
 	if e := m.dyn.find(name); e != nil {
-		e.touch(m.now())
 		return e.res.Load()
 	}
 	res, changes := m.makeDynamic(name)
@@ -157,7 +157,6 @@ func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
 	}
 	now := m.now()
 	if e := m.dyn.find(name); e != nil {
-		e.touch(now)
 		return e.res.Load(), nil
 	}
 	t := rs.match(name)
@@ -165,15 +164,15 @@ func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
 		return own, nil
 	}
 	changes := m.makeRoom(len(t.rules), now)
-	res := &resource{timed: t.timed, set: rs.settings[name]}
+	m.dyn.made++
+	e := &dynamic{name: name, made: m.dyn.made, ids: t.ids}
+	res := &resource{timed: t.timed, set: rs.settings[name], dyn: e}
 	for _, r := range t.rules {
 		c, public := m.newBreaker(r, name)
 		c.forcedClosed.Store(res.set.forcedClosed())
 		res.breakers = append(res.breakers, c)
 		res.public = append(res.public, public)
 	}
-	m.dyn.made++
-	e := &dynamic{name: name, made: m.dyn.made, ids: t.ids}
 	e.res.Store(res)
 	e.used.Store(now >> 20)
 	s := m.dyn.shard(name)
@@ -324,7 +323,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 			return
 		}
 		old := e.res.Load()
-		res := &resource{breakers: old.breakers, public: old.public, timed: t.timed, set: next.settings[e.name]}
+		res := &resource{breakers: old.breakers, public: old.public, timed: t.timed, set: next.settings[e.name], dyn: e}
 		for i, c := range res.breakers {
 			c.reload(t.rules[i])
 			c.forcedClosed.Store(res.set.forcedClosed())

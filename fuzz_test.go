@@ -181,6 +181,9 @@ var fuzzSeeds = [][]byte{
 		opEnter, 1, opExit, 0, 1, opExit, 0, 1, opAdvance, 0x02, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
 		opSettings, 0x0b, opSettings, 0x0c, opDo, 0x02, 0x01, opDo, 0x02, 0x01, opAdvance, 0x27,
 		opDo, 0x02, 0x00, opDo, 0x01, 0x00, opLoad, 6, opDo, 0x00, 0x00},
+	// Idle is since a call ended: x, entered first and ending last, outlives da.
+	{0, opLoad, 6, opNames, opEnter, 2, opAdvance, 0x02, opDo, 0x00, 0x00, opAdvance, 0x02, opExit, 0, 0,
+		opAdvance, 0x02, opDo, 0x01, 0x00},
 }
 
 func runStateMachine(t *testing.T, ops []byte) {

@@ -50,6 +50,7 @@ type resource struct {
 	public   []CircuitBreaker
 	timed    bool      // a breaker needs each call's response time
 	set      *settings // nil: the zero ResourceConfig
+	dyn      *dynamic  // the entry of breakers a template made; nil for a rule's
 }
 
 // breakerAt locates a loaded breaker.

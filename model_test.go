@@ -40,7 +40,7 @@ type modelTemplate struct {
 type modelDynamic struct {
 	breakers []*modelBreaker
 	ids      []breaker.Rule // the template's rule identities
-	used     int64          // when last looked up, in the library's units of 2^20 ns
+	used     int64          // when a call last completed or a breaker rejected one, in 2^20 ns
 	made     uint64
 }
 
@@ -70,6 +70,7 @@ type modelCall struct {
 // modelEntry is a call the model let through: the generation of each breaker that admitted it.
 type modelEntry struct {
 	resource string
+	dyn      *modelDynamic // the template's breakers that admitted it, if any
 	start    time.Duration
 	admitted []modelAdmission
 	inflight *int // the count the call is in, if any
@@ -95,16 +96,13 @@ func newModel(limit int) *model {
 }
 
 // breakersOf returns the breakers of resource: its own, or those a template made for it. With
-// call, it is a call's lookup: it marks the template's breakers used, and makes them on the
-// first call, dropping the idlest to stay within the limit (P9).
+// call, it is a call's lookup, which makes them on the first call, dropping the idlest to stay
+// within the limit (P9).
 func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 	if own := m.resources[resource]; own != nil {
 		return own
 	}
 	if d := m.dynamic[resource]; d != nil {
-		if call {
-			d.used = int64(m.now) >> 20
-		}
 		return d.breakers
 	}
 	t := m.match(resource)
@@ -120,6 +118,13 @@ func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 	}
 	m.dynamic[resource] = d
 	return d.breakers
+}
+
+// touch marks d used now, when a call of its completes or a breaker rejects one.
+func (m *model) touch(d *modelDynamic) {
+	if d != nil {
+		d.used = int64(m.now) >> 20
+	}
 }
 
 // match returns the template with the longest prefix of resource.
@@ -373,6 +378,9 @@ type modelBlock struct {
 func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	e := &modelEntry{resource: resource, start: m.now}
 	breakers := m.breakersOf(resource, true) // made before the settings are read, as the library does
+	if m.resources[resource] == nil {
+		e.dyn = m.dynamic[resource]
+	}
 	if m.settings[resource].Force == breaker.ForceOpen {
 		return nil, &modelBlock{cause: breaker.ErrForcedOpen}
 	}
@@ -398,6 +406,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		}
 	}
 	if block != nil {
+		m.touch(e.dyn) // a breaker rejected the call: the resource is not idle
 		return nil, block
 	}
 	// The probes are taken in rule order, and the call is admitted by every breaker in rule
@@ -452,6 +461,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 	if e.inflight != nil {
 		*e.inflight--
 	}
+	m.touch(e.dyn)
 	rt := m.now - e.start
 	for _, a := range e.admitted {
 		b := a.b

@@ -47,7 +47,6 @@ func (r *Resource) breakers() *resource {
 			return f.res
 		}
 		if !f.dyn.dropped.Load() {
-			f.dyn.touch(r.m.now())
 			return f.dyn.res.Load()
 		}
 	}

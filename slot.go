@@ -41,6 +41,7 @@ type call struct {
 	more     []admission
 	inflight *atomic.Int64 // the resource's count of calls in flight, which this call is in
 	dry      *BlockError   // what a DryRun breaker would have rejected the call with
+	dyn      *dynamic      // the entry of the template's breakers that checked the call, if any
 }
 
 type admission struct {
@@ -164,6 +165,7 @@ func (m *Manager) admit(c *call, res *resource) *BlockError {
 	if res.timed || len(m.calls) > 0 {
 		c.start, c.timed = m.now(), true
 	}
+	c.dyn = res.dyn
 	for i, b := range res.breakers {
 		p := b.cur.Load()
 		if p.state != Closed {
@@ -206,6 +208,9 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 	}
 	if blocked != nil {
 		c.forget()
+		if c.dyn != nil {
+			c.dyn.touch(now.get())
+		}
 	}
 	return blocked
 }
@@ -307,10 +312,13 @@ func (m *Manager) exitSlots(e *Entry) {
 // observers.
 func (m *Manager) finish(c *call, resource string, o Outcome, hint int64) {
 	c.leave()
-	if c.n == 0 && len(m.calls) == 0 {
+	if c.n == 0 && len(m.calls) == 0 && c.dyn == nil {
 		return
 	}
 	now := m.now()
+	if c.dyn != nil {
+		c.dyn.touch(now) // it is not idle: the clock was read for the breakers anyway
+	}
 	var rt int64
 	if c.timed {
 		rt = now - c.start

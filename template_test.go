@@ -314,3 +314,23 @@ func TestTemplateErrorsMatchErrOpen(t *testing.T) {
 	err := h.complete("x", 0, nil)
 	assert.True(t, errors.Is(err, breaker.ErrOpen))
 }
+
+// Idle means no call completed and no breaker rejected one: a call in flight since long ago
+// makes its resource used when it ends, and an OPEN breaker that keeps rejecting stays used.
+func TestTemplateIdleMeansNoCallEnded(t *testing.T) {
+	h := newDynamicHarness(t, 3, tripsOnOne("*"))
+	slow, err := h.m.Enter("slow") // made at 0, ends at 30ms
+	require.NoError(t, err)
+	h.clock.Advance(10 * time.Millisecond)
+	require.NoError(t, h.complete("quick", 0, nil)) // ends at 10ms
+	h.clock.Advance(10 * time.Millisecond)
+	h.completeN("down", 1, errDown) // trips at 20ms
+	h.clock.Advance(10 * time.Millisecond)
+	slow.Exit()
+	h.clock.Advance(10 * time.Millisecond)
+	require.ErrorIs(t, h.complete("down", 0, nil), breaker.ErrOpen) // rejected at 40ms
+
+	h.clock.Advance(10 * time.Millisecond)
+	require.NoError(t, h.complete("new", 0, nil))
+	assert.Equal(t, []string{"down", "new", "slow"}, h.m.DynamicResources(), "quick was idle the longest")
+}
