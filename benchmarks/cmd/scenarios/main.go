@@ -1,0 +1,140 @@
+// Command scenarios runs every scripted outage against breaker and its peers, in real time,
+// and writes a plot per scenario and a results section into SCENARIOS.md.
+//
+//	go run ./cmd/scenarios -reps 5 -out ../docs/scenarios -doc ../SCENARIOS.md
+package main
+
+import (
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"log"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/halfopen/breaker/benchmarks/scenario"
+	"github.com/halfopen/breaker/benchmarks/scenario/libs"
+)
+
+const (
+	rate   = 200                    // calls per second offered, in every scenario
+	bucket = 100 * time.Millisecond // the recorder's bucket
+)
+
+func main() {
+	reps := flag.Int("reps", 5, "repetitions of each scenario; the table gives medians")
+	out := flag.String("out", "../docs/scenarios", "directory for the plots")
+	doc := flag.String("doc", "../SCENARIOS.md", "markdown file whose results section is rewritten (empty: print it)")
+	sequential := flag.Bool("sequential", false, "run the libraries one after another instead of side by side")
+	format := flag.String("format", "svg", "plot format: svg or png")
+	only := flag.String("only", "", "run only the scenario of this name")
+	flag.Parse()
+
+	began := time.Now()
+	defer func() {
+		if libs.SentinelLogDir != "" {
+			_ = os.RemoveAll(libs.SentinelLogDir)
+		}
+	}()
+	libraries := []scenario.Library{
+		libs.Breaker(libs.Rule, false),
+		libs.Breaker(libs.Rule, true),
+		libs.Gobreaker(libs.Rule),
+		libs.Sentinel(libs.Rule),
+		libs.Failsafe(libs.Rule),
+		libs.Hystrix(libs.Rule),
+	}
+
+	var results []scenarioResult
+	for _, script := range scenario.Scripts() {
+		if *only != "" && script.Name != *only {
+			continue
+		}
+		if err := script.Validate(bucket); err != nil {
+			log.Fatal(err)
+		}
+		res := scenarioResult{script: script, libs: libraries, measures: make([][]scenario.Measures, len(libraries))}
+		for rep := range *reps {
+			tls := runAll(script, libraries, rep, *sequential)
+			for i, tl := range tls {
+				if tl.Dropped > 0 {
+					log.Fatalf("%s/%s: %d events beyond the recorder's bound", script.Name, libraries[i].Name, tl.Dropped)
+				}
+				res.measures[i] = append(res.measures[i], scenario.Measure(tl))
+			}
+			if rep == 0 {
+				res.first = tls
+			}
+			log.Printf("%s: repetition %d of %d done", script.Name, rep+1, *reps)
+		}
+		results = append(results, res)
+	}
+
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range results {
+		path := filepath.Join(*out, r.script.Name+"."+*format)
+		if err := plotScenario(path, r); err != nil {
+			log.Fatal(err)
+		}
+	}
+	section := report(results, *reps, *sequential, time.Since(began))
+	if *doc == "" {
+		fmt.Print(section)
+		return
+	}
+	if err := rewriteSection(*doc, section); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s and %d plots in %v", *doc, len(results), time.Since(began).Round(time.Second))
+}
+
+// scenarioResult is one scenario's measures, per library and repetition, and the first
+// repetition's timelines for the plot.
+type scenarioResult struct {
+	script   scenario.Script
+	libs     []scenario.Library
+	measures [][]scenario.Measures // [library][repetition]
+	first    []scenario.Timeline
+}
+
+// runAll runs every library through script once, side by side (each with its own dependency
+// and recorder, all with the same seed) or one after another.
+func runAll(script scenario.Script, libraries []scenario.Library, rep int, sequential bool) []scenario.Timeline {
+	tls := make([]scenario.Timeline, len(libraries))
+	seed := seedOf(script.Name, rep)
+	var wg sync.WaitGroup
+	for i, lib := range libraries {
+		one := func() {
+			name := fmt.Sprintf("%s/%s/%d/%d", script.Name, lib.Name, rep, time.Now().UnixNano())
+			tls[i] = runOne(script, lib, name, seed)
+		}
+		if sequential {
+			one()
+			continue
+		}
+		wg.Go(one)
+	}
+	wg.Wait()
+	return tls
+}
+
+// runOne runs one library through script on the real clock.
+func runOne(script scenario.Script, lib scenario.Library, name string, seed uint64) scenario.Timeline {
+	clock := scenario.NewRealClock()
+	rec := scenario.NewRecorder(script, bucket)
+	guard := lib.New(name, func(s scenario.State) { rec.Changed(clock.Now(), s) })
+	defer guard.Close()
+	run := scenario.Run{Script: script, Rate: rate, BucketSize: bucket, Seed: seed, Clock: clock}
+	return run.Execute(guard, rec)
+}
+
+// seedOf gives every library the same draws within a repetition, and each repetition its own.
+func seedOf(name string, rep int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", name, rep)
+	return h.Sum64()
+}
