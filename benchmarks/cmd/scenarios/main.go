@@ -11,6 +11,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -30,7 +31,11 @@ func main() {
 	sequential := flag.Bool("sequential", false, "run the libraries one after another instead of side by side")
 	format := flag.String("format", "svg", "plot format: svg or png")
 	only := flag.String("only", "", "run only the scenario of this name")
+	probeNum := flag.Int("probe-num", libs.Rule.ProbeNum, "ProbeNum of the breaker+probes variant")
+	maxRetry := flag.Duration("max-retry", libs.Rule.MaxRetryTimeout, "MaxRetryTimeout of the breaker+probes variant")
 	flag.Parse()
+	variant := libs.Rule
+	variant.ProbeNum, variant.MaxRetryTimeout = *probeNum, *maxRetry
 
 	began := time.Now()
 	defer func() {
@@ -40,7 +45,7 @@ func main() {
 	}()
 	libraries := []scenario.Library{
 		libs.Breaker(libs.Rule, false),
-		libs.Breaker(libs.Rule, true),
+		libs.Breaker(variant, true),
 		libs.Gobreaker(libs.Rule),
 		libs.Sentinel(libs.Rule),
 		libs.Failsafe(libs.Rule),
@@ -113,7 +118,12 @@ func runAll(script scenario.Script, libraries []scenario.Library, rep int, seque
 			tls[i] = runOne(script, lib, name, seed)
 		}
 		if sequential {
+			// Alone in the process, the run's goroutines can be counted directly too, as a
+			// check on the harness's own count (callers plus orphaned dependency calls).
+			peak := watchGoroutines()
 			one()
+			log.Printf("%s/%s: peak goroutines %d by the harness, %d more than before by the runtime",
+				script.Name, lib.Name, tls[i].PeakGoroutines, peak())
 			continue
 		}
 		wg.Go(one)
@@ -137,4 +147,26 @@ func seedOf(name string, rep int) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d", name, rep)
 	return h.Sum64()
+}
+
+// watchGoroutines samples runtime.NumGoroutine every millisecond until the returned function
+// is called, which gives the most seen above the count at the start.
+func watchGoroutines() func() int {
+	base := runtime.NumGoroutine()
+	done, result := make(chan struct{}), make(chan int)
+	go func() {
+		most := base
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				result <- most - base
+				return
+			case <-t.C:
+				most = max(most, runtime.NumGoroutine()-1) // less the watcher itself
+			}
+		}
+	}()
+	return func() int { close(done); return <-result }
 }
