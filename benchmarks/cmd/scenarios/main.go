@@ -33,9 +33,10 @@ func main() {
 	only := flag.String("only", "", "run only the scenario of this name")
 	probeNum := flag.Int("probe-num", libs.Rule.ProbeNum, "ProbeNum of the breaker+probes variant")
 	maxRetry := flag.Duration("max-retry", libs.Rule.MaxRetryTimeout, "MaxRetryTimeout of the breaker+probes variant")
+	retry := flag.Duration("retry", libs.Rule.RetryTimeout, "RetryTimeout of the breaker+probes variant")
 	flag.Parse()
 	variant := libs.Rule
-	variant.ProbeNum, variant.MaxRetryTimeout = *probeNum, *maxRetry
+	variant.ProbeNum, variant.MaxRetryTimeout, variant.RetryTimeout = *probeNum, *maxRetry, *retry
 
 	began := time.Now()
 	defer func() {
@@ -134,10 +135,15 @@ func runAll(script scenario.Script, libraries []scenario.Library, rep int, seque
 
 // runOne runs one library through script on the real clock.
 func runOne(script scenario.Script, lib scenario.Library, name string, seed uint64) scenario.Timeline {
-	clock := scenario.NewRealClock()
 	rec := scenario.NewRecorder(script, bucket)
+	var clock *scenario.RealClock
 	guard := lib.New(name, func(s scenario.State) { rec.Changed(clock.Now(), s) })
 	defer guard.Close()
+	// Libraries whose window buckets start when the breaker is made (breaker, gobreaker) would
+	// otherwise see every phase begin exactly on a bucket edge; a seeded pause of up to a
+	// bucket puts the edges where an outage would find them, anywhere.
+	time.Sleep(time.Duration(seed%uint64(bucket/time.Millisecond)) * time.Millisecond)
+	clock = scenario.NewRealClock()
 	run := scenario.Run{Script: script, Rate: rate, BucketSize: bucket, Seed: seed, Clock: clock}
 	return run.Execute(guard, rec)
 }
