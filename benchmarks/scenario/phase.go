@@ -108,3 +108,17 @@ func (s Script) Validate(bucket time.Duration) error {
 	}
 	return nil
 }
+
+// HealLater returns a copy of s whose last Down phase lasts d longer, so that healing falls at
+// a different point of the breakers' retry cycles; without a Down phase it returns s.
+func (s Script) HealLater(d time.Duration) Script {
+	phases := append([]Phase(nil), s.Phases...)
+	for i := len(phases) - 1; i >= 0; i-- {
+		if phases[i].Down {
+			phases[i].Duration += d
+			break
+		}
+	}
+	s.Phases = phases
+	return s
+}

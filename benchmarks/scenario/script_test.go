@@ -56,3 +56,18 @@ func TestScriptsAreValid(t *testing.T) {
 		t.Error("a script without phases passed Validate")
 	}
 }
+
+func TestHealLater(t *testing.T) {
+	s := testScript()
+	later := s.HealLater(300 * time.Millisecond)
+	if h, _ := later.Healed(); h != 3300*time.Millisecond || later.Total() != 4300*time.Millisecond {
+		t.Errorf("healed %v, total %v", h, later.Total())
+	}
+	if s.Phases[1].Duration != 2*time.Second {
+		t.Error("HealLater changed the original script")
+	}
+	calm := Script{Name: "calm", Phases: []Phase{{Name: "all", Duration: time.Second}}}
+	if calm.HealLater(time.Second).Total() != time.Second {
+		t.Error("HealLater lengthened a script without a Down phase")
+	}
+}

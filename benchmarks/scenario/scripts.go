@@ -6,6 +6,9 @@ import "time"
 // of 1 to 3 s where a service would see minutes. The rules in package libs are scaled the same
 // way (a 1 s window, a 500 ms retry timeout).
 
+// The healed phases last 3 s, longer than breaker+probes' longest OPEN time (2 s), so that
+// every library's recovery can be seen.
+
 // healthy is the dependency's normal answer: 5 to 10 ms, no errors.
 var healthy = Latency{Base: 5 * time.Millisecond, Jitter: 5 * time.Millisecond}
 
@@ -15,7 +18,7 @@ func Scripts() []Script {
 		{Name: "hard-down", Phases: []Phase{
 			{Name: "healthy", Duration: time.Second, Latency: healthy},
 			{Name: "down", Duration: 2 * time.Second, Down: true, ErrorRate: 1, Latency: healthy},
-			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
+			{Name: "healed", Duration: 3 * time.Second, Latency: healthy},
 		}},
 		{Name: "slow-down", Phases: []Phase{
 			{Name: "healthy", Duration: time.Second, Latency: healthy},
@@ -23,12 +26,12 @@ func Scripts() []Script {
 			{Name: "slow", Duration: 2 * time.Second, Down: true, Latency: Latency{Base: 80 * time.Millisecond, Jitter: 20 * time.Millisecond}},
 			// Every call would take 3 s: only a timeout ends it.
 			{Name: "hung", Duration: 2 * time.Second, Down: true, Latency: Latency{Base: 3 * time.Second}},
-			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
+			{Name: "healed", Duration: 3 * time.Second, Latency: healthy},
 		}},
 		{Name: "flapping", Phases: []Phase{
 			{Name: "healthy", Duration: time.Second, Latency: healthy},
 			{Name: "half", Duration: 3 * time.Second, Down: true, ErrorRate: 0.5, Latency: healthy},
-			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
+			{Name: "healed", Duration: 3 * time.Second, Latency: healthy},
 		}},
 		{Name: "noise", Phases: []Phase{
 			// 1% errors, and 2% of calls take 120 ms: slow, within the timeout.

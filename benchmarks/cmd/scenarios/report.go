@@ -25,7 +25,7 @@ func report(results []scenarioResult, reps int, sequential bool, wall time.Durat
 	if sequential {
 		mode = "one library after another"
 	}
-	fmt.Fprintf(&b, "Run of %s: %s/%s, %d CPUs (GOMAXPROCS %d), %s; %d repetitions, libraries %s; medians over the repetitions; wall time %v.\n\n",
+	fmt.Fprintf(&b, "Run of %s: %s/%s, %d CPUs (GOMAXPROCS %d), %s; %d repetitions, libraries %s, each repetition healing 0–400 ms later than scripted; medians over the repetitions; wall time %v.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0),
 		runtime.Version(), reps, mode, wall.Round(time.Second))
 	for _, r := range results {
