@@ -33,6 +33,8 @@ func main() {
 	only := flag.String("only", "", "run only the scenario of this name")
 	probeNum := flag.Int("probe-num", libs.Rule.ProbeNum, "ProbeNum of the breaker+probes variant")
 	maxRetry := flag.Duration("max-retry", libs.Rule.MaxRetryTimeout, "MaxRetryTimeout of the breaker+probes variant")
+	verbose := flag.Bool("v", false, "log each repetition's detection and recovery per library")
+	flag.Uint64Var(&seedSalt, "salt", 0, "changes every seed (the default 0 gives the committed results)")
 	retry := flag.Duration("retry", libs.Rule.RetryTimeout, "RetryTimeout of the breaker+probes variant")
 	flag.Parse()
 	variant := libs.Rule
@@ -71,7 +73,12 @@ func main() {
 				if tl.Dropped > 0 {
 					log.Fatalf("%s/%s: %d events beyond the recorder's bound", script.Name, libraries[i].Name, tl.Dropped)
 				}
-				res.measures[i] = append(res.measures[i], scenario.Measure(tl))
+				m := scenario.Measure(tl)
+				res.measures[i] = append(res.measures[i], m)
+				if *verbose {
+					log.Printf("%s/%d/%s: sent while down %v, detection %v, recovery %v, trips %v",
+						script.Name, rep, libraries[i].Name, m.SentWhileDown, m.Detection, m.Recovery, m.Trips)
+				}
 			}
 			if rep == 0 {
 				res.first = tls
@@ -151,10 +158,16 @@ func runOne(script scenario.Script, lib scenario.Library, name string, seed uint
 	return run.Execute(guard, rec)
 }
 
+// seedSalt, when set, changes every seed, to see how much the results owe to the seeds.
+var seedSalt uint64
+
 // seedOf gives every library the same draws within a repetition, and each repetition its own.
 func seedOf(name string, rep int) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d", name, rep)
+	if seedSalt != 0 {
+		fmt.Fprintf(h, "/%d", seedSalt)
+	}
 	return h.Sum64()
 }
 
