@@ -11,14 +11,10 @@ import (
 // (calls start on schedule whether or not earlier ones returned, as requests from many
 // clients do), a simulated dependency and a recorder.
 type Run struct {
-	Script     Script
-	Rate       float64       // calls per second offered
-	BucketSize time.Duration // the recorder's bucket
-	// Timeout, if positive, is the caller's own deadline on each call, for libraries that have
-	// none of their own; the guard's library may set a tighter one.
-	Timeout time.Duration
-	Seed    uint64
-	Clock   Clock
+	Script Script
+	Rate   float64 // calls per second offered
+	Seed   uint64  // seeds the dependency's draws
+	Clock  Clock
 	// Spawn starts a call; nil means a new goroutine per call. The tests pass a function that
 	// runs the call at once, so the whole run is one goroutine on a fake clock.
 	Spawn func(func())
@@ -89,15 +85,11 @@ const (
 // after its caller returned is an orphan: a goroutine the library left behind.
 func (r Run) call(guard Guard, dep *Dependency, rec *Recorder, at time.Duration) {
 	rec.Start(at)
-	ctx := context.Background()
-	if r.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
-		defer cancel()
-	}
 	begin := r.Clock.Now()
 	var st atomic.Int32
-	admitted, err := guard.Call(ctx, func(ctx context.Context) error {
+	// The caller sets no deadline of its own: each guard applies the common timeout, with its
+	// library's own mechanism where it has one.
+	admitted, err := guard.Call(context.Background(), func(ctx context.Context) error {
 		if old := st.Or(depStarted); old&callerReturned != 0 {
 			rec.Orphan(true)
 		}

@@ -40,7 +40,7 @@ func fakeRun(t *testing.T) (Timeline, *FakeClock) {
 	s := testScript()
 	rec := NewRecorder(s, 100*time.Millisecond)
 	g := &fakeGuard{changed: func(st State) { rec.Changed(clock.Now(), st) }}
-	run := Run{Script: s, Rate: 200, BucketSize: 100 * time.Millisecond, Seed: 3, Clock: clock,
+	run := Run{Script: s, Rate: 200, Seed: 3, Clock: clock,
 		Spawn: func(f func()) { f() }}
 	return run.Execute(g, rec), clock
 }

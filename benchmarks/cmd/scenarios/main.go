@@ -154,7 +154,7 @@ func runOne(script scenario.Script, lib scenario.Library, name string, seed uint
 	// bucket puts the edges where an outage would find them, anywhere.
 	time.Sleep(time.Duration(seed%uint64(bucket/time.Millisecond)) * time.Millisecond)
 	clock = scenario.NewRealClock()
-	run := scenario.Run{Script: script, Rate: rate, BucketSize: bucket, Seed: seed, Clock: clock}
+	run := scenario.Run{Script: script, Rate: rate, Seed: seed, Clock: clock}
 	return run.Execute(guard, rec)
 }
 
