@@ -12,7 +12,7 @@ BENCH    ?= .
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 
-.PHONY: test test-bench test-contrib test-all e2e-deps e2e screenshot stress soak bench bench-peers fuzz lint cover
+.PHONY: test test-bench test-contrib test-all e2e-deps e2e screenshot stress soak bench bench-peers scenarios fuzz lint cover
 
 # test runs every test of the core module and its packages with the race detector, then the
 # million-name bound of template rules without it, which the race detector makes too slow.
@@ -75,6 +75,12 @@ bench:
 # bench-peers runs breaker and its peers side by side; see benchmarks/README.md.
 bench-peers:
 	COUNT=$(COUNT) ./benchmarks/compare.sh
+
+# scenarios runs the outage scenarios against breaker and its peers in real time (a few
+# minutes), then writes docs/scenarios/*.svg and the results section of SCENARIOS.md.
+REPS ?= 5
+scenarios:
+	cd benchmarks && go run ./cmd/scenarios -reps $(REPS) -out ../docs/scenarios -doc ../SCENARIOS.md
 
 # fuzz runs each fuzz target for FUZZTIME. Each new input is minimised for at most 2s: the
 # default, a minute, left the fuzzer idle for most of a short run.

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/halfopen/breaker/benchmarks/scenario"
+)
+
+const (
+	beginMark = "<!-- scenario results: begin (written by cmd/scenarios) -->"
+	endMark   = "<!-- scenario results: end -->"
+)
+
+// report renders the results section: the run's setting, then per scenario a table of the
+// headline measures and one of the callers' view per phase, all medians over the repetitions.
+func report(results []scenarioResult, reps int, sequential bool, wall time.Duration) string {
+	var b strings.Builder
+	mode := "side by side (each library with its own dependency, at the same time)"
+	if sequential {
+		mode = "one library after another"
+	}
+	fmt.Fprintf(&b, "Run of %s: %s/%s, %d CPUs (GOMAXPROCS %d), %s; %d repetitions, libraries %s, each repetition healing 0–400 ms later than scripted; medians over the repetitions; wall time %v.\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0),
+		runtime.Version(), reps, mode, wall.Round(time.Second))
+	for _, r := range results {
+		fmt.Fprintf(&b, "### %s\n\n", r.script.Name)
+		fmt.Fprintf(&b, "%s\n\n![%s](docs/scenarios/%s.svg)\n\n", phaseLine(r.script), r.script.Name, r.script.Name)
+		headline(&b, r)
+		perPhase(&b, r)
+	}
+	return b.String()
+}
+
+// phaseLine describes the script's phases in one line.
+func phaseLine(s scenario.Script) string {
+	parts := make([]string, len(s.Phases))
+	for i, p := range s.Phases {
+		down := ""
+		if p.Down {
+			down = ", down"
+		}
+		parts[i] = fmt.Sprintf("%s (%v%s)", p.Name, p.Duration, down)
+	}
+	return "Phases: " + strings.Join(parts, " → ") + "."
+}
+
+func headline(b *strings.Builder, r scenarioResult) {
+	_, hasDown := r.script.DownStart()
+	fmt.Fprintln(b, "| library | sent while down | sent before trip | detection | recovery | trips (all phases) | state changes | peak goroutines |")
+	fmt.Fprintln(b, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	for i, lib := range r.libs {
+		ms := r.measures[i]
+		sum := func(xs []int) float64 {
+			t := 0
+			for _, x := range xs {
+				t += x
+			}
+			return float64(t)
+		}
+		row := []string{lib.Name}
+		if hasDown {
+			row = append(row,
+				count(medianOf(ms, func(m scenario.Measures) float64 { return m.SentWhileDown })),
+				count(medianOf(ms, func(m scenario.Measures) float64 { return m.SentBeforeTrip })),
+				millis(medianOf(ms, func(m scenario.Measures) float64 { return dur(m.Detection) })),
+				millis(medianOf(ms, func(m scenario.Measures) float64 { return dur(m.Recovery) })))
+		} else {
+			row = append(row, "—", "—", "—", "—")
+		}
+		row = append(row,
+			count(medianOf(ms, func(m scenario.Measures) float64 { return sum(m.Trips) })),
+			count(medianOf(ms, func(m scenario.Measures) float64 { return sum(m.Changes) })),
+			count(medianOf(ms, func(m scenario.Measures) float64 { return float64(m.PeakGoroutines) })))
+		fmt.Fprintf(b, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintln(b)
+}
+
+func perPhase(b *strings.Builder, r scenarioResult) {
+	fmt.Fprint(b, "| callers' view | ")
+	for _, p := range r.script.Phases {
+		fmt.Fprintf(b, "%s | ", p.Name)
+	}
+	fmt.Fprint(b, "\n|---|")
+	for range r.script.Phases {
+		fmt.Fprint(b, "---|")
+	}
+	fmt.Fprintln(b)
+	for i, lib := range r.libs {
+		ms := r.measures[i]
+		fmt.Fprintf(b, "| %s | ", lib.Name)
+		for k := range r.script.Phases {
+			errRate := medianOf(ms, func(m scenario.Measures) float64 { return m.ErrorRate[k] })
+			p50 := medianOf(ms, func(m scenario.Measures) float64 { return float64(m.P50[k]) })
+			p99 := medianOf(ms, func(m scenario.Measures) float64 { return float64(m.P99[k]) })
+			trips := medianOf(ms, func(m scenario.Measures) float64 { return float64(m.Trips[k]) })
+			changes := medianOf(ms, func(m scenario.Measures) float64 { return float64(m.Changes[k]) })
+			fmt.Fprintf(b, "%s · %s · %s · %s/%s | ", percent(errRate), short(p50), short(p99), count(trips), count(changes))
+		}
+		fmt.Fprintln(b)
+	}
+	fmt.Fprintln(b)
+}
+
+func count(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "—"
+	case math.IsInf(x, 1):
+		return "never"
+	case x == math.Trunc(x):
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+func millis(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "—"
+	case math.IsInf(x, 1):
+		return "never"
+	}
+	return fmt.Sprintf("%.0f ms", x/float64(time.Millisecond))
+}
+
+// short prints a latency compactly: µs below a millisecond, ms otherwise.
+func short(x float64) string {
+	d := time.Duration(x)
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.0fµs", x/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%.0fms", x/float64(time.Millisecond))
+}
+
+func percent(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
+}
+
+// rewriteSection replaces what lies between the markers in path with section; a file without
+// the markers gets them, with the section, at its end.
+func rewriteSection(path, section string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	block := beginMark + "\n\n" + section + endMark
+	i, j := bytes.Index(old, []byte(beginMark)), bytes.Index(old, []byte(endMark))
+	var out []byte
+	if i >= 0 && j > i {
+		out = append(append(append([]byte{}, old[:i]...), block...), old[j+len(endMark):]...)
+	} else {
+		out = append(append(old, '\n'), block+"\n"...)
+	}
+	return os.WriteFile(path, out, 0o644)
+}

@@ -1,0 +1,70 @@
+package libs
+
+import (
+	"context"
+	"errors"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/benchmarks/scenario"
+)
+
+// Breaker is this library with the rules a user would pick for a dependency that may fail or
+// slow down: an ErrorRatio rule and a SlowRequestRatio rule on one resource, and the
+// resource's own Timeout. With probes, each rule also wants ProbeNum probes in a row and backs
+// off up to MaxRetryTimeout.
+func Breaker(c Common, probes bool) scenario.Library {
+	name := "breaker"
+	if probes {
+		name = "breaker+probes"
+	}
+	return scenario.Library{Name: name, New: func(res string, changed func(scenario.State)) scenario.Guard {
+		m := breaker.NewManager()
+		base := breaker.Rule{
+			Resource: res, MinRequestAmount: uint64(c.MinCalls), StatInterval: c.Window,
+			BucketCount: uint32(c.Buckets), RetryTimeout: c.RetryTimeout,
+		}
+		if probes {
+			base.ProbeNum = uint32(c.ProbeNum)
+			base.MaxRetryTimeout = c.MaxRetryTimeout
+		}
+		errRule, slowRule := base, base
+		errRule.Strategy, errRule.Threshold = breaker.ErrorRatio, c.ErrorRatio
+		slowRule.Strategy, slowRule.Threshold, slowRule.MaxAllowedRT = breaker.SlowRequestRatio, c.SlowRatio, c.SlowRT
+		must(m.LoadRules([]breaker.Rule{errRule, slowRule}))
+		must(m.LoadResources(map[string]breaker.ResourceConfig{res: {Timeout: c.Timeout}}))
+		state := newCombined(changed)
+		remove := m.AddObserver(breaker.ObserverFunc(func(sc breaker.StateChange) {
+			state.set(sc.Rule.Strategy, fromBreaker(sc.To))
+		}))
+		return &breakerGuard{r: m.Resource(res), remove: remove}
+	}}
+}
+
+type breakerGuard struct {
+	r      *breaker.Resource
+	remove func()
+}
+
+func (g *breakerGuard) Call(ctx context.Context, fn func(context.Context) error) (bool, error) {
+	err := g.r.Do(ctx, fn)
+	return !errors.Is(err, breaker.ErrBlocked), err
+}
+
+func (g *breakerGuard) Close() { g.remove() }
+
+func fromBreaker(s breaker.State) scenario.State {
+	switch s {
+	case breaker.Open:
+		return scenario.Open
+	case breaker.HalfOpen:
+		return scenario.HalfOpen
+	}
+	return scenario.Closed
+}
+
+// must panics on a configuration error: the configurations are constants of this program.
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}

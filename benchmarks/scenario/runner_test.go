@@ -1,0 +1,138 @@
+package scenario
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// fakeGuard rejects every third call and reports a trip at the first failure and a recovery
+// at the first success after it, so a run produces every kind of count.
+type fakeGuard struct {
+	n       int
+	open    bool
+	changed func(State)
+}
+
+func (g *fakeGuard) Call(ctx context.Context, fn func(context.Context) error) (bool, error) {
+	g.n++
+	if g.n%3 == 0 {
+		return false, context.DeadlineExceeded // any error: the harness must not look at it
+	}
+	err := fn(ctx)
+	if (err != nil) != g.open {
+		g.open = err != nil
+		if g.open {
+			g.changed(Open)
+		} else {
+			g.changed(Closed)
+		}
+	}
+	return true, err
+}
+
+func (g *fakeGuard) Close() {}
+
+// fakeRun runs testScript at 200 calls/s through a fakeGuard on a fake clock, on one goroutine.
+func fakeRun(t *testing.T) (Timeline, *FakeClock) {
+	t.Helper()
+	clock := &FakeClock{}
+	s := testScript()
+	rec := NewRecorder(s, 100*time.Millisecond)
+	g := &fakeGuard{changed: func(st State) { rec.Changed(clock.Now(), st) }}
+	run := Run{Script: s, Rate: 200, Seed: 3, Clock: clock,
+		Spawn: func(f func()) { f() }}
+	return run.Execute(g, rec), clock
+}
+
+func TestRunCountersAddUp(t *testing.T) {
+	tl, _ := fakeRun(t)
+	if len(tl.Buckets) != 40 {
+		t.Fatalf("%d buckets, want 40", len(tl.Buckets))
+	}
+	var sum Bucket
+	for i, b := range tl.Buckets {
+		if b.Admitted+b.Rejected != b.Offered || b.Failed > b.Admitted {
+			t.Errorf("bucket %d: %+v", i, b)
+		}
+		sum.Offered += b.Offered
+		sum.Admitted += b.Admitted
+		sum.Rejected += b.Rejected
+		sum.Failed += b.Failed
+	}
+	var phases Bucket
+	latencies := 0
+	for i, p := range tl.Phases {
+		if p.Admitted+p.Rejected != p.Offered || p.Failed > p.Admitted {
+			t.Errorf("phase %d: %+v", i, p.Bucket)
+		}
+		phases.Offered += p.Offered
+		phases.Admitted += p.Admitted
+		phases.Rejected += p.Rejected
+		phases.Failed += p.Failed
+		latencies += len(p.Latencies)
+	}
+	if sum != phases {
+		t.Errorf("buckets add up to %+v, phases to %+v", sum, phases)
+	}
+	// 4 s at 200 calls/s, a third of them rejected.
+	if sum.Offered != 800 || sum.Rejected != 266 || latencies != 800 || len(tl.AdmittedAt) != sum.Admitted {
+		t.Errorf("totals %+v, %d latencies, %d admitted times", sum, latencies, len(tl.AdmittedAt))
+	}
+	if tl.PeakGoroutines != 1 {
+		t.Errorf("peak goroutines %d, want 1 on one goroutine", tl.PeakGoroutines)
+	}
+}
+
+// TestRunPhasesHappenWhenScripted checks that failures start and end with the down phase,
+// bucket by bucket, and that the guard's changes are stamped at the phase edges.
+func TestRunPhasesHappenWhenScripted(t *testing.T) {
+	tl, _ := fakeRun(t)
+	for i, b := range tl.Buckets {
+		down := i >= 10 && i < 30
+		if down && b.Failed != b.Admitted || !down && b.Failed != 0 {
+			t.Errorf("bucket %d (down %v): %+v", i, down, b)
+		}
+	}
+	if len(tl.Transitions) != 2 {
+		t.Fatalf("transitions %+v, want a trip and a recovery", tl.Transitions)
+	}
+	// The call at 1 s is the 201st, which the guard rejects; the next, at 1.005 s, fails 5 ms
+	// later. The call at 3 s (the 601st) is admitted and succeeds 5 ms later.
+	trip, back := tl.Transitions[0], tl.Transitions[1]
+	if trip.To != Open || trip.At != time.Second+10*time.Millisecond {
+		t.Errorf("trip %+v", trip)
+	}
+	if back.To != Closed || back.At != 3*time.Second+5*time.Millisecond {
+		t.Errorf("recovery %+v", back)
+	}
+	m := Measure(tl)
+	if m.Trips[1] != 1 || m.Changes[2] != 1 || m.Detection != 10*time.Millisecond || m.SentBeforeTrip != 1 {
+		t.Errorf("measures %+v", m)
+	}
+	// Every third call is rejected, so no bucket reaches 90%: never recovered.
+	if m.Recovery != Inf {
+		t.Errorf("recovery %v, want never", m.Recovery)
+	}
+}
+
+// TestRecorderOrphans checks the goroutine peak: callers waiting plus dependency calls left
+// running after their caller returned.
+func TestRecorderOrphans(t *testing.T) {
+	rec := NewRecorder(testScript(), 100*time.Millisecond)
+	rec.Start(0)
+	rec.Start(0)
+	rec.End(0, true, true, 0)
+	rec.Orphan(true) // the first call's work goes on
+	rec.Start(time.Millisecond)
+	if got := rec.Timeline().PeakGoroutines; got != 3 {
+		t.Errorf("peak %d, want 3 (two callers and an orphan)", got)
+	}
+	rec.Orphan(false)
+	rec.End(0, false, false, 0)
+	rec.End(time.Millisecond, true, false, 0)
+	rec.Start(2 * time.Millisecond)
+	if got := rec.Timeline().PeakGoroutines; got != 3 {
+		t.Errorf("peak %d after all returned, want it kept at 3", got)
+	}
+}

@@ -1,0 +1,51 @@
+package scenario
+
+import "time"
+
+// The scripted scenarios, in real time scaled down so that all of them run in minutes: phases
+// of 1 to 3 s where a service would see minutes. The rules in package libs are scaled the same
+// way (a 1 s window, a 500 ms retry timeout).
+
+// The healed phases last 3 s, longer than breaker+probes' longest OPEN time (2 s), so that
+// every library's recovery can be seen.
+
+// healthy is the dependency's normal answer: 5 to 10 ms, no errors.
+var healthy = Latency{Base: 5 * time.Millisecond, Jitter: 5 * time.Millisecond}
+
+// Scripts returns the five scenarios.
+func Scripts() []Script {
+	return []Script{
+		{Name: "hard-down", Phases: []Phase{
+			{Name: "healthy", Duration: time.Second, Latency: healthy},
+			{Name: "down", Duration: 2 * time.Second, Down: true, ErrorRate: 1, Latency: healthy},
+			{Name: "healed", Duration: 3 * time.Second, Latency: healthy},
+		}},
+		{Name: "slow-down", Phases: []Phase{
+			{Name: "healthy", Duration: time.Second, Latency: healthy},
+			// Slower than the slow threshold (50 ms) but within the timeout (150 ms).
+			{Name: "slow", Duration: 2 * time.Second, Down: true, Latency: Latency{Base: 80 * time.Millisecond, Jitter: 20 * time.Millisecond}},
+			// Every call would take 3 s: only a timeout ends it.
+			{Name: "hung", Duration: 2 * time.Second, Down: true, Latency: Latency{Base: 3 * time.Second}},
+			{Name: "healed", Duration: 3 * time.Second, Latency: healthy},
+		}},
+		{Name: "flapping", Phases: []Phase{
+			{Name: "healthy", Duration: time.Second, Latency: healthy},
+			{Name: "half", Duration: 3 * time.Second, Down: true, ErrorRate: 0.5, Latency: healthy},
+			{Name: "healed", Duration: 3 * time.Second, Latency: healthy},
+		}},
+		{Name: "noise", Phases: []Phase{
+			// 1% errors, and 2% of calls take 120 ms: slow, within the timeout.
+			{Name: "noisy", Duration: 6 * time.Second, ErrorRate: 0.01,
+				Latency: Latency{Base: healthy.Base, Jitter: healthy.Jitter, TailProb: 0.02, Tail: 120 * time.Millisecond}},
+		}},
+		{Name: "burst-after-recovery", Phases: []Phase{
+			{Name: "healthy", Duration: time.Second, Latency: healthy},
+			{Name: "down", Duration: 2 * time.Second, Down: true, ErrorRate: 1, Latency: healthy},
+			// Healed, but it takes 40 calls/s at first, 200 (the offered rate) after 3 s of
+			// warming up; calls beyond that fail at once, and more than twice that in 100 ms
+			// knocks it over, so its warm-up starts again.
+			{Name: "warming", Duration: 3 * time.Second, Latency: healthy, CapacityFrom: 40, CapacityTo: 200, CrashOnOverload: true},
+			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
+		}},
+	}
+}
