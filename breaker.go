@@ -54,6 +54,7 @@ type Stats struct {
 type circuit struct {
 	m            *Manager
 	name         string               // the resource its calls are made under; for a template's breaker, not the rule's
+	owner        *dynamic             // the entry of a template's breaker, which its calls mark used; else nil
 	rule         atomic.Pointer[Rule] // into the loaded rule set; never modified
 	strategy     Strategy
 	threshold    float64

@@ -118,8 +118,8 @@ func (d *dynamics) each(f func(*dynamic)) {
 	}
 }
 
-// touch marks e used at now, when a call completed or a breaker rejected one (the clock is read
-// then anyway), writing only when the millisecond changed, so that parallel callers of one
+// touch marks e used at now, when a call its breakers admitted ended or one of them rejected a
+// call (the clock is read then anyway), writing only when the millisecond changed, so that parallel callers of one
 // resource seldom write the same cache line.
 func (e *dynamic) touch(now int64) {
 	if t := now >> 20; e.used.Load() != t {
@@ -166,9 +166,10 @@ func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
 	changes := m.makeRoom(len(t.rules), now)
 	m.dyn.made++
 	e := &dynamic{name: name, made: m.dyn.made, ids: t.ids}
-	res := &resource{timed: t.timed, set: rs.settings[name], dyn: e}
+	res := &resource{timed: t.timed, set: rs.settings[name]}
 	for _, r := range t.rules {
 		c, public := m.newBreaker(r, name)
+		c.owner = e
 		c.forcedClosed.Store(res.set.forcedClosed())
 		res.breakers = append(res.breakers, c)
 		res.public = append(res.public, public)
@@ -323,7 +324,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 			return
 		}
 		old := e.res.Load()
-		res := &resource{breakers: old.breakers, public: old.public, timed: t.timed, set: next.settings[e.name], dyn: e}
+		res := &resource{breakers: old.breakers, public: old.public, timed: t.timed, set: next.settings[e.name]}
 		for i, c := range res.breakers {
 			c.reload(t.rules[i])
 			c.forcedClosed.Store(res.set.forcedClosed())

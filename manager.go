@@ -50,7 +50,6 @@ type resource struct {
 	public   []CircuitBreaker
 	timed    bool      // a breaker needs each call's response time
 	set      *settings // nil: the zero ResourceConfig
-	dyn      *dynamic  // the entry of breakers a template made; nil for a rule's
 }
 
 // breakerAt locates a loaded breaker.
@@ -372,7 +371,11 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 // failure. fn may return CountAs(err, o) to say how this one call counts; Do then returns err.
 // If fn panics, the call counts as failed and the panic goes on up.
 func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
-	return m.do(ctx, resource, m.find(m.rules.Load(), resource), fn)
+	res := m.find(m.rules.Load(), resource)
+	if res == nil && len(m.slots) == 0 && len(m.calls) == 0 {
+		return fn(ctx) // here rather than in do, whose frame is large to zero
+	}
+	return m.do(ctx, resource, res, fn)
 }
 
 // do is Do for the breakers res (nil when the resource has none).

@@ -461,7 +461,9 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 	if e.inflight != nil {
 		*e.inflight--
 	}
-	m.touch(e.dyn)
+	if len(e.admitted) > 0 { // the library marks the entry through the breakers that admitted the call
+		m.touch(e.dyn)
+	}
 	rt := m.now - e.start
 	for _, a := range e.admitted {
 		b := a.b

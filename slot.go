@@ -41,7 +41,6 @@ type call struct {
 	more     []admission
 	inflight *atomic.Int64 // the resource's count of calls in flight, which this call is in
 	dry      *BlockError   // what a DryRun breaker would have rejected the call with
-	dyn      *dynamic      // the entry of the template's breakers that checked the call, if any
 }
 
 type admission struct {
@@ -165,7 +164,6 @@ func (m *Manager) admit(c *call, res *resource) *BlockError {
 	if res.timed || len(m.calls) > 0 {
 		c.start, c.timed = m.now(), true
 	}
-	c.dyn = res.dyn
 	for i, b := range res.breakers {
 		p := b.cur.Load()
 		if p.state != Closed {
@@ -208,8 +206,8 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 	}
 	if blocked != nil {
 		c.forget()
-		if c.dyn != nil {
-			c.dyn.touch(now.get())
+		if d := rest[0].owner; d != nil {
+			d.touch(now.get()) // a breaker rejected the call: its resource is not idle
 		}
 	}
 	return blocked
@@ -312,12 +310,14 @@ func (m *Manager) exitSlots(e *Entry) {
 // observers.
 func (m *Manager) finish(c *call, resource string, o Outcome, hint int64) {
 	c.leave()
-	if c.n == 0 && len(m.calls) == 0 && c.dyn == nil {
+	if c.n == 0 && len(m.calls) == 0 {
 		return
 	}
 	now := m.now()
-	if c.dyn != nil {
-		c.dyn.touch(now) // it is not idle: the clock was read for the breakers anyway
+	if c.n > 0 {
+		if d := c.inline[0].c.owner; d != nil {
+			d.touch(now) // the call ended: its resource is not idle
+		}
 	}
 	var rt int64
 	if c.timed {

@@ -334,3 +334,19 @@ func TestTemplateIdleMeansNoCallEnded(t *testing.T) {
 	require.NoError(t, h.complete("new", 0, nil))
 	assert.Equal(t, []string{"down", "new", "slow"}, h.m.DynamicResources(), "quick was idle the longest")
 }
+
+// A breaker that rejects a call marks its resource used: of two OPEN resources, the one still
+// called is kept.
+func TestTemplateRejectedCallsKeepAResourceUsed(t *testing.T) {
+	h := newDynamicHarness(t, 2, tripsOnOne("*"))
+	h.completeN("called", 1, errDown) // trips at 0
+	h.clock.Advance(10 * time.Millisecond)
+	h.completeN("forgotten", 1, errDown) // trips at 10ms
+	h.clock.Advance(10 * time.Millisecond)
+	require.ErrorIs(t, h.complete("called", 0, nil), breaker.ErrOpen) // rejected at 20ms
+	h.clock.Advance(10 * time.Millisecond)
+	require.NoError(t, h.complete("new", 0, nil))
+	assert.Equal(t, []string{"called", "new"}, h.m.DynamicResources())
+	assert.Equal(t, breaker.Evicted, h.events.last().Reason)
+	assert.Equal(t, "forgotten", h.events.last().Resource)
+}
