@@ -119,8 +119,8 @@ func (d *dynamics) each(f func(*dynamic)) {
 }
 
 // touch marks e used at now, when a call its breakers admitted ended or one of them rejected a
-// call (the clock is read then anyway), writing only when the millisecond changed, so that parallel callers of one
-// resource seldom write the same cache line.
+// call (the clock is read then anyway). It writes only when the millisecond changed, so that
+// parallel callers of one resource seldom write the same cache line.
 func (e *dynamic) touch(now int64) {
 	if t := now >> 20; e.used.Load() != t {
 		e.used.Store(t)
