@@ -29,6 +29,12 @@ const (
 	InFlightName         = "breaker.in_flight"
 	ConcurrencyLimitName = "breaker.concurrency.limit"
 	TimeoutName          = "breaker.timeout"
+	// The breakers that template rules (a Resource ending in "*") made
+	// (breaker.Manager.DynamicStats), observed while the Manager has a template rule or such
+	// breakers.
+	DynamicBreakersName = "breaker.dynamic.breakers"
+	DynamicLimitName    = "breaker.dynamic.limit"
+	DynamicDroppedName  = "breaker.dynamic.dropped"
 )
 
 // Attribute keys.
@@ -115,6 +121,9 @@ type Instruments struct {
 	inFlight    metric.Int64ObservableGauge
 	limit       metric.Int64ObservableGauge
 	timeout     metric.Float64ObservableGauge
+	dynBreakers metric.Int64ObservableGauge
+	dynLimit    metric.Int64ObservableGauge
+	dynDropped  metric.Int64ObservableCounter
 
 	// The resource names with attribute sets of their own: at most maxResources of them.
 	resources    sync.Map    // resource name → *resourceSets
@@ -152,7 +161,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 		o.apply(&cfg)
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources}
-	var errs [8]error
+	var errs [11]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -178,6 +187,15 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.timeout, errs[7] = meter.Float64ObservableGauge(TimeoutName,
 		metric.WithUnit("s"),
 		metric.WithDescription("Timeout of each resource with settings; 0 means none."))
+	ins.dynBreakers, errs[8] = meter.Int64ObservableGauge(DynamicBreakersName,
+		metric.WithUnit("{breaker}"),
+		metric.WithDescription("Breakers that template rules (Resource ending in *) made and the Manager holds."))
+	ins.dynLimit, errs[9] = meter.Int64ObservableGauge(DynamicLimitName,
+		metric.WithUnit("{breaker}"),
+		metric.WithDescription("The most breakers template rules may make (WithMaxDynamicBreakers)."))
+	ins.dynDropped, errs[10] = meter.Int64ObservableCounter(DynamicDroppedName,
+		metric.WithUnit("{resource}"),
+		metric.WithDescription("Resources whose template breakers were dropped to stay within the limit."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("breakerotel: creating instruments: %w", err)
 	}
@@ -191,8 +209,9 @@ func (ins *Instruments) ManagerOption() breaker.Option {
 }
 
 // Observe reports the state of m's breakers through the state gauge, their state changes
-// through the transitions counter, and the settings of m's resources through the force,
-// in-flight, concurrency-limit and timeout gauges, until Close. It returns ErrObserving after an earlier Observe
+// through the transitions counter, the settings of m's resources through the force,
+// in-flight, concurrency-limit and timeout gauges, and its template breakers through the
+// dynamic instruments, until Close. It returns ErrObserving after an earlier Observe
 // succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
 func (ins *Instruments) Observe(m *breaker.Manager) error {
 	if m == nil {
@@ -210,8 +229,9 @@ func (ins *Instruments) Observe(m *breaker.Manager) error {
 		settings := m.Resources()
 		ins.observeStates(o, m, settings)
 		ins.observeSettings(o, m, settings)
+		ins.observeDynamic(o, m)
 		return nil
-	}, ins.state, ins.force, ins.inFlight, ins.limit, ins.timeout)
+	}, ins.state, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.dynBreakers, ins.dynLimit, ins.dynDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

@@ -38,13 +38,19 @@ type fixture struct {
 
 func newFixture(t *testing.T, rules []breaker.Rule, opts ...breakerotel.Option) *fixture {
 	t.Helper()
+	return newFixtureWith(t, rules, opts)
+}
+
+// newFixtureWith is newFixture with options for the Manager too.
+func newFixtureWith(t *testing.T, rules []breaker.Rule, opts []breakerotel.Option, managerOpts ...breaker.Option) *fixture {
+	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { assert.NoError(t, provider.Shutdown(context.Background())) })
 	ins, err := breakerotel.New(provider, opts...)
 	require.NoError(t, err)
 	clk := newClock()
-	m := breaker.NewManager(breaker.WithClock(clk), ins.ManagerOption())
+	m := breaker.NewManager(append([]breaker.Option{breaker.WithClock(clk), ins.ManagerOption()}, managerOpts...)...)
 	require.NoError(t, ins.Observe(m))
 	t.Cleanup(func() { assert.NoError(t, ins.Close()) })
 	require.NoError(t, m.LoadRules(rules))
@@ -301,8 +307,10 @@ func TestWithAttributes(t *testing.T) {
 
 // The instruments have the names, kinds, units and descriptions documented in the README.
 func TestInstruments(t *testing.T) {
-	f := newFixture(t, []breaker.Rule{{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1,
-		MinRequestAmount: 1, RetryTimeout: time.Second}})
+	f := newFixture(t, []breaker.Rule{
+		{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Second},
+		{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Second},
+	})
 	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"db": {MaxConcurrency: 1}}))
 	_ = f.call("db", time.Millisecond, errDown) // trips: every instrument has data
 
@@ -319,6 +327,9 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.in_flight", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.concurrency.limit", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.timeout", wantUnit: "s", wantKind: metricdata.Gauge[float64]{}},
+		{give: "breaker.dynamic.breakers", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.dynamic.limit", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.dynamic.dropped", wantUnit: "{resource}", wantKind: metricdata.Sum[int64]{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
@@ -499,4 +510,33 @@ func TestTemplateStates(t *testing.T) {
 		state("api/a", "per-host", breaker.Open),
 		state("api/b", "per-host", breaker.Closed),
 	))
+}
+
+// Given a template rule, then the dynamic instruments count the breakers it made, their bound
+// and the drops, with the attributes of WithAttributes; before any template they report
+// nothing.
+func TestDynamicInstruments(t *testing.T) {
+	manager := attribute.String("breaker.manager", "payments")
+	f := newFixtureWith(t, nil, []breakerotel.Option{breakerotel.WithAttributes(manager)},
+		breaker.WithMaxDynamicBreakers(2))
+	for _, name := range []string{breakerotel.DynamicBreakersName, breakerotel.DynamicLimitName,
+		breakerotel.DynamicDroppedName} {
+		_, ok := f.metric(name)
+		assert.False(t, ok, "%s before a template", name)
+	}
+	require.NoError(t, f.m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
+		Threshold: 1, RetryTimeout: time.Minute}}))
+	value := func(n int64) metricdata.DataPoint[int64] {
+		return metricdata.DataPoint[int64]{Value: n, Attributes: set(manager)}
+	}
+	f.assertData(breakerotel.DynamicBreakersName, gauge(value(0)))
+
+	_ = f.call("api/a", time.Millisecond, errDown) // trips api/a
+	_ = f.call("api/b", time.Millisecond, nil)
+	f.clock.Advance(time.Second)
+	_ = f.call("api/c", time.Millisecond, nil) // drops api/b, the idle CLOSED one
+	assert.Equal(t, []string{"api/a", "api/c"}, f.m.DynamicResources())
+	f.assertData(breakerotel.DynamicBreakersName, gauge(value(2)))
+	f.assertData(breakerotel.DynamicLimitName, gauge(value(2)))
+	f.assertData(breakerotel.DynamicDroppedName, counter(value(1)))
 }

@@ -58,6 +58,19 @@ func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, s
 	}
 }
 
+// observeDynamic reports how many breakers m's template rules made, their bound and the drops,
+// while m has a template rule or breakers one made.
+func (ins *Instruments) observeDynamic(o metric.Observer, m *breaker.Manager) {
+	d := m.DynamicStats()
+	if d.Breakers == 0 && !slices.ContainsFunc(m.Rules(), breaker.Rule.IsTemplate) {
+		return
+	}
+	opt := metric.WithAttributeSet(ins.set())
+	o.ObserveInt64(ins.dynBreakers, int64(d.Breakers), opt)
+	o.ObserveInt64(ins.dynLimit, int64(d.Limit), opt)
+	o.ObserveInt64(ins.dynDropped, int64(d.Dropped), opt)
+}
+
 // onStateChange counts c in the transitions counter. Its resource takes a name of the bound,
 // as a call does.
 func (ins *Instruments) onStateChange(c breaker.StateChange) {
