@@ -111,6 +111,9 @@ func (c ResourceConfig) check(name string) (reason, field string) {
 	switch {
 	case name == "":
 		return "is required: a resource's settings need its name", "Resource"
+	case isTemplate(name):
+		return "ends in \"*\": settings apply to one resource, named in full, not to the " +
+			"resources of a template", "Resource"
 	case c.Timeout < 0:
 		return fmt.Sprintf("must not be negative, got %v", c.Timeout), "Timeout"
 	case c.MaxConcurrency < 0:

@@ -317,6 +317,7 @@ func TestLoadResourcesValidation(t *testing.T) {
 		wantField string
 	}{
 		{"empty name", map[string]breaker.ResourceConfig{"": {}}, "Resource"},
+		{"template name", map[string]breaker.ResourceConfig{"api/*": {Timeout: time.Second}}, "Resource"},
 		{"negative timeout", map[string]breaker.ResourceConfig{"a": {Timeout: -time.Second}}, "Timeout"},
 		{"negative limit", map[string]breaker.ResourceConfig{"a": {MaxConcurrency: -1}}, "MaxConcurrency"},
 		{"unknown force", map[string]breaker.ResourceConfig{"a": {Force: 3}}, "Force"},
