@@ -89,7 +89,7 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 			return nil, blocked(m, o, err)
 		}
 		callCtx, cancel := e.WithTimeout(ctx)
-		c := &streamCall{e: e, ctx: ctx, callCtx: callCtx, cancel: cancel, o: o}
+		c := &streamCall{e: e, ctx: ctx, callCtx: callCtx, cancel: cancel, o: o, counted: make(chan struct{})}
 		completed := false
 		defer func() {
 			if !completed {
@@ -108,7 +108,9 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 }
 
 // streamCall is the call of one client stream. It ends once, on whichever goroutine first
-// sees the end: the caller's, or gRPC's through grpc.OnFinish.
+// sees the end: the caller's, or gRPC's through grpc.OnFinish. The other waits until the
+// breakers have counted it, so that a caller who saw the stream end and calls again finds the
+// breakers as this call left them.
 type streamCall struct {
 	e       *breaker.Entry
 	ctx     context.Context    // the caller's
@@ -116,6 +118,7 @@ type streamCall struct {
 	cancel  context.CancelFunc // cancels callCtx
 	o       *options
 	ended   atomic.Bool
+	counted chan struct{} // closed once the call has ended and been counted
 }
 
 // finish ends the call of a stream that ended with err; io.EOF is a success.
@@ -126,11 +129,14 @@ func (c *streamCall) finish(err error) {
 	c.finishWith(c.o.timedOut(c.ctx, c.callCtx, err, c.o.clientOutcome(c.ctx, err)))
 }
 
-// finishWith ends the call, recording err, unless it has ended.
+// finishWith ends the call, recording err, unless it has ended; either way it returns once
+// the call has been counted.
 func (c *streamCall) finishWith(err error) {
 	if !c.ended.CompareAndSwap(false, true) {
+		<-c.counted
 		return
 	}
+	defer close(c.counted)
 	c.cancel()
 	c.e.SetError(err)
 	c.e.Exit()
