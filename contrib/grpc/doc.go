@@ -87,8 +87,8 @@
 // ends the call on the first three too, for an inner interceptor that returns a stream of its
 // own and ignores grpc.OnFinish; the RecvMsg or SendMsg that reports the end returns once the
 // call is counted, so the caller's next call finds the breakers as this one left them. A
-// stream whose caller does none of these, as gRPC asks, never
-// ends: it is not counted, and if it was a probe, its ProbeTimeout counts it as failed.
+// stream whose caller does none of these, as gRPC asks, never ends: it is not counted, and if
+// it was a probe, its ProbeTimeout counts it as failed.
 //
 // A panic in the invoker, the streamer or a server handler counts as a failure; the panic goes
 // on up.
