@@ -29,6 +29,9 @@ func WithMaxDynamicBreakers(n int) Option {
 
 // DynamicStats is what a Manager holds of the breakers its template rules made.
 type DynamicStats struct {
+	// Templates is how many template patterns the loaded rules have: distinct Resources
+	// ending in "*". While it is 0, the Manager holds no dynamic breakers.
+	Templates int
 	// Resources and Breakers are how many resources have breakers from a template, and how
 	// many breakers that is.
 	Resources, Breakers int
@@ -42,8 +45,9 @@ type DynamicStats struct {
 func (m *Manager) DynamicStats() DynamicStats {
 	m.dyn.mu.Lock()
 	defer m.dyn.mu.Unlock()
-	return DynamicStats{Resources: int(m.dyn.names.Load()), Breakers: int(m.dyn.count.Load()),
-		Limit: m.dyn.limit, Dropped: m.dyn.dropped.Load()}
+	// publish installs rule sets under mu, so the templates agree with the counts.
+	return DynamicStats{Templates: len(m.rules.Load().templates), Resources: int(m.dyn.names.Load()),
+		Breakers: int(m.dyn.count.Load()), Limit: m.dyn.limit, Dropped: m.dyn.dropped.Load()}
 }
 
 // DynamicResources returns, sorted, the names of the resources that have breakers made from a

@@ -391,5 +391,5 @@ func ExampleWithMaxDynamicBreakers() {
 	// GET billing:443 (rule "GET *"): CLOSED -> OPEN
 	// true <nil>
 	// [GET billing:443 GET users:443] true []
-	// {Resources:2 Breakers:2 Limit:1000 Dropped:0}
+	// {Templates:1 Resources:2 Breakers:2 Limit:1000 Dropped:0}
 }

@@ -53,7 +53,7 @@ func TestTemplateGivesEachNameItsOwnBreaker(t *testing.T) {
 	require.NoError(t, h.complete("api:users", 0, nil))
 	assert.Equal(t, breaker.Closed, h.state("api:users", 0))
 	assert.Equal(t, []string{"api:orders", "api:users"}, h.m.DynamicResources())
-	assert.Equal(t, breaker.DynamicStats{Resources: 2, Breakers: 2, Limit: 10}, h.m.DynamicStats())
+	assert.Equal(t, breaker.DynamicStats{Templates: 1, Resources: 2, Breakers: 2, Limit: 10}, h.m.DynamicStats())
 
 	// A name outside the template has none.
 	require.NoError(t, h.complete("db", 0, errDown))
@@ -83,6 +83,7 @@ func TestTemplateLongestPrefixWinsAndOwnRulesWin(t *testing.T) {
 	}
 	assert.Equal(t, []string{"", "api/users", "apiary", "db"}, h.m.DynamicResources(),
 		"a resource with its own rule gets no dynamic breaker")
+	assert.Equal(t, 2, h.m.DynamicStats().Templates, "two patterns")
 }
 
 func TestTemplateWithSeveralRules(t *testing.T) {
@@ -94,7 +95,7 @@ func TestTemplateWithSeveralRules(t *testing.T) {
 	assert.Equal(t, breaker.Open, h.state("svc-a", 0), "the slow rule timed the call")
 	assert.Equal(t, breaker.Closed, h.state("svc-a", 1))
 	require.NoError(t, h.complete("svc-b", 0, nil))
-	assert.Equal(t, breaker.DynamicStats{Resources: 2, Breakers: 4, Limit: 4}, h.m.DynamicStats())
+	assert.Equal(t, breaker.DynamicStats{Templates: 1, Resources: 2, Breakers: 4, Limit: 4}, h.m.DynamicStats())
 
 	// A third name needs two more breakers: svc-b, CLOSED, goes first though svc-a is idler.
 	h.clock.Advance(time.Second)
@@ -157,7 +158,7 @@ func TestTemplateBoundDropsASixteenthAtOnce(t *testing.T) {
 	}
 	require.NoError(t, h.complete("n64", 0, nil))
 	st := h.m.DynamicStats()
-	assert.Equal(t, breaker.DynamicStats{Resources: 61, Breakers: 61, Limit: 64, Dropped: 4}, st)
+	assert.Equal(t, breaker.DynamicStats{Templates: 1, Resources: 61, Breakers: 61, Limit: 64, Dropped: 4}, st)
 	names := h.m.DynamicResources()
 	assert.Equal(t, "n04", names[0], "n00 to n03, the idlest, were dropped")
 }
@@ -205,6 +206,7 @@ func TestTemplateReload(t *testing.T) {
 	// Removing the templates removes their breakers.
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{own}))
 	assert.Empty(t, h.m.DynamicResources())
+	assert.Zero(t, h.m.DynamicStats().Templates)
 	require.NoError(t, h.complete("api/c", 0, errDown))
 	assert.Empty(t, h.m.Breakers("api/c"))
 }

@@ -170,8 +170,7 @@ type status struct {
 	// Unruled are the resources with calls in the last minute and neither rules nor settings,
 	// the most called first; set with a Recorder.
 	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
-	// Dynamic counts the breakers template rules made; set while a template is loaded or
-	// such breakers remain.
+	// Dynamic counts the breakers template rules made; set while a template is loaded.
 	Dynamic *dynamicStatus `json:"dynamic,omitempty"`
 }
 
@@ -180,11 +179,6 @@ type dynamicStatus struct {
 	Breakers  int    `json:"breakers"`
 	Limit     int    `json:"limit"`
 	Dropped   uint64 `json:"dropped"`
-}
-
-// hasTemplate reports whether a rule is a template (Resource ending in "*").
-func hasTemplate(rules []breaker.Rule) bool {
-	return slices.ContainsFunc(rules, breaker.Rule.IsTemplate)
 }
 
 type unruledStatus struct {
@@ -261,7 +255,7 @@ func (h *handler) status() *status {
 		names = append(names, name)
 	}
 	names = append(names, h.m.DynamicResources()...)
-	if d := h.m.DynamicStats(); d.Resources > 0 || hasTemplate(h.m.Rules()) {
+	if d := h.m.DynamicStats(); d.Templates > 0 {
 		st.Dynamic = &dynamicStatus{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit, Dropped: d.Dropped}
 	}
 	var calls map[string]callStats

@@ -30,8 +30,7 @@ const (
 	ConcurrencyLimitName = "breaker.concurrency.limit"
 	TimeoutName          = "breaker.timeout"
 	// The breakers that template rules (a Resource ending in "*") made
-	// (breaker.Manager.DynamicStats), observed while the Manager has a template rule or such
-	// breakers.
+	// (breaker.Manager.DynamicStats), observed while the Manager has a template rule.
 	DynamicBreakersName = "breaker.dynamic.breakers"
 	DynamicLimitName    = "breaker.dynamic.limit"
 	DynamicDroppedName  = "breaker.dynamic.dropped"

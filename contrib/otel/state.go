@@ -59,10 +59,10 @@ func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, s
 }
 
 // observeDynamic reports how many breakers m's template rules made, their bound and the drops,
-// while m has a template rule or breakers one made.
+// while m has a template rule.
 func (ins *Instruments) observeDynamic(o metric.Observer, m *breaker.Manager) {
 	d := m.DynamicStats()
-	if d.Breakers == 0 && !slices.ContainsFunc(m.Rules(), breaker.Rule.IsTemplate) {
+	if d.Templates == 0 {
 		return
 	}
 	opt := metric.WithAttributeSet(ins.set())

@@ -255,11 +255,10 @@ func (c *Collector) collectStates(m *breaker.Manager, settings map[string]breake
 	}
 }
 
-// collectDynamic sends the breaker_dynamic metrics while m has a template rule or breakers
-// one made.
+// collectDynamic sends the breaker_dynamic metrics while m has a template rule.
 func (c *Collector) collectDynamic(m *breaker.Manager, ch chan<- prometheus.Metric) {
 	d := m.DynamicStats()
-	if d.Breakers == 0 && !slices.ContainsFunc(m.Rules(), breaker.Rule.IsTemplate) {
+	if d.Templates == 0 {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.dynamic, prometheus.GaugeValue, float64(d.Breakers))
