@@ -52,8 +52,8 @@ func (r *Resource) breakers() *resource {
 	}
 	res := r.m.find(set, r.name)
 	f := &lookup{set: set, res: res}
-	if own := set.resources[r.name]; set.templates != nil && (own == nil || own.breakers == nil) {
-		f.dyn = r.m.dyn.find(r.name)
+	if e := r.m.dyn.find(r.name); e != nil && e.res.Load() == res {
+		f.dyn = e
 	}
 	r.found.Store(f)
 	return res
