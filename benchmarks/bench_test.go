@@ -10,7 +10,6 @@ package benchmarks
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 )
 
@@ -73,11 +72,4 @@ func BenchmarkRejectParallel(b *testing.B) {
 	for _, l := range libs {
 		b.Run(l.name, l.rejectParallel)
 	}
-}
-
-// TestMain removes sentinel-golang's log directory, if a benchmark made one, after the run.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	cleanupSentinel()
-	os.Exit(code)
 }

@@ -2,13 +2,13 @@ package benchmarks
 
 import (
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/alibaba/sentinel-golang/api"
 	"github.com/alibaba/sentinel-golang/core/base"
 	"github.com/alibaba/sentinel-golang/core/circuitbreaker"
-	"github.com/alibaba/sentinel-golang/core/config"
+
+	scenariolibs "github.com/halfopen/breaker/benchmarks/scenario/libs"
 )
 
 // sentinel-golang keeps its rules and breakers in process-wide state, so every benchmark uses
@@ -18,58 +18,20 @@ import (
 // hourMs is the retry window of every sentinel rule: an hour, in milliseconds.
 const hourMs = 3600 * 1000
 
-var (
-	sentinelOnce   sync.Once
-	sentinelErr    error
-	sentinelLogDir string
-)
-
-// quietLogger discards sentinel-golang's log records.
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...any)        {}
-func (quietLogger) DebugEnabled() bool          { return false }
-func (quietLogger) Info(string, ...any)         {}
-func (quietLogger) InfoEnabled() bool           { return false }
-func (quietLogger) Warn(string, ...any)         {}
-func (quietLogger) WarnEnabled() bool           { return false }
-func (quietLogger) Error(error, string, ...any) {}
-func (quietLogger) ErrorEnabled() bool          { return false }
-
-// initSentinel initializes sentinel-golang once per process, quiet and offline.
-//
-// api.InitDefault would log to files under ~/logs/csp and start a task flushing metric logs
-// there every second, plus three collectors of system load, CPU and memory. Instead the config
-// keeps the defaults but logs nowhere, turns the metric log and the system collectors off
-// (neither takes part in circuit breaking) and points the log directory at a temp dir, which
-// TestMain removes.
+// initSentinel initializes sentinel-golang once per process, quiet and offline, as the
+// scenarios do (scenariolibs.InitSentinel); TestMain removes its log directory.
 func initSentinel(b *testing.B) {
 	b.Helper()
-	sentinelOnce.Do(func() {
-		sentinelLogDir, sentinelErr = os.MkdirTemp("", "sentinel-bench-")
-		if sentinelErr != nil {
-			return
-		}
-		conf := config.NewDefaultConfig()
-		conf.Sentinel.Log.Logger = quietLogger{}
-		conf.Sentinel.Log.Dir = sentinelLogDir
-		conf.Sentinel.Log.Metric.FlushIntervalSec = 0
-		conf.Sentinel.Stat.System.CollectIntervalMs = 0
-		conf.Sentinel.Stat.System.CollectLoadIntervalMs = 0
-		conf.Sentinel.Stat.System.CollectCpuIntervalMs = 0
-		conf.Sentinel.Stat.System.CollectMemoryIntervalMs = 0
-		sentinelErr = api.InitWithConfig(conf)
-	})
-	if sentinelErr != nil {
-		b.Fatal(sentinelErr)
+	if _, err := scenariolibs.InitSentinel(); err != nil {
+		b.Fatal(err)
 	}
 }
 
-// cleanupSentinel removes the temp log directory, if initSentinel made one.
-func cleanupSentinel() {
-	if sentinelLogDir != "" {
-		_ = os.RemoveAll(sentinelLogDir)
-	}
+// TestMain removes sentinel-golang's log directory, if a benchmark made one, after the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	scenariolibs.CleanupSentinel()
+	os.Exit(code)
 }
 
 // loadSentinelRules replaces the rules of one resource, leaving the other benchmarks' alone

@@ -41,11 +41,7 @@ func main() {
 	variant.ProbeNum, variant.MaxRetryTimeout, variant.RetryTimeout = *probeNum, *maxRetry, *retry
 
 	began := time.Now()
-	defer func() {
-		if libs.SentinelLogDir != "" {
-			_ = os.RemoveAll(libs.SentinelLogDir)
-		}
-	}()
+	defer libs.CleanupSentinel()
 	libraries := []scenario.Library{
 		libs.Breaker(libs.Rule, false),
 		libs.Breaker(variant, true),

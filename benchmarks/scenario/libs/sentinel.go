@@ -19,7 +19,9 @@ import (
 // name, its rules are cleared at Close, and one listener hands changes to the run's guard.
 func Sentinel(c Common) scenario.Library {
 	return scenario.Library{Name: "sentinel", New: func(res string, changed func(scenario.State)) scenario.Guard {
-		initSentinel()
+		_, err := InitSentinel()
+		must(err)
+		listenOnce.Do(func() { circuitbreaker.RegisterStateChangeListeners(sentinelListener{}) })
 		sentinelListeners.Store(res, newCombined(changed))
 		base := circuitbreaker.Rule{
 			Resource: res, MinRequestAmount: uint64(c.MinCalls),
@@ -30,7 +32,7 @@ func Sentinel(c Common) scenario.Library {
 		errRule.Strategy, errRule.Threshold = circuitbreaker.ErrorRatio, c.ErrorRatio
 		slowRule.Strategy, slowRule.Threshold = circuitbreaker.SlowRequestRatio, c.SlowRatio
 		slowRule.MaxAllowedRtMs = uint64(c.SlowRT.Milliseconds())
-		_, err := circuitbreaker.LoadRulesOfResource(res, []*circuitbreaker.Rule{&errRule, &slowRule})
+		_, err = circuitbreaker.LoadRulesOfResource(res, []*circuitbreaker.Rule{&errRule, &slowRule})
 		must(err)
 		return &sentinelGuard{res: res, c: c}
 	}}
@@ -63,29 +65,43 @@ func (g *sentinelGuard) Close() {
 
 var (
 	sentinelOnce      sync.Once
+	sentinelLogDir    string
+	sentinelErr       error
+	listenOnce        sync.Once
 	sentinelListeners sync.Map // resource name → *combined
-	// SentinelLogDir is the temp directory sentinel-golang was pointed at; the program removes it.
-	SentinelLogDir string
 )
 
-// initSentinel initializes sentinel-golang once, quiet and offline, as the peer benchmarks do:
-// no log output, no metric log, no system collectors, logs under a temp dir.
-func initSentinel() {
+// InitSentinel initializes sentinel-golang once per process, quiet and offline, for the
+// scenarios and the peer benchmarks alike, and returns the temp directory its logs go to,
+// which CleanupSentinel removes. api.InitDefault would log to files under
+// ~/logs/csp, flush a metric log there every second and start collectors of system load, CPU
+// and memory; this keeps the defaults but logs nowhere and turns the metric log and the
+// collectors off, none of which takes part in circuit breaking.
+func InitSentinel() (logDir string, err error) {
 	sentinelOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sentinel-scenarios-")
-		must(err)
-		SentinelLogDir = dir
+		sentinelLogDir, sentinelErr = os.MkdirTemp("", "sentinel-")
+		if sentinelErr != nil {
+			return
+		}
 		conf := config.NewDefaultConfig()
 		conf.Sentinel.Log.Logger = quietSentinel{}
-		conf.Sentinel.Log.Dir = dir
+		conf.Sentinel.Log.Dir = sentinelLogDir
 		conf.Sentinel.Log.Metric.FlushIntervalSec = 0
 		conf.Sentinel.Stat.System.CollectIntervalMs = 0
 		conf.Sentinel.Stat.System.CollectLoadIntervalMs = 0
 		conf.Sentinel.Stat.System.CollectCpuIntervalMs = 0
 		conf.Sentinel.Stat.System.CollectMemoryIntervalMs = 0
-		must(api.InitWithConfig(conf))
-		circuitbreaker.RegisterStateChangeListeners(sentinelListener{})
+		sentinelErr = api.InitWithConfig(conf)
 	})
+	return sentinelLogDir, sentinelErr
+}
+
+// CleanupSentinel removes the log directory of InitSentinel, if it made one. Call it once the
+// process is done with sentinel-golang.
+func CleanupSentinel() {
+	if sentinelLogDir != "" {
+		_ = os.RemoveAll(sentinelLogDir)
+	}
 }
 
 // sentinelListener hands each state change to the guard of its resource.
