@@ -47,15 +47,17 @@
 // CLOSED", apart from its breakers' own states, so that neither is taken for a tripped breaker.
 //
 // A resource whose breakers a template rule made (Resource ending in "*") is listed under its
-// own name, each breaker with the template as its rule. The document then has "dynamic":
-// {"resources": 2, "breakers": 2, "limit": 10000, "dropped": 0}, the resources and breakers
-// templates made, their bound ([breaker.WithMaxDynamicBreakers]) and how many resources were
-// dropped to stay within it; the page adds it to its summary line.
+// own name, each breaker with the template as its rule: at most 100 such resources
+// ([WithDynamic]), those with a breaker not CLOSED first, then the most called. The document
+// then has "dynamic": {"resources": 2, "breakers": 2, "limit": 10000, "dropped": 0,
+// "unlisted": 0}, the resources and breakers templates made, their bound
+// ([breaker.WithMaxDynamicBreakers]), how many resources were dropped to stay within it, and
+// how many the status leaves out; the page adds it to its summary line.
 //
 // The handler keeps nothing per resource name: the resources are read from the Manager's
-// rules, settings and template breakers (at most their bound) at each request, and the
-// transitions are a ring of the last 100, whichever resources made them, so calls under names
-// without rules, however many, add nothing to the page or to memory.
+// rules, settings and template breakers (at most WithDynamic of those) at each request, and
+// the transitions are a ring of the last 100, whichever resources made them, so calls under
+// names without rules, however many, add nothing to the page or to memory.
 //
 // With a [Recorder], the page is also a live dashboard of the last minute. Create the Recorder
 // on the Manager's clock, give it to the Manager as a call observer and to the Handler:
@@ -93,6 +95,7 @@
 package breakerdebug
 
 import (
+	"cmp"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -120,7 +123,7 @@ func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 	if m == nil {
 		m = breaker.Default()
 	}
-	h := &handler{m: m, recent: &recent{}, unruled: defaultUnruled}
+	h := &handler{m: m, recent: &recent{}, unruled: defaultUnruled, dynamic: defaultDynamic}
 	for _, o := range opts {
 		o.apply(h)
 	}
@@ -130,6 +133,10 @@ func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 
 // defaultUnruled is how many resources without rules or settings the status lists by default.
 const defaultUnruled = 10
+
+// defaultDynamic is how many resources with breakers from templates the status lists by
+// default.
+const defaultDynamic = 100
 
 // Option configures a Handler.
 type Option interface {
@@ -149,6 +156,14 @@ func WithRecorder(r *Recorder) Option {
 	return optionFunc(func(h *handler) { h.rec = r })
 }
 
+// WithDynamic sets how many resources whose breakers a template rule made the status lists
+// (100 by default; 0 lists none): those with a breaker not CLOSED first, then, with
+// WithRecorder, the most called in the last minute, then by name. "dynamic.unlisted" counts
+// the others, so that a Manager holding thousands of them does not make a page of thousands.
+func WithDynamic(n int) Option {
+	return optionFunc(func(h *handler) { h.dynamic = max(n, 0) })
+}
+
 // WithUnruled sets how many resources without rules or settings, the most called in the last
 // minute first, the status lists with WithRecorder (10 by default; 0 lists none).
 func WithUnruled(n int) Option {
@@ -160,6 +175,7 @@ type handler struct {
 	recent  *recent
 	rec     *Recorder // nil: no call counts
 	unruled int
+	dynamic int
 }
 
 // status is the JSON document, and the data the HTML page starts from.
@@ -179,6 +195,7 @@ type dynamicStatus struct {
 	Breakers  int    `json:"breakers"`
 	Limit     int    `json:"limit"`
 	Dropped   uint64 `json:"dropped"`
+	Unlisted  int    `json:"unlisted"` // resources past WithDynamic, left out of "resources"
 }
 
 type unruledStatus struct {
@@ -254,13 +271,20 @@ func (h *handler) status() *status {
 	for name := range settings {
 		names = append(names, name)
 	}
-	names = append(names, h.m.DynamicResources()...)
 	if d := h.m.DynamicStats(); d.Templates > 0 {
 		st.Dynamic = &dynamicStatus{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit, Dropped: d.Dropped}
 	}
 	var calls map[string]callStats
 	if h.rec != nil {
 		calls = h.rec.read(st.Now)
+	}
+	listed, unlisted := h.listDynamic(h.m.DynamicResources(), calls)
+	names = append(names, listed...)
+	for _, name := range unlisted {
+		delete(calls, name) // it has breakers: not one to list as unruled
+	}
+	if st.Dynamic != nil {
+		st.Dynamic.Unlisted = len(unlisted)
 	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
@@ -371,4 +395,45 @@ func write(w http.ResponseWriter, r *http.Request, body []byte) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body) // an error means the client went away: nothing to do
 	}
+}
+
+// listDynamic splits names, the resources with breakers from templates, into those the status
+// lists, at most WithDynamic of them, and the others: those with a breaker not CLOSED first,
+// then the most called in calls, then by name.
+func (h *handler) listDynamic(names []string, calls map[string]callStats) (listed, unlisted []string) {
+	if len(names) <= h.dynamic {
+		return names, nil
+	}
+	type candidate struct {
+		name  string
+		open  bool
+		calls uint64
+	}
+	all := make([]candidate, len(names))
+	for i, name := range names {
+		open := slices.ContainsFunc(h.m.Breakers(name), func(b breaker.CircuitBreaker) bool {
+			return b.State() != breaker.Closed
+		})
+		all[i] = candidate{name, open, calls[name].Calls}
+	}
+	slices.SortFunc(all, func(a, b candidate) int {
+		if a.open != b.open {
+			if a.open {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(b.calls, a.calls); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	for i, c := range all {
+		if i < h.dynamic {
+			listed = append(listed, c.name)
+		} else {
+			unlisted = append(unlisted, c.name)
+		}
+	}
+	return listed, unlisted
 }

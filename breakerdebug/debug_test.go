@@ -527,3 +527,48 @@ func TestJSONShowsTemplateBreakers(t *testing.T) {
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
 	assert.Nil(t, got.Dynamic, "no template, no dynamic breakers")
 }
+
+// Given more template resources than WithDynamic, the status lists those not CLOSED first,
+// then the most called, then by name; counts the rest as unlisted; and lists none of them as
+// unruled.
+func TestDynamicListIsBounded(t *testing.T) {
+	clk := breakertest.NewClock()
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
+		Threshold: 1, RetryTimeout: time.Minute}}))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithDynamic(3))
+
+	for _, name := range []string{"api/a", "api/b", "api/c", "api/d"} {
+		call(m, name, succeed)
+	}
+	call(m, "api/c", succeed) // the most called
+	call(m, "api/z", fail)    // OPEN, last by name, called once
+	var got struct {
+		Resources []struct {
+			Resource string `json:"resource"`
+		} `json:"resources"`
+		Unruled []struct {
+			Resource string `json:"resource"`
+		} `json:"unruled"`
+		Dynamic struct {
+			Resources int `json:"resources"`
+			Unlisted  int `json:"unlisted"`
+		} `json:"dynamic"`
+	}
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	var listed []string
+	for _, r := range got.Resources {
+		listed = append(listed, r.Resource)
+	}
+	assert.Equal(t, []string{"api/a", "api/c", "api/z"}, listed, "OPEN z, most called c, then a by name")
+	assert.Equal(t, 5, got.Dynamic.Resources)
+	assert.Equal(t, 2, got.Dynamic.Unlisted)
+	assert.Empty(t, got.Unruled, "unlisted resources have breakers: they are not unruled")
+
+	// Below the bound every one is listed.
+	h = breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	assert.Len(t, got.Resources, 5)
+	assert.Zero(t, got.Dynamic.Unlisted)
+}

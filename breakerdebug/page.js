@@ -330,7 +330,8 @@
     const d = st.dynamic;
     if (d) {
       summary += "; " + plural(d.resources, "resource") + " with breakers from templates (" + d.breakers +
-        " of at most " + d.limit + " breakers, " + d.dropped + " dropped)";
+        " of at most " + d.limit + " breakers, " + d.dropped + " dropped" +
+        (d.unlisted ? ", " + d.unlisted + " not listed" : "") + ")";
     }
     document.getElementById("summary").textContent = summary + " · manager clock " + clock(st.now) + " UTC";
   }
