@@ -136,10 +136,10 @@ func TestA4DefaultIsPartOfIdentity(t *testing.T) {
 	spelled.MinRequestAmount = 3
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{spelled}))
 	assert.Same(t, before, h.m.Breakers("svc")[0])
+	assert.ErrorIs(t, h.m.LoadRules([]breaker.Rule{r, spelled}), breaker.ErrInvalidRule, "the two are one rule")
 	five := r
 	five.MinRequestAmount = 5
-	require.NoError(t, h.m.LoadRules([]breaker.Rule{five}))
-	assert.NotSame(t, before, h.m.Breakers("svc")[0])
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{r, five}), "an explicit 5 is another rule")
 }
 
 // A5: two OPEN rules retrying in 2s and 60s: every rejection says 60s, whichever rule rejects

@@ -32,18 +32,18 @@ func jitterSeed(instance string, r *Rule) uint64 {
 // openTime is how long the breaker stays OPEN after failures probes failed in a row (0 on a
 // trip), for the OPEN period of generation gen: RetryTimeout doubled for each failure, up to
 // MaxRetryTimeout, shortened by a fraction in [0, RetryJitter).
-func (c *circuit) openTime(failures uint32, gen uint64) int64 {
-	d := c.retryTimeout
+func (c *circuit) openTime(t *tuning, failures uint32, gen uint64) int64 {
+	d := t.retryTimeout
 	for range min(failures, 63) {
-		if d >= c.maxRetry/2 {
-			d = c.maxRetry
+		if d >= t.maxRetry/2 {
+			d = t.maxRetry
 			break
 		}
 		d *= 2
 	}
-	d = min(d, c.maxRetry)
-	if c.jitter > 0 {
-		d -= int64(float64(d) * c.jitter * unitHash(c.jitterSeed^gen))
+	d = min(d, t.maxRetry)
+	if t.jitter > 0 {
+		d -= int64(float64(d) * t.jitter * unitHash(t.jitterSeed^gen))
 	}
 	return max(d, 1)
 }

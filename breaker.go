@@ -53,10 +53,22 @@ type Stats struct {
 // admitted it; when it completes in a later period its outcome is ignored.
 type circuit struct {
 	m            *Manager
-	name         string               // the resource its calls are made under; for a template's breaker, not the rule's
-	owner        *dynamic             // the entry of a template's breaker, which its calls mark used; else nil
-	rule         atomic.Pointer[Rule] // into the loaded rule set; never modified
+	name         string                 // the resource its calls are made under; for a template's breaker, not the rule's
+	owner        *dynamic               // the entry of a template's breaker, which its calls mark used; else nil
+	tune         atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
 	strategy     Strategy
+	interval     time.Duration
+	buckets      uint32
+	forcedClosed atomic.Bool // the resource is ForceClosed
+	cur          atomic.Pointer[period]
+}
+
+// tuning is what a breaker reads of its rule: all of it but what shapes its window (the
+// strategy, StatInterval, BucketCount). A reload that changes only these values keeps the
+// breaker, its window and its state, and the new values apply from the next call. It is never
+// changed after it is published.
+type tuning struct {
+	rule         *Rule // into the loaded rule set; never modified
 	threshold    float64
 	maxRT        int64
 	minCalls     uint64
@@ -66,11 +78,7 @@ type circuit struct {
 	jitterSeed   uint64  // a hash of the instance name and the rule, for the jitter
 	probeNum     uint32
 	probeTimeout int64
-	interval     time.Duration
-	buckets      uint32
-	dryRun       bool        // the rule is DryRun
-	forcedClosed atomic.Bool // the resource is ForceClosed
-	cur          atomic.Pointer[period]
+	dryRun       bool // the rule is DryRun
 }
 
 // period is one stretch of a breaker's life in one state. Only blocked changes after it is
@@ -86,6 +94,7 @@ type period struct {
 	probing   bool                       // HALF_OPEN: a probe is in flight; else the next call probes
 	successes uint32                     // HALF_OPEN: probes that succeeded in this run
 	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
+	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
 	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
 	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
 	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
@@ -111,26 +120,34 @@ func (c *circuit) init(m *Manager, r *Rule, name string) {
 	c.m = m
 	c.name = name
 	c.strategy = r.Strategy
-	c.threshold = r.Threshold
-	c.maxRT = int64(r.MaxAllowedRT)
-	c.minCalls = r.minRequestAmount()
-	c.retryTimeout = int64(r.RetryTimeout)
-	c.maxRetry = max(int64(r.MaxRetryTimeout), c.retryTimeout)
-	c.jitter = r.RetryJitter
-	if c.jitter > 0 {
-		c.jitterSeed = jitterSeed(m.instance, r)
-	}
-	c.probeNum = r.probeNum()
-	c.probeTimeout = int64(r.probeTimeout())
 	c.interval = r.statInterval()
 	c.buckets = r.bucketCount()
-	c.dryRun = r.DryRun
-	c.rule.Store(r)
+	c.tune.Store(newTuning(m, r))
 	c.cur.Store(c.closedPeriod(0, 0))
 }
 
+// newTuning reads what a breaker needs of r.
+func newTuning(m *Manager, r *Rule) *tuning {
+	t := &tuning{
+		rule:         r,
+		threshold:    r.Threshold,
+		maxRT:        int64(r.MaxAllowedRT),
+		minCalls:     r.minRequestAmount(),
+		retryTimeout: int64(r.RetryTimeout),
+		jitter:       r.RetryJitter,
+		probeNum:     r.probeNum(),
+		probeTimeout: int64(r.probeTimeout()),
+		dryRun:       r.DryRun,
+	}
+	t.maxRetry = max(int64(r.MaxRetryTimeout), t.retryTimeout)
+	if t.jitter > 0 {
+		t.jitterSeed = jitterSeed(m.instance, r)
+	}
+	return t
+}
+
 // Rule returns the rule the breaker enforces.
-func (c *circuit) Rule() Rule { return *c.rule.Load() }
+func (c *circuit) Rule() Rule { return *c.tune.Load().rule }
 
 // State returns the breaker's state.
 func (c *circuit) State() State { return c.cur.Load().state }
@@ -189,8 +206,18 @@ func (c *circuit) OnRequestComplete(e *Entry) {
 		return
 	}
 	now := c.m.now()
-	c.complete(a.p, now, now-e.call.start, c.m.classify(e.Err()), retryHint(e.Err()))
+	err := e.Err()
+	c.complete(a.p, now, result{rt: now - e.call.start, o: c.m.classify(err), hint: retryHint(err),
+		cutOff: e.cutOff(err)})
 	a.p = nil
+}
+
+// result is how a call ended, as its breakers count it.
+type result struct {
+	rt     int64   // the response time, in nanoseconds
+	o      Outcome // how its error counts
+	hint   int64   // the dependency's retry hint (RetryAfter), in nanoseconds; 0: none
+	cutOff bool    // it ended at a deadline the library set (ResourceConfig.Timeout): slow
 }
 
 // check reads the breaker for a call arriving at now. It changes nothing but a probe that
@@ -230,17 +257,37 @@ func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
 	}
 }
 
+// rejection returns the error of a call that the period p rejects at now, and the time its
+// RetryAt names. While OPEN that is the retry time. While a probe is in flight it is the
+// start of the bucket after next (at least one bucket after now), or the probe's deadline if
+// sooner: a caller that waits until then does not spin while the probe runs. That error is
+// built once a bucket and kept in p.
+func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
+	b := p.blocked.Load()
+	if p.state != HalfOpen || !p.probing {
+		return b, p.retryAt
+	}
+	length := int64(c.interval) / int64(c.buckets)
+	at := min(floorDiv(now, length)*length+2*length, p.deadline)
+	if b.at != at {
+		b = c.blockError(HalfOpen, at)
+		p.blocked.Store(b)
+	}
+	return b, at
+}
+
 // probe tries to make the call the probe of p, OPEN or HALF_OPEN between probes. Only one
 // caller wins. The first probe of a run is a transition; the next ones of the run are not.
 func (c *circuit) probe(p *period, now int64) (*period, bool) {
+	timeout := c.tune.Load().probeTimeout
 	if p.state == HalfOpen {
 		q := p.sameState()
-		q.probing, q.deadline = true, satAdd(now, c.probeTimeout)
+		q.probing, q.deadline, q.probeFor = true, satAdd(now, timeout), timeout
 		return q, c.cur.CompareAndSwap(p, q)
 	}
 	q := c.newPeriod(p, HalfOpen, p.retryAt)
 	q.openFor, q.failures = p.openFor, p.failures
-	q.probing, q.deadline = true, satAdd(now, c.probeTimeout)
+	q.probing, q.deadline, q.probeFor = true, satAdd(now, timeout), timeout
 	return q, c.move(p, q, RetryTimeoutElapsed, 0, now)
 }
 
@@ -271,69 +318,70 @@ func (c *circuit) reopen(p *period, now int64) *period {
 // row (0 on a trip).
 func (c *circuit) openPeriod(p *period, now int64, failures uint32) *period {
 	gen := p.gen + 1
-	openFor := c.openTime(failures, gen)
+	openFor := c.openTime(c.tune.Load(), failures, gen)
 	q := c.newPeriod(p, Open, satAdd(now, openFor))
 	q.openFor, q.failures = openFor, failures
 	return q
 }
 
-// complete counts a call that the period p admitted and that completed at now after rt.
-// A failed call's retry hint (RetryAfter), in nanoseconds, lengthens the OPEN time it causes.
-func (c *circuit) complete(p *period, now, rt int64, o Outcome, hint int64) {
+// complete counts a call that the period p admitted and that completed at now. A failed
+// call's retry hint lengthens the OPEN time it causes.
+func (c *circuit) complete(p *period, now int64, res result) {
 	if p == nil || c.cur.Load() != p {
 		return // admitted before the last transition
 	}
+	t := c.tune.Load()
 	switch p.state {
 	case Closed:
-		c.count(p, now, rt, o, hint)
+		c.count(p, t, now, res)
 	case HalfOpen:
-		c.decideProbe(p, now, rt, o, hint)
+		c.decideProbe(p, t, now, res)
 	}
 }
 
-func (c *circuit) count(p *period, now, rt int64, o Outcome, hint int64) {
-	if p.retired || o == Ignore && !c.slowIgnored(rt, o) {
+func (c *circuit) count(p *period, t *tuning, now int64, res result) {
+	if p.retired || res.o == Ignore && !c.slowIgnored(t, res) {
 		return
 	}
 	if p.window == nil {
-		c.countRun(p, now, o == Failure, hint)
+		c.countRun(p, t, now, res.o == Failure, res.hint)
 		return
 	}
-	bad := c.isBad(rt, o)
+	bad := c.isBad(t, res)
 	head := p.window.add(now, bad)
 	if !bad && !p.window.mayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
 	}
 	total, badCalls := p.window.sum(head)
-	if total < c.minCalls {
+	if total < t.minCalls {
 		return
 	}
-	if measure, trips := c.measure(total, badCalls); trips {
-		c.move(p, c.withHint(c.openPeriod(p, now, 0), now, hint), ThresholdExceeded, measure, now)
+	if measure, trips := c.measure(t, total, badCalls); trips {
+		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, res.hint), ThresholdExceeded, measure, now)
 	}
 }
 
 // countRun counts a call for ConsecutiveErrors: a failure lengthens the run of failures, a
 // success ends it.
-func (c *circuit) countRun(p *period, now int64, failed bool, hint int64) {
+func (c *circuit) countRun(p *period, t *tuning, now int64, failed bool, hint int64) {
 	if !failed {
 		p.run.Store(0)
 		return
 	}
-	if run := p.run.Inc(); float64(run) >= c.threshold {
-		c.move(p, c.withHint(c.openPeriod(p, now, 0), now, hint), ThresholdExceeded, float64(run), now)
+	if run := p.run.Inc(); float64(run) >= t.threshold {
+		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, hint), ThresholdExceeded, float64(run), now)
 	}
 }
 
-func (c *circuit) decideProbe(p *period, now, rt int64, o Outcome, hint int64) {
+func (c *circuit) decideProbe(p *period, t *tuning, now int64, res result) {
 	switch {
 	case now >= p.deadline: // a clock that stepped back does not stop the probe deciding (W3)
 		c.move(p, c.reopen(p, now), ProbeTimedOut, 0, now)
-	case o == Ignore && !c.slowIgnored(rt, o):
+	case res.o == Ignore && !c.slowIgnored(t, res):
 		c.releaseProbe(p, ProbeIgnored, now)
-	case c.isBad(rt, o):
-		c.move(p, c.withHint(c.reopen(p, now), now, hint), ProbeFailed, 0, now)
-	case p.successes+1 < c.probeNum:
+	case c.isBad(t, res):
+		c.move(p, c.withHint(c.reopen(p, now), t, now, res.hint), ProbeFailed, 0, now)
+	case p.successes+1 < t.probeNum:
 		// Not the last probe of the run: the next call is the next probe.
 		q := p.sameState()
 		q.successes++
@@ -345,18 +393,18 @@ func (c *circuit) decideProbe(p *period, now, rt int64, o Outcome, hint int64) {
 
 // isBad reports whether a call counts against the rule: slow for SlowRequestRatio (whatever
 // its error), failed for the error strategies. It also judges the probe.
-func (c *circuit) isBad(rt int64, o Outcome) bool {
+func (c *circuit) isBad(t *tuning, res result) bool {
 	if c.strategy == SlowRequestRatio {
-		return isSlow(rt, c.maxRT)
+		return isSlow(res, t.maxRT)
 	}
-	return o == Failure
+	return res.o == Failure
 }
 
 // slowIgnored reports whether a call that counts neither way by its error was already slow:
 // SlowRequestRatio counts it as slow, since a caller that gave up on a slow call does not make
 // it fast.
-func (c *circuit) slowIgnored(rt int64, o Outcome) bool {
-	return o == Ignore && c.strategy == SlowRequestRatio && isSlow(rt, c.maxRT)
+func (c *circuit) slowIgnored(t *tuning, res result) bool {
+	return res.o == Ignore && c.strategy == SlowRequestRatio && isSlow(res, t.maxRT)
 }
 
 // retryDue reports whether the OPEN period p lets a probe through at now: its retry time has
@@ -367,23 +415,23 @@ func (c *circuit) retryDue(p *period, now int64) bool {
 }
 
 // probeOverdue reports whether the probe of the HALF_OPEN period p counts as failed at now:
-// its deadline has passed, or lies further ahead than ProbeTimeout, which only a clock that
-// stepped back can make.
+// its deadline has passed, or lies further ahead than its ProbeTimeout, which only a clock
+// that stepped back can make.
 func (c *circuit) probeOverdue(p *period, now int64) bool {
-	return now >= p.deadline || uint64(p.deadline-now) > uint64(c.probeTimeout)
+	return now >= p.deadline || uint64(p.deadline-now) > uint64(p.probeFor)
 }
 
 // measure returns the ratio or count of bad calls and whether it meets the threshold.
 // Ratios are divided, not multiplied out: 12/15 and 0.8 round to the same float64, so they
 // compare equal as the user meant.
-func (c *circuit) measure(total, bad uint64) (float64, bool) {
+func (c *circuit) measure(t *tuning, total, bad uint64) (float64, bool) {
 	var m float64
 	if c.strategy.isCount() {
 		m = float64(bad)
 	} else {
 		m = float64(bad) / float64(total)
 	}
-	return m, m >= c.threshold
+	return m, m >= t.threshold
 }
 
 // newPeriod builds the period that follows p.
@@ -405,11 +453,11 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 	return q
 }
 
-// blockError builds the error of the calls a period rejects. It has its own copy of the rule,
-// so a caller that changes it changes nothing else.
+// blockError builds the error of the calls a period rejects, naming retryAt. It has its own
+// copy of the rule, so a caller that changes it changes nothing else.
 func (c *circuit) blockError(s State, retryAt int64) *BlockError {
 	r := c.Rule()
-	return &BlockError{Resource: c.name, Rule: &r, State: s, RetryAt: c.m.timeAt(retryAt)}
+	return &BlockError{Resource: c.name, Rule: &r, State: s, RetryAt: c.m.timeAt(retryAt), at: retryAt}
 }
 
 // move replaces the period from with to, and reports the transition if it won.
@@ -417,10 +465,9 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 	if !c.cur.CompareAndSwap(from, to) {
 		return false
 	}
-	r := c.rule.Load()
 	c.m.notify(StateChange{
 		Resource:   c.name,
-		Rule:       *r,
+		Rule:       c.Rule(),
 		From:       from.state,
 		To:         to.state,
 		Reason:     reason,
@@ -435,7 +482,7 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 
 // dry reports whether the breaker lets through the calls it would reject: its rule is DryRun,
 // or its resource is ForceClosed.
-func (c *circuit) dry() bool { return c.dryRun || c.forcedClosed.Load() }
+func (c *circuit) dry() bool { return c.tune.Load().dryRun || c.forcedClosed.Load() }
 
 // reset moves the breaker to a fresh CLOSED period with an empty window, and reports the
 // transition if it was not CLOSED. A retired breaker stays retired.
@@ -464,22 +511,25 @@ func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 		p := c.cur.Load()
 		q := &period{state: Closed, gen: p.gen + 1, seq: c.m.seq.Inc(), retired: true}
 		if c.cur.CompareAndSwap(p, q) {
-			r := c.rule.Load()
 			return StateChange{
-				Resource: c.name, Rule: *r, From: p.state, To: Closed,
+				Resource: c.name, Rule: c.Rule(), From: p.state, To: Closed,
 				Reason: reason, At: c.m.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
 			}, p.state != Closed
 		}
 	}
 }
 
-// reload points a kept breaker at its rule as reloaded, which may differ by its ID or by a
-// default spelled out, so that the old rule set can be collected.
+// reload points a kept breaker at its rule as reloaded, r, whose window has the same shape:
+// it may differ by its ID, a default spelled out, or the values a tuning holds, which apply
+// from the next call. The breaker keeps its period, so observers hear nothing; a period that
+// rejects calls gets an error that names the new rule.
 func (c *circuit) reload(r *Rule) {
-	if old := c.rule.Swap(r); *old != *r {
-		if p := c.cur.Load(); p.state != Closed {
-			p.blocked.Store(c.blockError(p.state, p.retryAt))
-		}
+	old := c.tune.Swap(newTuning(c.m, r))
+	if *old.rule == *r {
+		return
+	}
+	if p := c.cur.Load(); p.state != Closed && !p.retired {
+		p.blocked.Store(c.blockError(p.state, p.blocked.Load().at))
 	}
 }
 

@@ -93,12 +93,14 @@ func TestDryRunBesideAnEnforcedRule(t *testing.T) {
 	assert.Equal(t, breaker.Open, h.state("svc", 0), "no probe taken for a rejected call")
 }
 
-// P5: DryRun is part of a rule's identity, and of its JSON.
+// DryRun is part of a rule's identity, and of its JSON; turning it on or off tunes the breaker
+// and keeps it.
 func TestDryRunIdentityAndJSON(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	before := h.m.Breakers("svc")[0]
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{dryRun(errorCount(1, 1))}))
-	assert.NotSame(t, before, h.m.Breakers("svc")[0])
+	assert.Same(t, before, h.m.Breakers("svc")[0])
+	assert.True(t, h.m.Breakers("svc")[0].Rule().DryRun)
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(1, 1), dryRun(errorCount(1, 1))}),
 		"an enforced rule and its DryRun twin are two rules")
 

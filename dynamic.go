@@ -86,8 +86,7 @@ type dynamicShard struct {
 type dynamic struct {
 	name    string
 	made    uint64                   // its place among the entries made: ties of used go oldest first
-	ids     []Rule                   // the template's identities when it was made or last rebound
-	res     atomic.Pointer[resource] // replaced when settings or the template's IDs change
+	res     atomic.Pointer[resource] // replaced at every reload of rules or settings
 	used    atomic.Int64             // when a call last completed or was rejected, in units of 2^20 ns (about 1 ms)
 	dropped atomic.Bool
 }
@@ -169,7 +168,7 @@ func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
 	}
 	changes := m.makeRoom(len(t.rules), now)
 	m.dyn.made++
-	e := &dynamic{name: name, made: m.dyn.made, ids: t.ids}
+	e := &dynamic{name: name, made: m.dyn.made}
 	res := &resource{timed: t.timed, set: rs.settings[name]}
 	for _, r := range t.rules {
 		c, public := m.newBreaker(r, name)
@@ -312,34 +311,86 @@ func (m *Manager) dropDynamic(e *dynamic, reason Reason, now int64) []StateChang
 }
 
 // publish installs next, rebinding the dynamic breakers to it: an entry whose resource now has
-// rules of its own, or whose template changed or went, is dropped (Reason RuleChanged); the
-// others keep their breakers, with next's settings. It returns the transitions to report, in
-// the order of the names. It requires loadMu held.
+// rules of its own, that no template matches, or none of whose breakers its template keeps, is
+// dropped (Reason RuleChanged). The others
+// keep each breaker whose template rule keeps its window's shape (see pairRules), with next's
+// settings; a breaker whose rule went or changed shape is retired (RuleChanged), and a new
+// rule gets a new breaker. When the templates gained rules, entries are dropped to stay
+// within the bound. It returns the transitions to report, in the order of the names. It
+// requires loadMu held.
 func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	d := &m.dyn
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var gone []*dynamic
+	type retired struct {
+		name    string
+		changes []StateChange
+	}
+	var all []retired
+	plans := map[*Rule][]int{} // by the first rule of an entry: the entries of one template share it
 	d.each(func(e *dynamic) {
 		own := next.resources[e.name]
 		t := next.match(e.name)
-		if own != nil && own.breakers != nil || t == nil || !slices.Equal(t.ids, e.ids) {
+		if own != nil && own.breakers != nil || t == nil {
 			gone = append(gone, e)
 			return
 		}
 		old := e.res.Load()
-		res := &resource{breakers: old.breakers, public: old.public, timed: t.timed, set: next.settings[e.name]}
-		for i, c := range res.breakers {
-			c.reload(t.rules[i])
-			c.forcedClosed.Store(res.set.forcedClosed())
+		first := old.breakers[0].tune.Load().rule
+		keep, planned := plans[first]
+		if !planned {
+			keep = pairRules(old.breakers, t.rules)
+			plans[first] = keep
 		}
+		if !slices.ContainsFunc(keep, func(k int) bool { return k >= 0 }) {
+			gone = append(gone, e) // the template changed whole: its next call makes new breakers
+			return
+		}
+		res := &resource{timed: t.timed, set: next.settings[e.name]}
+		kept := make([]bool, len(old.breakers))
+		for j, k := range keep {
+			c, public := m.reuseOrMake(old, k, t.rules[j], e)
+			if k >= 0 {
+				kept[k] = true
+			}
+			c.forcedClosed.Store(res.set.forcedClosed())
+			res.breakers, res.public = append(res.breakers, c), append(res.public, public)
+		}
+		var changes []StateChange
+		for k, c := range old.breakers {
+			if kept[k] {
+				continue
+			}
+			if change, report := c.retire(now, RuleChanged); report {
+				changes = append(changes, change)
+			}
+		}
+		if changes != nil {
+			all = append(all, retired{e.name, changes})
+		}
+		d.count.Add(int64(len(res.breakers) - len(old.breakers)))
 		e.res.Store(res)
 	})
-	slices.SortFunc(gone, func(a, b *dynamic) int { return cmp.Compare(a.name, b.name) })
-	var changes []StateChange
 	for _, e := range gone {
-		changes = append(changes, m.dropDynamic(e, RuleChanged, now)...)
+		all = append(all, retired{e.name, m.dropDynamic(e, RuleChanged, now)})
+	}
+	slices.SortFunc(all, func(a, b retired) int { return cmp.Compare(a.name, b.name) })
+	var changes []StateChange
+	for _, r := range all {
+		changes = append(changes, r.changes...)
 	}
 	m.rules.Store(next)
-	return changes
+	return append(changes, m.makeRoom(0, now)...)
+}
+
+// reuseOrMake returns the breaker at k of old, rebound to r, or a new one for e when k < 0.
+func (m *Manager) reuseOrMake(old *resource, k int, r *Rule, e *dynamic) (*circuit, CircuitBreaker) {
+	if k >= 0 {
+		old.breakers[k].reload(r)
+		return old.breakers[k], old.public[k]
+	}
+	c, public := m.newBreaker(r, e.name)
+	c.owner = e
+	return c, public
 }

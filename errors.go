@@ -36,12 +36,17 @@ type BlockError struct {
 	// State is that breaker's state at rejection: Open or HalfOpen. Closed when a slot
 	// blocked the call.
 	State State
-	// RetryAt is when that breaker lets (or let) a probe through; zero when a slot blocked
-	// the call. While HALF_OPEN it is already past: the next probe waits for the current one.
+	// RetryAt is when the caller may try again, never before the rejection: while OPEN, when
+	// that breaker lets a probe through; while HALF_OPEN with its probe in flight, the start
+	// of the bucket after next of the rule's window (at least one bucket away), or the
+	// probe's deadline if that is sooner. Zero when a slot or the resource's settings blocked
+	// the call.
 	RetryAt time.Time
 	// Cause is the slot's error, when a slot blocked the call; ErrForcedOpen or
 	// ErrConcurrencyLimit when the resource's settings did.
 	Cause error
+
+	at int64 // RetryAt in the Manager's nanoseconds
 }
 
 // Error describes who blocked the call.

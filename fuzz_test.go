@@ -80,6 +80,30 @@ var fuzzRuleSets = [][]breaker.Rule{
 			RetryTimeout: 500 * time.Millisecond, MaxRetryTimeout: 2 * time.Second},
 		{ID: "da-own", Resource: "da", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: 300 * time.Millisecond},
 	},
+	// The first set tuned and reordered: each rule keeps its window's shape, so each keeps its
+	// breaker, state and window, and the new values apply from the next call.
+	{
+		{ID: "b-ratio-tuned", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.75, MinRequestAmount: 2,
+			BucketCount: 4, RetryTimeout: 700 * time.Millisecond, ProbeNum: 2, DryRun: true},
+		{ID: "a-slow-tuned", Resource: "a", Strategy: breaker.SlowRequestRatio, Threshold: 0.25,
+			MaxAllowedRT: 20 * time.Millisecond, MinRequestAmount: 3, RetryTimeout: time.Second,
+			ProbeTimeout: 200 * time.Millisecond},
+		{ID: "a-count-tuned", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			RetryTimeout: 2 * time.Second, MaxRetryTimeout: 4 * time.Second, ProbeTimeout: 100 * time.Millisecond},
+	},
+	// The templates of set 6 with "d*" reordered, one rule tuned, one added, and "*" tuned.
+	{
+		{ID: "d-slow", Resource: "d*", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: 2, RetryTimeout: 2 * time.Second},
+		{ID: "d-ratio", Resource: "d*", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			RetryTimeout: time.Second},
+		{ID: "d-count-tuned", Resource: "d*", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
+			RetryTimeout: 500 * time.Millisecond},
+		{ID: "all-tuned", Resource: "*", Strategy: breaker.ErrorCount, Threshold: 2, ProbeNum: 1,
+			RetryTimeout: 300 * time.Millisecond},
+		{ID: "a-count", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+	},
 }
 
 // fuzzDynamicLimit bounds the dynamic breakers of the fuzzed Manager: "da" and "db" with two
@@ -137,6 +161,13 @@ func FuzzStateMachine(f *testing.F) {
 // Seeds that reach every transition: trips, probes that succeed, fail, time out, are blocked
 // or canceled, reloads with calls in flight, and a clock that steps back.
 var fuzzSeeds = [][]byte{
+	// Trips a, probes it, and tunes its rules while OPEN and while the probe is in flight.
+	{0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLoad, 8, opDo, 0x00, 0x00,
+		opAdvance, 0x14, opEnter, 0, opLoad, 0, opExit, 0, 0, opEnter, 0, opExit, 0, 0,
+		opDo, 0x01, 0x01, opDo, 0x01, 0x01, opLoad, 8, opDo, 0x01, 0x01, opDo, 0x01, 0x00},
+	// Template breakers tripped, then their template reordered, tuned and grown past the bound.
+	{0, opLoad, 6, opNames, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x02, 0x01, opLoad, 9,
+		opDo, 0x00, 0x00, opDo, 0x01, 0x01, opAdvance, 0x10, opDo, 0x00, 0x00, opLoad, 6, opDo, 0x02, 0x00},
 	{0, opEnter, 0, opExit, 0, 1, opEnter, 0, opExit, 0, 1, opEnter, 0, opExit, 0, 1,
 		opAdvance, 0x27, opEnter, 0, opExit, 0, 0},
 	{0, opDo, 0xcc, 0x00, opDo, 0xcc, 0x00, opAdvance, 0x07, opDo, 0xcc, 0x00, opAdvance, 0x07,

@@ -52,12 +52,6 @@ type resource struct {
 	set      *settings // nil: the zero ResourceConfig
 }
 
-// breakerAt locates a loaded breaker.
-type breakerAt struct {
-	res *resource
-	i   int
-}
-
 // Clock tells the time. The Manager reads it once when a call enters (only if a rule needs the
 // response time, a breaker is not CLOSED, or a CallObserver is set) and once when it exits.
 type Clock interface {
@@ -132,10 +126,16 @@ func NewManager(opts ...Option) *Manager {
 // take more memory than the budget (WithMemoryBudget), it returns a *RuleError (wrapping
 // ErrInvalidRule) that names the rule's index, resource and field, and changes nothing.
 //
-// A rule identical to a loaded one, but perhaps for its ID or for a default spelled out, keeps
-// its breaker with its state and window. The breakers of changed or removed rules are dropped; observers hear of each one
-// that was not CLOSED as a change to CLOSED with Reason RuleChanged. Calls in flight exit
-// without error; their outcomes no longer count for dropped breakers.
+// A rule whose window keeps its shape (the same Resource, Strategy, StatInterval and
+// BucketCount) keeps its breaker, with its state and window, also when it moves in the list or
+// changes in anything else (Threshold, MinRequestAmount, MaxAllowedRT, RetryTimeout,
+// ProbeTimeout, ProbeNum, MaxRetryTimeout, RetryJitter, DryRun, ID): an OPEN breaker stays
+// OPEN until its retry time, a probe in flight stays the probe, the new values apply from the
+// next call, and observers hear nothing. Reset closes a breaker at once. The breakers of
+// other changed rules, and of removed ones, are dropped; observers hear of each one that was
+// not CLOSED as a change to CLOSED with Reason RuleChanged. Calls in flight exit without
+// error; their outcomes no longer count for dropped breakers. Each rule of a template is
+// judged the same way, for the breakers it made for every resource.
 func (m *Manager) LoadRules(rules []Rule) error { return m.load(rules, true, nil, false) }
 
 // load installs rules when withRules, and the resource settings cfg when withSettings, each
@@ -198,50 +198,92 @@ func (m *Manager) checkRules(rules []Rule) error {
 	return nil
 }
 
-// installRules publishes rules, valid, with settings, keeping the breakers of rules identical
-// to loaded ones, and returns the transitions to report for the breakers it retired. It
-// requires loadMu held.
+// installRules publishes rules, valid, with settings, keeping the breakers of rules whose
+// window keeps its shape (see pairRules), and returns the transitions to report for the
+// breakers it retired. It requires loadMu held.
 func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*settings) []StateChange {
-	loaded := old.byIdentity()
 	now := m.now()
 	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource)}
+	var names []string
+	byName := map[string][]*Rule{}
 	for i := range next.rules {
-		r := &next.rules[i]
-		if r.IsTemplate() {
-			continue
+		if r := &next.rules[i]; !r.IsTemplate() {
+			if byName[r.Resource] == nil {
+				names = append(names, r.Resource)
+			}
+			byName[r.Resource] = append(byName[r.Resource], r)
 		}
-		var c *circuit
-		var public CircuitBreaker
-		key := r.identity()
-		if at, kept := loaded[key]; kept {
-			delete(loaded, key)
-			c, public = at.res.breakers[at.i], at.res.public[at.i]
-			c.reload(r)
-		} else {
-			c, public = m.newBreaker(r, r.Resource)
+	}
+	kept := map[*circuit]bool{}
+	for _, name := range names {
+		res := &resource{}
+		var prev resource
+		if p := old.resources[name]; p != nil {
+			prev = *p
 		}
-		res := next.resources[r.Resource]
-		if res == nil {
-			res = &resource{}
-			next.resources[r.Resource] = res
+		for j, k := range pairRules(prev.breakers, byName[name]) {
+			r := byName[name][j]
+			if k >= 0 {
+				c := prev.breakers[k]
+				c.reload(r)
+				kept[c] = true
+				res.breakers, res.public = append(res.breakers, c), append(res.public, prev.public[k])
+			} else {
+				c, public := m.newBreaker(r, name)
+				res.breakers, res.public = append(res.breakers, c), append(res.public, public)
+			}
+			res.timed = res.timed || r.Strategy == SlowRequestRatio
 		}
-		res.breakers = append(res.breakers, c)
-		res.public = append(res.public, public)
-		res.timed = res.timed || r.Strategy == SlowRequestRatio
+		next.resources[name] = res
 	}
 	next.attach(settings)
 	next.buildTemplates()
 	changes := m.publish(next, now) // the template breakers it dropped
 
-	// What is left in loaded was dropped.
+	// The breakers not kept were dropped, reported in the order of the old rules.
+	seen := map[string]int{}
 	for _, r := range old.rules {
-		if at, dropped := loaded[r.identity()]; dropped {
-			if change, report := at.res.breakers[at.i].retire(now, RuleChanged); report {
-				changes = append(changes, change)
-			}
+		if r.IsTemplate() {
+			continue
+		}
+		c := old.resources[r.Resource].breakers[seen[r.Resource]]
+		seen[r.Resource]++
+		if kept[c] {
+			continue
+		}
+		if change, report := c.retire(now, RuleChanged); report {
+			changes = append(changes, change)
 		}
 	}
 	return changes
+}
+
+// pairRules matches the rules of one resource or template, as reloaded, with the breakers it
+// had. A rule keeps the breaker of an identical rule (but perhaps for its ID or a default
+// spelled out), or else the first one left whose rule gives its window the same shape: the
+// same strategy, StatInterval and BucketCount, so that only its tuning differs. It returns,
+// for each rule, the index in breakers of the one it keeps, or -1 for a new breaker.
+func pairRules(breakers []*circuit, rules []*Rule) []int {
+	keep := make([]int, len(rules))
+	taken := make([]bool, len(breakers))
+	pair := func(j int, same func(a, b Rule) bool) {
+		for k, c := range breakers {
+			if !taken[k] && same(c.Rule(), *rules[j]) {
+				keep[j], taken[k] = k, true
+				return
+			}
+		}
+	}
+	for j := range rules {
+		keep[j] = -1
+		pair(j, func(a, b Rule) bool { return a.identity() == b.identity() })
+	}
+	for j := range rules {
+		if keep[j] < 0 {
+			pair(j, func(a, b Rule) bool { return a.shape() == b.shape() })
+		}
+	}
+	return keep
 }
 
 // attach gives the resources of rs their settings, adding an entry for each resource that has
@@ -277,18 +319,6 @@ func (rs *ruleSet) withSettings(settings map[string]*settings) *ruleSet {
 	}
 	next.attach(settings)
 	return next
-}
-
-// byIdentity indexes the set's breakers by their rule's identity. LoadRules builds it for the
-// moment it needs it, rather than keeping a map as large as the rules.
-func (rs *ruleSet) byIdentity() map[Rule]breakerAt {
-	index := make(map[Rule]breakerAt, len(rs.rules))
-	for _, res := range rs.resources {
-		for i, c := range res.breakers {
-			index[c.Rule().identity()] = breakerAt{res, i}
-		}
-	}
-	return index
 }
 
 // newBreaker makes the breaker of r for the calls to resource name.
@@ -399,7 +429,7 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 	} else {
 		c.start, c.timed = m.now(), true // a call observer wants the RT
 	}
-	return m.run(ctx, &c, resource, fn)
+	return m.run(ctx, nil, &c, resource, fn)
 }
 
 // doWithSettings is do for a resource with settings: a force, a concurrency limit, a timeout.
@@ -409,25 +439,27 @@ func (m *Manager) doWithSettings(ctx context.Context, resource string, res *reso
 		m.callBlocked(resource, blocked)
 		return blocked
 	}
+	var lim *limit
 	if t := res.set.Timeout; t > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t)
+		ctx, cancel, lim = withTimeout(ctx, t)
 		defer cancel()
 	}
-	return m.run(ctx, &c, resource, fn)
+	return m.run(ctx, lim, &c, resource, fn)
 }
 
-// run calls fn for the admitted call c and counts its outcome, also when fn panics.
-func (m *Manager) run(ctx context.Context, c *call, resource string, fn func(context.Context) error) error {
+// run calls fn for the admitted call c and counts its outcome, also when fn panics. lim is
+// the deadline the library gave fn's context, if any.
+func (m *Manager) run(ctx context.Context, lim *limit, c *call, resource string, fn func(context.Context) error) error {
 	returned := false
 	defer func() {
 		if !returned {
-			m.finish(c, resource, Failure, 0)
+			m.finish(c, resource, Failure, 0, false)
 		}
 	}()
 	err := fn(ctx)
 	returned = true
-	m.finish(c, resource, m.classify(err), retryHint(err))
+	m.finish(c, resource, m.classify(err), retryHint(err), lim.cut(err))
 	return uncounted(err)
 }
 

@@ -39,8 +39,7 @@ type modelTemplate struct {
 // modelDynamic is the breakers a template made for one resource.
 type modelDynamic struct {
 	breakers []*modelBreaker
-	ids      []breaker.Rule // the template's rule identities
-	used     int64          // when a call last completed or a breaker rejected one, in 2^20 ns
+	used     int64 // when a call last completed or a breaker rejected one, in 2^20 ns
 	made     uint64
 }
 
@@ -56,8 +55,9 @@ type modelBreaker struct {
 	probing   bool          // HALF_OPEN: a probe is in flight (P6)
 	successes uint32        // HALF_OPEN: probes of this run that succeeded (P6)
 	deadline  time.Duration
-	calls     []modelCall // of the current CLOSED period
-	run       int         // ConsecutiveErrors: failures in a row (P8)
+	probeFor  time.Duration // the ProbeTimeout of the probe in flight
+	calls     []modelCall   // of the current CLOSED period
+	run       int           // ConsecutiveErrors: failures in a row (P8)
 	head      time.Duration
 	retired   bool
 }
@@ -114,7 +114,6 @@ func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 	d := &modelDynamic{used: int64(m.now) >> 20, made: m.made}
 	for _, r := range t.rules {
 		d.breakers = append(d.breakers, &modelBreaker{name: resource, rule: r})
-		d.ids = append(d.ids, identityOf(r))
 	}
 	m.dynamic[resource] = d
 	return d.breakers
@@ -263,22 +262,53 @@ func openTime(r breaker.Rule, failures int) time.Duration {
 	return d
 }
 
-// load replaces the rules, keeping the breakers of identical rules (R2).
-func (m *model) load(rules []breaker.Rule) {
-	old := map[breaker.Rule]*modelBreaker{}
-	var oldOrder []*modelBreaker
-	for _, r := range m.rules {
-		for _, b := range m.resources[r.Resource] {
-			if b.rule == r {
-				old[identityOf(r)] = b
-				oldOrder = append(oldOrder, b)
+// shapeOf is what gives a rule's window its form: a reloaded rule of the same shape keeps its
+// breaker, and only tunes it.
+func shapeOf(r breaker.Rule) breaker.Rule {
+	id := identityOf(r)
+	return breaker.Rule{Resource: id.Resource, Strategy: id.Strategy, StatInterval: id.StatInterval,
+		BucketCount: id.BucketCount}
+}
+
+// pair matches reloaded rules with the breakers of their resource or template: an identical
+// rule first, then the first one left of the same shape. It returns the breaker each rule
+// keeps, nil for a new one.
+func pair(old []*modelBreaker, rules []breaker.Rule) []*modelBreaker {
+	kept := make([]*modelBreaker, len(rules))
+	taken := map[*modelBreaker]bool{}
+	for _, same := range []func(a, b breaker.Rule) bool{
+		func(a, b breaker.Rule) bool { return identityOf(a) == identityOf(b) },
+		func(a, b breaker.Rule) bool { return shapeOf(a) == shapeOf(b) },
+	} {
+		for j, r := range rules {
+			for _, b := range old {
+				if kept[j] == nil && !taken[b] && same(b.rule, r) {
+					kept[j], taken[b] = b, true
+				}
 			}
 		}
 	}
+	return kept
+}
+
+// load replaces the rules. A rule whose window keeps its shape keeps its breaker, state and
+// window, whatever else changed (the new values apply from the next call); the others are
+// retired.
+func (m *model) load(rules []breaker.Rule) {
+	var oldOrder []*modelBreaker
+	seen := map[string]int{}
+	for _, r := range m.rules {
+		if bs := m.resources[r.Resource]; bs != nil {
+			oldOrder = append(oldOrder, bs[seen[r.Resource]])
+			seen[r.Resource]++
+		}
+	}
+	oldResources := m.resources
 	m.rules = append([]breaker.Rule(nil), rules...)
 	m.resources = map[string][]*modelBreaker{}
 	m.templates = nil
-	kept := map[*modelBreaker]bool{}
+	byName := map[string][]breaker.Rule{}
+	var names []string
 	for _, r := range rules {
 		if prefix, ok := strings.CutSuffix(r.Resource, "*"); ok {
 			i := slices.IndexFunc(m.templates, func(t modelTemplate) bool { return t.prefix == prefix })
@@ -289,41 +319,58 @@ func (m *model) load(rules []breaker.Rule) {
 			m.templates[i].rules = append(m.templates[i].rules, r)
 			continue
 		}
-		b, ok := old[identityOf(r)]
-		if ok {
-			b.rule = r
-			kept[b] = true
-		} else {
-			b = &modelBreaker{name: r.Resource, rule: r}
+		if byName[r.Resource] == nil {
+			names = append(names, r.Resource)
 		}
-		m.resources[r.Resource] = append(m.resources[r.Resource], b)
+		byName[r.Resource] = append(byName[r.Resource], r)
+	}
+	kept := map[*modelBreaker]bool{}
+	for _, name := range names {
+		for j, b := range pair(oldResources[name], byName[name]) {
+			if b == nil {
+				b = &modelBreaker{name: name}
+			}
+			b.rule = byName[name][j]
+			kept[b] = true
+			m.resources[name] = append(m.resources[name], b)
+		}
 	}
 	slices.SortStableFunc(m.templates, func(a, b modelTemplate) int { return len(b.prefix) - len(a.prefix) })
 
 	// A template's breakers stay while the name has no rule of its own and its template, the
-	// longest match, has the same rules; they follow the rules' new IDs.
-	var names []string
+	// longest match, keeps at least one of them; each follows its rule as reloaded.
+	var dynNames []string
 	for name := range m.dynamic {
-		names = append(names, name)
+		dynNames = append(dynNames, name)
 	}
-	slices.Sort(names)
-	for _, name := range names {
+	slices.Sort(dynNames)
+	for _, name := range dynNames {
 		d := m.dynamic[name]
 		t := m.match(name)
-		var ids []breaker.Rule
-		if t != nil {
-			for _, r := range t.rules {
-				ids = append(ids, identityOf(r))
-			}
+		var keep []*modelBreaker
+		if t != nil && m.resources[name] == nil {
+			keep = pair(d.breakers, t.rules)
 		}
-		if m.resources[name] != nil || !slices.Equal(ids, d.ids) {
+		if !slices.ContainsFunc(keep, func(b *modelBreaker) bool { return b != nil }) {
 			m.drop(name, breaker.RuleChanged)
 			continue
 		}
-		for i, b := range d.breakers {
-			b.rule = t.rules[i]
+		old := d.breakers
+		d.breakers = nil
+		for j, b := range keep {
+			if b == nil {
+				b = &modelBreaker{name: name}
+			}
+			b.rule = t.rules[j]
+			d.breakers = append(d.breakers, b)
+		}
+		for _, b := range old {
+			if !slices.Contains(keep, b) {
+				m.retire(b, breaker.RuleChanged)
+			}
 		}
 	}
+	m.makeRoom(0)
 
 	for _, b := range oldOrder {
 		if !kept[b] {
@@ -400,9 +447,9 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		case m.dry(b):
 			continue // lets the call through, uncounted
 		}
-		if block == nil || b.retryAt > block.retryAt { // A5: the latest retry time
+		if at := m.retryAt(b); block == nil || at > block.retryAt { // the latest retry time
 			r := b.rule
-			block = &modelBlock{rule: &r, state: b.state, retryAt: b.retryAt}
+			block = &modelBlock{rule: &r, state: b.state, retryAt: at}
 		}
 	}
 	if block != nil {
@@ -423,7 +470,8 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 					b.epoch++ // the next probe of the run: no transition (P6)
 				}
 				b.probing = true
-				b.deadline = m.now + identityOf(b.rule).ProbeTimeout
+				b.probeFor = identityOf(b.rule).ProbeTimeout
+				b.deadline = m.now + b.probeFor
 				e.admitted = append(e.admitted, modelAdmission{b, b.epoch})
 				probes = append(probes, b)
 			}
@@ -501,6 +549,24 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 	}
 }
 
+// retryAt is what the BlockError of a call that b rejects now names: its retry time while
+// OPEN; with a probe in flight, the start of the bucket after next, or the probe's deadline
+// if sooner, so that a caller who waits for it never spins.
+func (m *model) retryAt(b *modelBreaker) time.Duration {
+	if b.state != breaker.HalfOpen {
+		return b.retryAt
+	}
+	interval, buckets := b.rule.StatInterval, time.Duration(b.rule.BucketCount)
+	if interval == 0 {
+		interval = time.Second
+	}
+	if buckets == 0 {
+		buckets = 10
+	}
+	length := interval / buckets
+	return min(m.now-((m.now%length)+length)%length+2*length, b.deadline)
+}
+
 // retryDue: the retry time has come, or lies further ahead than RetryTimeout because the
 // clock stepped back (A2).
 func (m *model) retryDue(b *modelBreaker) bool {
@@ -510,7 +576,7 @@ func (m *model) retryDue(b *modelBreaker) bool {
 // probeOverdue: the probe's deadline has passed, or lies further ahead than ProbeTimeout
 // because the clock stepped back (A2).
 func (m *model) probeOverdue(b *modelBreaker) bool {
-	return m.now >= b.deadline || b.deadline-m.now > identityOf(b.rule).ProbeTimeout
+	return m.now >= b.deadline || b.deadline-m.now > b.probeFor
 }
 
 func (m *model) count(b *modelBreaker, bad bool) {

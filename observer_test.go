@@ -49,6 +49,7 @@ func TestObserverMayCallTheManager(t *testing.T) {
 		if c.Reason == breaker.ThresholdExceeded && !reloaded {
 			reloaded = true
 			relaxed := errorCount(10, 1)
+			relaxed.StatInterval = 2 * time.Second                     // a new window: a new breaker
 			require.NoError(t, h.m.LoadRules([]breaker.Rule{relaxed})) // reports RuleChanged, re-entering
 		}
 	}))

@@ -62,8 +62,8 @@ func TestReloadDropsChangedRules(t *testing.T) {
 	h.events.reset()
 
 	changed := a
-	changed.Threshold = 2
-	require.NoError(t, h.m.LoadRules([]breaker.Rule{changed})) // a changed, b and c removed
+	changed.StatInterval = 2 * time.Second
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{changed})) // a's window changed, b and c removed
 
 	got := h.events.all()
 	require.Len(t, got, 2, "c was CLOSED: no event")
@@ -96,7 +96,9 @@ func TestReloadWithCallsInFlight(t *testing.T) {
 	require.NoError(t, err)
 	h.events.reset()
 
-	require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(2, 1)}))
+	otherWindow := errorCount(2, 1)
+	otherWindow.BucketCount = 5
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{otherWindow}))
 	assert.Len(t, h.events.all(), 2, "both dropped breakers were HALF_OPEN")
 	h.events.reset()
 
@@ -143,4 +145,85 @@ func TestReloadDefaultsSpelledOut(t *testing.T) {
 
 	err := h.m.LoadRules([]breaker.Rule{r, spelled})
 	assert.ErrorIs(t, err, breaker.ErrInvalidRule, "the two are duplicates")
+}
+
+// Raising the threshold of an OPEN rule mid-incident keeps its breaker OPEN until its retry
+// time: the dependency is not flooded, observers hear nothing, and the new threshold applies
+// from the next window.
+func TestReloadTuningKeepsOpenBreaker(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	before := h.m.Breakers("svc")[0]
+	require.Equal(t, breaker.Open, before.State())
+	h.events.reset()
+
+	tuned := errorCount(3, 1)
+	tuned.ProbeNum = 1
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{tuned}))
+	assert.Same(t, before, h.m.Breakers("svc")[0])
+	assert.Equal(t, breaker.Open, before.State())
+	assert.Empty(t, h.events.all())
+	var be *breaker.BlockError
+	require.ErrorAs(t, h.complete("svc", 0, nil), &be, "still OPEN")
+	assert.Equal(t, 3.0, be.Rule.Threshold, "the rejection names the tuned rule")
+
+	h.at(5 * time.Second)
+	require.NoError(t, h.complete("svc", 0, nil), "the probe at the old retry time")
+	assert.Equal(t, []string{probing, recovered}, h.events.transitions())
+	h.completeN("svc", 2, errDown)
+	assert.Equal(t, breaker.Closed, before.State(), "two failures no longer trip")
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, before.State(), "the third does")
+}
+
+// A probe in flight stays the probe through a reload that tunes its rule, also one that
+// shortens ProbeTimeout below the time the probe has left.
+func TestReloadTuningKeepsProbe(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	h.at(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	h.events.reset()
+
+	tuned := errorCount(2, 1)
+	tuned.ProbeTimeout = time.Second
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{tuned}))
+	h.clock.Advance(2 * time.Second) // within the old ProbeTimeout (5s), past the new one
+	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen, "the probe is still in flight")
+	probe.Exit()
+	assert.Equal(t, []string{recovered}, h.events.transitions())
+}
+
+// Reordering a resource's rules keeps each rule's breaker with it.
+func TestReloadReorderKeepsBreakers(t *testing.T) {
+	count, slow := errorCount(1, 1), slowRatio(1, 1)
+	h := newHarness(t, count, slow)
+	h.completeN("svc", 1, errDown) // trips the count rule only
+	bs := h.m.Breakers("svc")
+	require.Equal(t, []breaker.State{breaker.Open, breaker.Closed}, []breaker.State{bs[0].State(), bs[1].State()})
+	h.events.reset()
+
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{slow, count}))
+	after := h.m.Breakers("svc")
+	assert.Same(t, bs[1], after[0])
+	assert.Same(t, bs[0], after[1])
+	assert.Equal(t, breaker.Open, after[1].State())
+	assert.Empty(t, h.events.all())
+}
+
+// Two rules of one shape: each keeps its own breaker by identity, and a tuned one takes the
+// breaker left over.
+func TestReloadPairsIdenticalRulesFirst(t *testing.T) {
+	strict, loose := errorCount(1, 1), errorCount(10, 1)
+	h := newHarness(t, strict, loose)
+	h.completeN("svc", 1, errDown) // trips the strict one
+	bs := h.m.Breakers("svc")
+
+	looser := errorCount(20, 1)
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{looser, strict}))
+	after := h.m.Breakers("svc")
+	assert.Same(t, bs[0], after[1], "the identical rule keeps its breaker, OPEN")
+	assert.Equal(t, breaker.Open, after[1].State())
+	assert.Same(t, bs[1], after[0], "the tuned one takes the other")
 }

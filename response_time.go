@@ -8,5 +8,7 @@ type ResponseTimeBreaker struct{ circuit }
 
 var _ CircuitBreaker = (*ResponseTimeBreaker)(nil)
 
-// isSlow reports whether a call that took rt is slow. One that took exactly maxRT is not.
-func isSlow(rt, maxRT int64) bool { return rt > maxRT }
+// isSlow reports whether a call that ended as res is slow: it took longer than maxRT (one that
+// took exactly maxRT is not), or it was cut off at the deadline of the resource's Timeout,
+// which may be shorter than maxRT: a call that had to be cut off was too slow.
+func isSlow(res result, maxRT int64) bool { return res.rt > maxRT || res.cutOff }

@@ -59,9 +59,9 @@ func retryHint(err error) int64 {
 
 // withHint makes the OPEN period q stay OPEN at least hint, within the breaker's longest OPEN
 // time, from now.
-func (c *circuit) withHint(q *period, now, hint int64) *period {
+func (c *circuit) withHint(q *period, t *tuning, now, hint int64) *period {
 	if hint > q.openFor {
-		q.openFor = min(hint, c.maxRetry)
+		q.openFor = min(hint, t.maxRetry)
 		q.retryAt = satAdd(now, q.openFor)
 		q.blocked.Store(c.blockError(Open, q.retryAt))
 	}

@@ -280,3 +280,11 @@ func (r Rule) identity() Rule {
 	}
 	return r
 }
+
+// shape is what of a rule gives its breaker's window its form: a reloaded rule of the same
+// shape keeps the breaker, and the rest of the rule only tunes it.
+func (r Rule) shape() Rule {
+	id := r.identity()
+	return Rule{Resource: id.Resource, Strategy: id.Strategy, StatInterval: id.StatInterval,
+		BucketCount: id.BucketCount}
+}

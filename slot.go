@@ -27,6 +27,7 @@ type Entry struct {
 	call     call
 	passed   int           // the user slots whose OnEntry passed
 	timeout  time.Duration // the resource's Timeout, for WithTimeout
+	limit    atomic.Pointer[limit]
 	err      atomic.Error
 	exited   atomic.Bool
 }
@@ -130,7 +131,7 @@ func (e *Entry) Exit() {
 // exitCounted has the breakers count the call's outcome.
 func (e *Entry) exitCounted() {
 	err := e.err.Load()
-	e.m.finish(&e.call, e.resource, e.m.classify(err), retryHint(err))
+	e.m.finish(&e.call, e.resource, e.m.classify(err), retryHint(err), e.cutOff(err))
 }
 
 // admitAny is admit for the breakers res of resource, which may be nil (no rules); it tells
@@ -189,15 +190,16 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 			c.record(b, p)
 			probes = true
 		case rejected:
+			err, at := b.rejection(p, now.get())
 			if b.dry() {
 				// It lets the call through uncounted, and call observers hear what it would
 				// have done.
-				c.dry = p.blocked.Load()
+				c.dry = err
 				continue
 			}
 			// The latest retry time says when the resource can admit a call again.
-			if blocked == nil || p.retryAt > latest {
-				blocked, latest = p.blocked.Load(), p.retryAt
+			if blocked == nil || at > latest {
+				blocked, latest = err, at
 			}
 		}
 	}
@@ -245,20 +247,19 @@ func (m *Manager) takeProbes(c *call, now int64) *BlockError {
 			continue
 		}
 		q, ok := a.c.probe(a.p, now)
-		if !ok && a.c.dry() {
-			// Another call became the probe of a breaker that rejects nothing: this one
-			// passes, and that breaker does not count it.
-			c.dry = a.p.blocked.Load()
-			if cur := a.c.cur.Load(); cur.state != Closed {
-				c.dry = cur.blocked.Load()
-			}
-			a.p = nil
-			continue
-		}
 		if !ok {
-			blocked := a.p.blocked.Load()
-			if cur := a.c.cur.Load(); cur.state != Closed {
-				blocked = cur.blocked.Load()
+			// Another call won the probe, or moved the breaker on: this one is rejected as
+			// the breaker stands now.
+			cur := a.c.cur.Load()
+			if cur.state == Closed {
+				cur = a.p
+			}
+			blocked, _ := a.c.rejection(cur, now)
+			if a.c.dry() {
+				// The breaker rejects nothing: the call passes, and it does not count it.
+				c.dry = blocked
+				a.p = nil
+				continue
 			}
 			m.releaseProbes(c, ProbeBlocked, now)
 			return blocked
@@ -307,8 +308,8 @@ func (m *Manager) exitSlots(e *Entry) {
 }
 
 // finish counts the outcome of a call in every breaker that admitted it, and tells the call
-// observers.
-func (m *Manager) finish(c *call, resource string, o Outcome, hint int64) {
+// observers. cutOff says it ended at a deadline the library set.
+func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff bool) {
 	c.leave()
 	if c.n == 0 && len(m.calls) == 0 {
 		return
@@ -319,24 +320,24 @@ func (m *Manager) finish(c *call, resource string, o Outcome, hint int64) {
 			d.touch(now) // the call ended: its resource is not idle
 		}
 	}
-	var rt int64
+	res := result{o: o, hint: hint, cutOff: cutOff}
 	if c.timed {
-		rt = now - c.start
+		res.rt = now - c.start
 	}
 	for i := 0; i < c.n; i++ {
 		a := c.at(i)
-		a.c.complete(a.p, now, rt, o, hint)
+		a.c.complete(a.p, now, res)
 	}
 	if len(m.calls) > 0 {
-		m.callDone(c, resource, rt, o)
+		m.callDone(c, resource, res)
 	}
 }
 
 // callDone tells the call observers of a call that ran.
-func (m *Manager) callDone(c *call, resource string, rt int64, o Outcome) {
-	info := CallInfo{Resource: resource, RT: time.Duration(rt), Outcome: o, DryRun: c.dry}
+func (m *Manager) callDone(c *call, resource string, res result) {
+	info := CallInfo{Resource: resource, RT: time.Duration(res.rt), Outcome: res.o, DryRun: c.dry}
 	for i := 0; i < c.n; i++ {
-		if b := c.at(i).c; b.strategy == SlowRequestRatio && isSlow(rt, b.maxRT) {
+		if b := c.at(i).c; b.strategy == SlowRequestRatio && isSlow(res, b.tune.Load().maxRT) {
 			info.Slow = true
 		}
 	}

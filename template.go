@@ -15,7 +15,6 @@ import (
 type template struct {
 	prefix string
 	rules  []*Rule // into the rule set, in rule order
-	ids    []Rule  // their identities: a reload keeps the template's breakers while these are equal
 	timed  bool    // a rule needs each call's response time
 }
 
@@ -39,7 +38,6 @@ func (rs *ruleSet) buildTemplates() {
 			rs.templates = append(rs.templates, t)
 		}
 		t.rules = append(t.rules, r)
-		t.ids = append(t.ids, r.identity())
 		t.timed = t.timed || r.Strategy == SlowRequestRatio
 	}
 	slices.SortFunc(rs.templates, func(a, b *template) int { return len(b.prefix) - len(a.prefix) })

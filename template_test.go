@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -183,9 +184,9 @@ func TestTemplateReload(t *testing.T) {
 	require.ErrorAs(t, h.complete("api/a", 0, nil), &be)
 	assert.Equal(t, "v2", be.Rule.ID, "the blocked calls name the reloaded rule")
 
-	// A changed template drops them: RuleChanged for the one not CLOSED.
+	// A template whose window changes drops them: RuleChanged for the one not CLOSED.
 	changed := relabeled
-	changed.Threshold = 2
+	changed.BucketCount = 5
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{changed}))
 	assert.Equal(t, []string{"OPEN->CLOSED RuleChanged"}, h.events.transitions())
 	assert.Equal(t, "api/a", h.events.last().Resource)
@@ -351,4 +352,40 @@ func TestTemplateRejectedCallsKeepAResourceUsed(t *testing.T) {
 	assert.Equal(t, []string{"called", "new"}, h.m.DynamicResources())
 	assert.Equal(t, breaker.Evicted, h.events.last().Reason)
 	assert.Equal(t, "forgotten", h.events.last().Resource)
+}
+
+// Editing, adding, removing or reordering one rule of a template keeps the breakers of its
+// other rules, with their state, for every resource the template made them for.
+func TestTemplateRuleEditKeepsSiblings(t *testing.T) {
+	count := tripsOnOne("api*")
+	slow := breaker.Rule{Resource: "api*", Strategy: breaker.SlowRequestRatio, Threshold: 1,
+		MaxAllowedRT: time.Second, MinRequestAmount: 1, RetryTimeout: time.Second}
+	h := newDynamicHarness(t, 100, count, slow)
+	h.completeN("api/a", 1, errDown)
+	tripped := h.m.Breakers("api/a")[0]
+	require.Equal(t, breaker.Open, tripped.State())
+	h.events.reset()
+
+	otherWindow := slow
+	otherWindow.BucketCount = 5
+	ratio := breaker.Rule{Resource: "api*", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second}
+	tuned := count
+	tuned.Threshold = 2
+	for _, rules := range [][]breaker.Rule{
+		{count, otherWindow},        // the sibling's window changed
+		{count, otherWindow, ratio}, // a rule added
+		{ratio, count},              // one removed, the others reordered
+		{ratio, tuned},              // the tripped rule itself tuned
+	} {
+		require.NoError(t, h.m.LoadRules(rules))
+		i := slices.IndexFunc(rules, func(r breaker.Rule) bool { return r.Strategy == breaker.ErrorCount })
+		bs := h.m.Breakers("api/a")
+		require.Len(t, bs, len(rules))
+		assert.Same(t, tripped, bs[i], "%v", rules)
+		assert.ErrorIs(t, h.complete("api/a", 0, nil), breaker.ErrOpen, "the dependency is not called")
+	}
+	for _, c := range h.events.all() {
+		assert.NotEqual(t, breaker.ErrorCount, c.Rule.Strategy, "the tripped breaker was never reset: %v", c)
+	}
+	assert.Equal(t, 2, h.m.DynamicStats().Breakers, "api/a's two breakers, and none left over")
 }

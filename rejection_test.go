@@ -1,0 +1,123 @@
+package breaker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+)
+
+// While a probe is in flight, a rejected call's RetryAt is never in the past: it is at least
+// one bucket of the rule's window away, and no later than the probe's deadline.
+func TestRetryAtWhileProbing(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1)) // a 1s window of 10 buckets, RetryTimeout 5s
+	h.completeN("svc", 1, errDown)
+	h.at(5*time.Second + 30*time.Millisecond)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	deadline := h.clock.Now().Add(5 * time.Second)
+
+	for _, offset := range []time.Duration{0, 70 * time.Millisecond, 150 * time.Millisecond, 4990 * time.Millisecond} {
+		h.at(5*time.Second + 30*time.Millisecond + offset)
+		var be *breaker.BlockError
+		require.ErrorAs(t, h.complete("svc", 0, nil), &be)
+		now := h.clock.Now()
+		assert.False(t, be.RetryAt.Before(now.Add(100*time.Millisecond)) && be.RetryAt.Before(deadline),
+			"at +%v: RetryAt %v is less than a bucket away", offset, be.RetryAt.Sub(now))
+		assert.False(t, be.RetryAt.After(deadline), "at +%v: after the probe's deadline", offset)
+		assert.True(t, be.RetryAt.After(now), "at +%v: RetryAt is not after the rejection", offset)
+	}
+	probe.Exit()
+}
+
+// Twenty callers that each sleep until RetryAt while a probe runs make a few attempts each
+// bucket, not a spin: over 250ms, at most one attempt per caller per bucket.
+func TestRetryLoopDoesNotSpinWhileProbing(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	h.at(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	start := h.clock.Now()
+	end := start.Add(250 * time.Millisecond)
+
+	wake := make([]time.Time, 20) // when each caller tries next
+	for i := range wake {
+		wake[i] = start
+	}
+	attempts := 0
+	for {
+		next := 0
+		for i := range wake {
+			if wake[i].Before(wake[next]) {
+				next = i
+			}
+		}
+		if wake[next].After(end) {
+			break
+		}
+		h.clock.Set(wake[next])
+		attempts++
+		var be *breaker.BlockError
+		require.ErrorAs(t, h.complete("svc", 0, nil), &be)
+		require.True(t, be.RetryAt.After(h.clock.Now()), "RetryAt is in the past: the caller would spin")
+		wake[next] = be.RetryAt
+	}
+	assert.LessOrEqual(t, attempts, 20*4, "at most one attempt per caller per bucket")
+	probe.Exit()
+}
+
+// A call cut off at the resource's Timeout counts as slow, also when the Timeout is shorter
+// than MaxAllowedRT, so a hang trips a slow-call rule.
+func TestCutOffCallIsSlow(t *testing.T) {
+	slow := slowRatio(1, 2)
+	slow.MaxAllowedRT = time.Hour
+	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	tests := []struct {
+		name string
+		call func(h *harness) error
+	}{
+		{"Do", func(h *harness) error { return h.m.Do(context.Background(), "svc", hang) }},
+		{"Resource.Do", func(h *harness) error { return h.m.Resource("svc").Do(context.Background(), hang) }},
+		{"Entry.WithTimeout", func(h *harness) error {
+			e, err := h.m.Enter("svc")
+			if err != nil {
+				return err
+			}
+			ctx, cancel := e.WithTimeout(context.Background())
+			defer cancel()
+			e.SetError(hang(ctx))
+			e.Exit()
+			return nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, slow)
+			require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: time.Nanosecond}}))
+			_ = tt.call(h)
+			assert.Equal(t, breaker.Closed, h.state("svc", 0), "one call is below MinRequestAmount")
+			_ = tt.call(h)
+			assert.Equal(t, breaker.Open, h.state("svc", 0), "two cut-off calls are two slow calls")
+		})
+	}
+}
+
+// A call that ends at the caller's own, earlier deadline was not cut off by the library: the
+// rule judges it by its response time alone.
+func TestCallerDeadlineIsNotACutOff(t *testing.T) {
+	slow := slowRatio(1, 1)
+	slow.MaxAllowedRT = time.Hour
+	h := newHarness(t, slow)
+	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: time.Hour}}))
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	for range 3 {
+		_ = h.m.Do(ctx, "svc", func(ctx context.Context) error { return ctx.Err() })
+	}
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
