@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -23,6 +24,24 @@ func WithMemoryBudget(bytes int64) Option {
 	return optionFunc(func(m *Manager) { m.budget = bytes })
 }
 
+// DefaultMaxNameLength is the longest resource name, in bytes, that a Manager keeps unless
+// WithMaxNameLength says otherwise.
+const DefaultMaxNameLength = 1024
+
+// WithMaxNameLength bounds the names, in bytes, that a Manager keeps: LoadRules and
+// LoadResources refuse a rule or settings for a longer name, and a call to a longer name that
+// a template rule matches is rejected with ErrNameTooLong instead of getting breakers. Names
+// no rule or template matches are not kept, and not bounded. The default is
+// DefaultMaxNameLength; n <= 0 removes the bound (the memory budget still counts every name).
+func WithMaxNameLength(n int) Option {
+	return optionFunc(func(m *Manager) {
+		if n <= 0 {
+			n = math.MaxInt
+		}
+		m.maxName = n
+	})
+}
+
 // breakerMemory is what the breaker of r takes at most, its window included. The buckets are
 // counted an eighth larger, the most that rounding up to an allocation size can add.
 func (r Rule) breakerMemory() int64 {
@@ -33,30 +52,39 @@ func (r Rule) breakerMemory() int64 {
 	return breakerBytes + buckets + buckets/8
 }
 
-// dynamicBytes is what a resource's entry for its breakers from a template takes beside them,
-// its name included, rounded up from what TestDynamicBound measures.
+// ruleMemory is what a rule of a named resource takes: its breaker and its name.
+func (r Rule) ruleMemory() int64 { return r.breakerMemory() + int64(len(r.Resource)) }
+
+// dynamicBytes is what a resource's entry for its breakers from a template takes beside them
+// and its name, rounded up from what TestDynamicBound measures. The names are charged as they
+// come, by their length, against what the budget leaves.
 const dynamicBytes = 256
 
 // settingsBytes is what one resource's installed settings take, rounded up.
 const settingsBytes = 512
 
-// checkBudget returns the error for the rule, or the resource settings, that take the
-// Manager past its budget, or nil. What a load does not replace is counted as loaded now.
-func (m *Manager) checkBudget(rules []Rule, withRules bool, settings int, withSettings bool) error {
-	if m.budget <= 0 {
-		return nil
-	}
+// checkBudget returns the bytes that the rules and resource settings take, counting every
+// template's breakers at the bound, or the error for the rule or settings that take the
+// Manager past its budget. What a load does not replace is counted as loaded now. Every sum
+// saturates, so no bound can overflow it.
+func (m *Manager) checkBudget(rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool) (int64, error) {
 	if !withRules {
 		rules = m.rules.Load().rules
 	}
-	if !withSettings {
-		settings = len(m.rules.Load().settings)
+	var sum int64
+	if withSettings {
+		for name := range cfg {
+			sum = satAdd(sum, settingsBytes+int64(len(name)))
+		}
+	} else {
+		for name := range m.rules.Load().settings {
+			sum = satAdd(sum, settingsBytes+int64(len(name)))
+		}
 	}
-	sum := int64(settings) * settingsBytes
-	if sum > m.budget {
-		return &RuleError{Index: -1, Field: "Resources",
+	if over(m.budget, sum) {
+		return sum, &RuleError{Index: -1, Field: "Resources",
 			Reason: fmt.Sprintf("%d resources with settings take %s, past the memory budget of %s (WithMemoryBudget)",
-				settings, formatBytes(sum), formatBytes(m.budget))}
+				settingsCount(cfg, withSettings, m), formatBytes(sum), formatBytes(m.budget))}
 	}
 	// Templates make breakers on demand, at most WithMaxDynamicBreakers of them: count them all
 	// at the size of the largest.
@@ -67,8 +95,8 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, settings int, withSe
 		}
 	}
 	if largest >= 0 {
-		if sum += int64(m.dyn.limit) * (rules[largest].breakerMemory() + dynamicBytes); sum > m.budget {
-			return &RuleError{Index: largest, Resource: rules[largest].Resource, Field: "BucketCount",
+		if sum = satAdd(sum, satMul(int64(m.dyn.limit), rules[largest].breakerMemory()+dynamicBytes)); over(m.budget, sum) {
+			return sum, &RuleError{Index: largest, Resource: rules[largest].Resource, Field: "BucketCount",
 				Reason: fmt.Sprintf("is a template whose %d dynamic breakers (WithMaxDynamicBreakers) could take "+
 					"%s, past the memory budget of %s (WithMemoryBudget)", m.dyn.limit, formatBytes(sum),
 					formatBytes(m.budget))}
@@ -78,13 +106,41 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, settings int, withSe
 		if rules[i].IsTemplate() {
 			continue
 		}
-		if sum += rules[i].breakerMemory(); sum > m.budget {
-			return &RuleError{Index: i, Resource: rules[i].Resource, Field: "BucketCount",
+		if sum = satAdd(sum, rules[i].ruleMemory()); over(m.budget, sum) {
+			return sum, &RuleError{Index: i, Resource: rules[i].Resource, Field: "BucketCount",
 				Reason: fmt.Sprintf("takes the rules past the memory budget of %s (WithMemoryBudget): "+
 					"rules 0 to %d need %s", formatBytes(m.budget), i, formatBytes(sum))}
 		}
 	}
-	return nil
+	return sum, nil
+}
+
+// over reports whether sum is past budget; a budget <= 0 is no bound.
+func over(budget, sum int64) bool { return budget > 0 && sum > budget }
+
+// nameBudget is what the budget leaves for the names of template resources once the rules
+// and settings take used.
+func (m *Manager) nameBudget(used int64) int64 {
+	if m.budget <= 0 {
+		return math.MaxInt64
+	}
+	return max(m.budget-used, 0)
+}
+
+// settingsCount is how many resources have settings after a load.
+func settingsCount(cfg map[string]ResourceConfig, withSettings bool, m *Manager) int {
+	if withSettings {
+		return len(cfg)
+	}
+	return len(m.rules.Load().settings)
+}
+
+// satMul multiplies two non-negative numbers without overflow.
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // formatBytes writes n in MiB when it is a whole number of them, else in bytes.

@@ -3,6 +3,7 @@ package breaker
 import (
 	"cmp"
 	"hash/maphash"
+	"math"
 	"slices"
 	"sync"
 
@@ -66,14 +67,16 @@ const dynamicShards = 32 // spreads the read locks of parallel callers over cach
 // dynamics is a Manager's breakers made from templates, by resource name. Lookups take one
 // shard's read lock; creating, dropping and rebinding entries take mu, then a shard's lock.
 type dynamics struct {
-	mu      sync.Mutex
-	limit   int
-	count   atomic.Int64 // breakers held; written under mu
-	names   atomic.Int64 // resources held; written under mu
-	dropped atomic.Uint64
-	made    uint64 // entries made so far; written under mu
-	seed    maphash.Seed
-	shards  [dynamicShards]dynamicShard
+	mu       sync.Mutex
+	limit    int
+	count    atomic.Int64 // breakers held; written under mu
+	names    atomic.Int64 // resources held; written under mu
+	dropped  atomic.Uint64
+	made     uint64 // entries made so far; written under mu
+	bytes    int64  // the length of the names held; written under mu
+	maxBytes int64  // what the memory budget leaves for those names; written under mu
+	seed     maphash.Seed
+	shards   [dynamicShards]dynamicShard
 }
 
 type dynamicShard struct {
@@ -93,6 +96,7 @@ type dynamic struct {
 
 func (d *dynamics) init() {
 	d.limit = DefaultMaxDynamicBreakers
+	d.maxBytes = math.MaxInt64
 	d.seed = maphash.MakeSeed()
 	for i := range d.shards {
 		d.shards[i].m = map[string]*dynamic{}
@@ -140,11 +144,22 @@ func (m *Manager) lookup(rs *ruleSet, name string, own *resource) *resource {
 	if e := m.dyn.find(name); e != nil {
 		return e.res.Load()
 	}
+	if len(name) > m.maxName {
+		return refused(name)
+	}
 	res, changes := m.makeDynamic(name)
 	for _, c := range changes {
 		m.notify(c)
 	}
 	return res
+}
+
+// refused is the resource of a call to a name the Manager will not keep: ForceOpen, with an
+// error whose Cause is ErrNameTooLong.
+func refused(name string) *resource {
+	s := &settings{ResourceConfig: ResourceConfig{Force: ForceOpen},
+		forcedOpen: &BlockError{Resource: name, Cause: ErrNameTooLong}}
+	return &resource{set: s}
 }
 
 // makeDynamic makes the breakers of name from its template under the rules loaded now, unless
@@ -166,7 +181,10 @@ func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
 	if t == nil {
 		return own, nil
 	}
-	changes := m.makeRoom(len(t.rules), now)
+	changes := m.makeRoom(len(t.rules), int64(len(name)), now)
+	if m.dyn.bytes+int64(len(name)) > m.dyn.maxBytes {
+		return refused(name), changes // the name alone is past what the budget leaves for names
+	}
 	m.dyn.made++
 	e := &dynamic{name: name, made: m.dyn.made}
 	res := &resource{timed: t.timed, set: rs.settings[name]}
@@ -185,15 +203,19 @@ func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
 	s.mu.Unlock()
 	m.dyn.count.Add(int64(len(res.breakers)))
 	m.dyn.names.Inc()
+	m.dyn.bytes += int64(len(name))
 	return res, changes
 }
 
-// makeRoom drops entries until n more breakers fit in the bound: the longest idle first, those
-// with every breaker CLOSED before the others, and at least a sixteenth of the bound. It
-// requires mu held.
-func (m *Manager) makeRoom(n int, now int64) []StateChange {
+// makeRoom drops entries until n more breakers and a name of nameLen bytes fit in the bounds
+// (WithMaxDynamicBreakers, and what the memory budget leaves for names), idlest first. It
+// drops at least a sixteenth of the bound, but of CLOSED entries only: an entry with a breaker
+// OPEN or HALF_OPEN holds what is known of its dependency, and is dropped only while there is
+// still no room. It requires mu held.
+func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 	d := &m.dyn
-	if int(d.count.Load())+n <= d.limit {
+	room := func() bool { return int(d.count.Load())+n <= d.limit && d.bytes+nameLen <= d.maxBytes }
+	if room() {
 		return nil
 	}
 	all := make([]idleness, 0, d.names.Load())
@@ -201,41 +223,42 @@ func (m *Manager) makeRoom(n int, now int64) []StateChange {
 	batch := max(1, d.limit/16)
 	var changes []StateChange
 	dropped := 0
-	enough := func() bool { return dropped >= batch && int(d.count.Load())+n <= d.limit }
-	// drop walks idlest first, dropping the CLOSED ones, then, if allowed, the others. Only
-	// the entries it looks at are read for their state.
-	drop := func(idlest []idleness, others bool) {
-		var open []*dynamic
+	drop := func(e *dynamic) {
+		changes = append(changes, m.dropDynamic(e, Evicted, now)...)
+		dropped++
+	}
+	// dropClosed walks idlest first. Only the entries it looks at are read for their state.
+	dropClosed := func(idlest []idleness) {
 		for _, c := range idlest {
-			if enough() {
+			if dropped >= batch && room() {
 				return
 			}
-			if c.e.dropped.Load() {
-				continue
+			if !c.e.dropped.Load() && !c.e.tripped() {
+				drop(c.e)
 			}
-			if slices.ContainsFunc(c.e.res.Load().breakers, func(b *circuit) bool { return b.State() != Closed }) {
-				open = append(open, c.e)
-				continue
-			}
-			changes = append(changes, m.dropDynamic(c.e, Evicted, now)...)
-			dropped++
-		}
-		for _, e := range open {
-			if !others || enough() {
-				return
-			}
-			changes = append(changes, m.dropDynamic(e, Evicted, now)...)
-			dropped++
 		}
 	}
 	// Usually the idlest few hold enough CLOSED ones, and only they need sorting.
-	drop(idlest(all, 2*batch), false)
-	if !enough() {
+	dropClosed(idlest(all, 2*batch))
+	if dropped < batch || !room() {
 		slices.SortFunc(all, (idleness).compare)
-		drop(all, true)
+		dropClosed(all)
+		for _, c := range all {
+			if room() {
+				break
+			}
+			if !c.e.dropped.Load() {
+				drop(c.e)
+			}
+		}
 	}
 	d.dropped.Add(uint64(dropped))
 	return changes
+}
+
+// tripped reports whether a breaker of e is OPEN or HALF_OPEN.
+func (e *dynamic) tripped() bool {
+	return slices.ContainsFunc(e.res.Load().breakers, func(b *circuit) bool { return b.State() != Closed })
 }
 
 // idleness orders entries for dropping: used longest ago first, then made first.
@@ -301,6 +324,7 @@ func (m *Manager) dropDynamic(e *dynamic, reason Reason, now int64) []StateChang
 	res := e.res.Load()
 	m.dyn.count.Sub(int64(len(res.breakers)))
 	m.dyn.names.Dec()
+	m.dyn.bytes -= int64(len(e.name))
 	var changes []StateChange
 	for _, c := range res.breakers {
 		if change, report := c.retire(now, reason); report {
@@ -381,7 +405,8 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		changes = append(changes, r.changes...)
 	}
 	m.rules.Store(next)
-	return append(changes, m.makeRoom(0, now)...)
+	d.maxBytes = next.nameBudget
+	return append(changes, m.makeRoom(0, 0, now)...)
 }
 
 // reuseOrMake returns the breaker at k of old, rebound to r, or a new one for e when k < 0.

@@ -24,6 +24,12 @@ var ErrForcedOpen = errors.New("breaker: resource forced open")
 // ErrOpen: no breaker rejected the call.
 var ErrConcurrencyLimit = errors.New("breaker: concurrency limit reached")
 
+// ErrNameTooLong is the Cause of the *BlockError of a call whose resource a template rule
+// matches but whose name is longer than the Manager keeps (WithMaxNameLength), or than what
+// the memory budget leaves for names (WithMemoryBudget): the Manager refuses it rather than
+// keep it.
+var ErrNameTooLong = errors.New("breaker: resource name too long to keep")
+
 // BlockError is the error of a call that was not let through. Enter, Do and Execute return it.
 //
 // A breaker hands the same *BlockError to every call it rejects in one period, so rejecting
@@ -52,13 +58,13 @@ type BlockError struct {
 // Error describes who blocked the call.
 func (e *BlockError) Error() string {
 	if e.Rule == nil {
-		return fmt.Sprintf("breaker: call to %q blocked: %v", e.Resource, e.Cause)
+		return fmt.Sprintf("breaker: call to %s blocked: %v", quoteName(e.Resource), e.Cause)
 	}
 	rule := e.Rule.Strategy.String()
 	if e.Rule.ID != "" {
 		rule = fmt.Sprintf("%q (%v)", e.Rule.ID, e.Rule.Strategy)
 	}
-	return fmt.Sprintf("breaker: call to %q rejected: circuit %v by rule %s", e.Resource, e.State, rule)
+	return fmt.Sprintf("breaker: call to %s rejected: circuit %v by rule %s", quoteName(e.Resource), e.State, rule)
 }
 
 // Is reports whether target is ErrBlocked, or ErrOpen when a breaker rejected the call or
@@ -84,9 +90,12 @@ const (
 	BlockedByLimit
 	// BlockedBySlot: a Slot's OnEntry blocked the call (Cause is its error).
 	BlockedBySlot
+	// BlockedByName: a template matches the resource, but its name is too long to keep
+	// (Cause ErrNameTooLong).
+	BlockedByName
 )
 
-// String returns "open", "forced_open", "concurrency_limit" or "slot", the values the
+// String returns "open", "forced_open", "concurrency_limit", "slot" or "name_too_long", the values the
 // integrations' metrics use for the cause of a rejection.
 func (k BlockKind) String() string {
 	switch k {
@@ -98,6 +107,8 @@ func (k BlockKind) String() string {
 		return "concurrency_limit"
 	case BlockedBySlot:
 		return "slot"
+	case BlockedByName:
+		return "name_too_long"
 	}
 	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -109,8 +120,19 @@ func (e *BlockError) Kind() BlockKind {
 		return BlockedByForce
 	case e.Cause == ErrConcurrencyLimit:
 		return BlockedByLimit
+	case e.Cause == ErrNameTooLong:
+		return BlockedByName
 	case e.Rule != nil:
 		return BlockedByBreaker
 	}
 	return BlockedBySlot
+}
+
+// quoteName quotes a resource name for a message, cut short past 128 bytes so that a huge name
+// does not make a huge message.
+func quoteName(name string) string {
+	if len(name) <= 128 {
+		return strconv.Quote(name)
+	}
+	return strconv.Quote(name[:64]) + "... (" + strconv.Itoa(len(name)) + " bytes)"
 }

@@ -161,6 +161,9 @@ func FuzzStateMachine(f *testing.F) {
 // Seeds that reach every transition: trips, probes that succeed, fail, time out, are blocked
 // or canceled, reloads with calls in flight, and a clock that steps back.
 var fuzzSeeds = [][]byte{
+	// A limit of 1 on a, a call in flight, the settings removed and loaded again: the call
+	// still counts, so the next is rejected until it exits.
+	{0, opSettings, 12, opEnter, 0, opSettings, 18, opSettings, 12, opEnter, 0, opExit, 0, 0, opEnter, 0},
 	// Trips a, probes it, and tunes its rules while OPEN and while the probe is in flight.
 	{0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLoad, 8, opDo, 0x00, 0x00,
 		opAdvance, 0x14, opEnter, 0, opLoad, 0, opExit, 0, 0, opEnter, 0, opExit, 0, 0,

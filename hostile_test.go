@@ -32,7 +32,7 @@ func TestHostileRules(t *testing.T) {
 		{"slowest allowed RT", breaker.Rule{Resource: "r", Strategy: breaker.SlowRequestRatio, Threshold: 1, MaxAllowedRT: forever, MinRequestAmount: 1, RetryTimeout: time.Second}, ""},
 		{"negative RT", breaker.Rule{Resource: "r", Strategy: breaker.SlowRequestRatio, Threshold: 1, MaxAllowedRT: math.MinInt64, RetryTimeout: time.Second}, "MaxAllowedRT"},
 		{"most requests", breaker.Rule{Resource: "r", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: math.MaxUint64, RetryTimeout: time.Second}, ""},
-		{"huge resource name", breaker.Rule{Resource: string(make([]byte, 1<<20)), Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Second}, ""},
+		{"huge resource name", breaker.Rule{Resource: string(make([]byte, 1<<20)), Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Second}, "Resource"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

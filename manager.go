@@ -26,6 +26,7 @@ type Manager struct {
 	classifier Classifier // nil: DefaultClassifier
 	calls      []CallObserver
 	budget     int64  // bytes the breakers may take; <= 0: no bound
+	maxName    int    // the longest resource name kept, in bytes
 	instance   string // this process's name, for the jitter of retry times
 
 	seq       atomic.Uint64 // the last StateChange.Seq handed out
@@ -42,6 +43,9 @@ type ruleSet struct {
 	resources map[string]*resource // every resource with rules or settings
 	settings  map[string]*settings
 	templates []*template // longest prefix first
+
+	nameBudget int64                    // what the memory budget leaves for template resources' names
+	inflight   map[string]*atomic.Int64 // calls in flight per resource name, while it has settings or calls
 }
 
 // resource is the breakers of one resource, in rule order, and its settings.
@@ -110,7 +114,7 @@ func WithLogger(l *slog.Logger) Option {
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
 func NewManager(opts ...Option) *Manager {
 	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default(), budget: DefaultMemoryBudget,
-		instance: defaultInstance()}
+		maxName: DefaultMaxNameLength, instance: defaultInstance()}
 	m.dyn.init()
 	for _, o := range opts {
 		o.apply(m)
@@ -147,24 +151,28 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 		}
 	}
 	if withSettings {
-		if err := checkResources(cfg); err != nil {
+		if err := m.checkResources(cfg); err != nil {
 			return err
 		}
 	}
-	if err := m.checkBudget(rules, withRules, len(cfg), withSettings); err != nil {
+	m.loadMu.Lock()
+	used, err := m.checkBudget(rules, withRules, cfg, withSettings) // under loadMu: what it does not replace stays
+	if err != nil {
+		m.loadMu.Unlock()
 		return err
 	}
-	m.loadMu.Lock()
 	old := m.rules.Load()
-	settings := old.settings
+	settings, inflight := old.settings, old.inflight
 	if withSettings {
-		settings = newSettings(old, cfg)
+		settings, inflight = newSettings(old, cfg)
 	}
 	var changes []StateChange
 	if withRules {
-		changes = m.installRules(old, rules, settings)
+		changes = m.installRules(old, rules, settings, inflight, m.nameBudget(used))
 	} else {
-		changes = m.publish(old.withSettings(settings), m.now())
+		next := old.withSettings(settings)
+		next.inflight, next.nameBudget = inflight, m.nameBudget(used)
+		changes = m.publish(next, m.now())
 	}
 	m.loadMu.Unlock()
 	for _, c := range changes {
@@ -184,6 +192,10 @@ func (m *Manager) checkRules(rules []Rule) error {
 		if reason, field := r.check(); reason != "" {
 			return &RuleError{Index: i, Resource: r.Resource, Field: field, Reason: reason}
 		}
+		if err := m.checkName(r.Resource); err != nil {
+			err.Index = i
+			return err
+		}
 		if perResource[r.Resource]++; perResource[r.Resource] > MaxRulesPerResource {
 			return &RuleError{Index: i, Resource: r.Resource,
 				Reason: fmt.Sprintf("is one rule too many: a resource may have at most %d", MaxRulesPerResource)}
@@ -198,12 +210,23 @@ func (m *Manager) checkRules(rules []Rule) error {
 	return nil
 }
 
+// checkName refuses a name longer than the Manager keeps.
+func (m *Manager) checkName(name string) *RuleError {
+	if len(name) <= m.maxName {
+		return nil
+	}
+	return &RuleError{Index: -1, Resource: name[:min(len(name), 64)], Field: "Resource",
+		Reason: fmt.Sprintf("is %d bytes long, more than the %d a Manager keeps (WithMaxNameLength)", len(name), m.maxName)}
+}
+
 // installRules publishes rules, valid, with settings, keeping the breakers of rules whose
 // window keeps its shape (see pairRules), and returns the transitions to report for the
 // breakers it retired. It requires loadMu held.
-func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*settings) []StateChange {
+func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*settings,
+	inflight map[string]*atomic.Int64, nameBudget int64) []StateChange {
 	now := m.now()
-	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource)}
+	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource), inflight: inflight,
+		nameBudget: nameBudget}
 	var names []string
 	byName := map[string][]*Rule{}
 	for i := range next.rules {
@@ -309,7 +332,7 @@ func (rs *ruleSet) attach(settings map[string]*settings) {
 // withSettings returns a copy of rs, with the same rules and breakers, for new settings.
 func (rs *ruleSet) withSettings(settings map[string]*settings) *ruleSet {
 	next := &ruleSet{rules: rs.rules, resources: make(map[string]*resource, len(rs.resources)),
-		templates: rs.templates}
+		templates: rs.templates, inflight: rs.inflight, nameBudget: rs.nameBudget}
 	for name, res := range rs.resources {
 		if len(res.breakers) > 0 {
 			copied := *res

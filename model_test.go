@@ -26,8 +26,8 @@ type model struct {
 	changes   []breaker.StateChange
 	blocking  bool // the test slot blocks calls
 	settings  map[string]breaker.ResourceConfig
-	inflight  map[string]*int // calls in flight per resource with settings; a new count when
-	// a resource gets settings again after losing them, as the library's
+	inflight  map[string]*int // calls in flight per resource name with settings, or with calls
+	// in flight since it had them
 }
 
 // modelTemplate is the rules of one Resource pattern ending in "*" (P9).
@@ -144,8 +144,8 @@ func (m *model) dynamicBreakers() int {
 	return n
 }
 
-// makeRoom drops the idlest entries, those all CLOSED first, until n more breakers fit, and at
-// least a sixteenth of the limit.
+// makeRoom drops the idlest entries until n more breakers fit: at least a sixteenth of the
+// limit of those all CLOSED, then tripped ones only while there is still no room.
 func (m *model) makeRoom(n int) {
 	if m.dynamicBreakers()+n <= m.limit {
 		return
@@ -160,18 +160,27 @@ func (m *model) makeRoom(n int) {
 	closed := func(name string) bool {
 		return !slices.ContainsFunc(m.dynamic[name].breakers, func(b *modelBreaker) bool { return b.state != breaker.Closed })
 	}
-	order := slices.Concat(
-		slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !closed(s) }),
-		slices.DeleteFunc(slices.Clone(names), closed))
+	room := func() bool { return m.dynamicBreakers()+n <= m.limit }
 	dropped := 0
-	for _, name := range order {
-		if dropped >= max(1, m.limit/16) && m.dynamicBreakers()+n <= m.limit {
+	for _, name := range names { // a batch of CLOSED ones
+		if dropped >= max(1, m.limit/16) && room() {
 			break
 		}
-		m.drop(name, breaker.Evicted)
-		dropped++
-		m.dropped++
+		if closed(name) {
+			m.drop(name, breaker.Evicted)
+			dropped++
+		}
 	}
+	for _, name := range names { // tripped ones only while there is still no room
+		if room() {
+			break
+		}
+		if m.dynamic[name] != nil {
+			m.drop(name, breaker.Evicted)
+			dropped++
+		}
+	}
+	m.dropped += uint64(dropped)
 }
 
 // drop retires the breakers a template made for resource.
@@ -193,8 +202,8 @@ func (m *model) retire(b *modelBreaker, reason breaker.Reason) {
 
 // loadSettings replaces the resource settings (P1, P3).
 func (m *model) loadSettings(cfg map[string]breaker.ResourceConfig) {
-	for name := range m.inflight {
-		if _, kept := cfg[name]; !kept {
+	for name, n := range m.inflight {
+		if _, kept := cfg[name]; !kept && *n == 0 { // the name keeps its count while calls are in flight
 			delete(m.inflight, name)
 		}
 	}

@@ -1,9 +1,12 @@
 package breaker_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -432,4 +435,82 @@ func TestPropertyOneProbeInFlight(t *testing.T) {
 		return !t.Failed()
 	})
 	t.Logf("%d episodes, %d probes", episodes, probes)
+}
+
+// Goroutines trip some template names and stream new names that succeed, past the bound,
+// while another reloads rule sets that only tune or reorder the template's rules. In every
+// interleaving: a tripped breaker is never evicted while there are fewer tripped names than
+// the bound (a CLOSED one could always go), no reload resets a breaker (none of them changes
+// a window's shape), and a tripped name keeps its very breakers through every reload.
+func TestPropertyEvictionAndTuning(t *testing.T) {
+	const limit, tripped = 32, 24 // a batch of 2; there is always room for CLOSED names
+	count := breaker.Rule{ID: "count", Resource: "n*", Strategy: breaker.ErrorCount, Threshold: 1,
+		RetryTimeout: time.Hour}
+	ratio := breaker.Rule{ID: "ratio", Resource: "n*", Strategy: breaker.ErrorRatio, Threshold: 0.9,
+		MinRequestAmount: 100, RetryTimeout: time.Hour}
+	tunedCount, tunedRatio := count, ratio
+	tunedCount.ID, tunedCount.Threshold, tunedCount.RetryTimeout = "count-tuned", 1, 2*time.Hour
+	tunedRatio.ID, tunedRatio.Threshold, tunedRatio.DryRun = "ratio-tuned", 0.95, true
+	ruleSets := [][]breaker.Rule{{count, ratio}, {ratio, count}, {tunedRatio, tunedCount}, {tunedCount, ratio}}
+	changes := 0
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		clock := breakertest.NewClock()
+		m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(2*limit))
+		log := &episodeLog{}
+		var failed atomic.Uint64
+		m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+			switch {
+			case c.Reason == breaker.Evicted && c.From != breaker.Closed:
+				log.violate("%s evicted while %v", c.Resource, c.From)
+			case c.Reason == breaker.RuleChanged:
+				log.violate("%s %s reset by a reload that keeps its window", c.Resource, c.Rule.ID)
+			}
+			log.record(c, failed.Load())
+		}))
+		require.NoError(t, m.LoadRules(ruleSets[0]))
+		held := make([][]breaker.CircuitBreaker, tripped)
+		for i := range tripped {
+			name := fmt.Sprintf("n-down-%d", i)
+			failed.Add(1)
+			_ = m.Do(context.Background(), name, func(context.Context) error { return errDown })
+			held[i] = m.Breakers(name)
+			require.Len(t, held[i], 2)
+		}
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(n), uint64(g)))
+				for i := range 150 {
+					switch {
+					case g == 0 && i%10 == 0:
+						require.NoError(t, m.LoadRules(ruleSets[rng.IntN(len(ruleSets))]))
+					case g == 1 && i%7 == 0:
+						clock.Advance(time.Millisecond)
+						k := rng.IntN(tripped)
+						err := m.Do(context.Background(), fmt.Sprintf("n-down-%d", k), func(context.Context) error { return nil })
+						if !errors.Is(err, breaker.ErrOpen) {
+							log.violate("n-down-%d let a call through: %v", k, err)
+						}
+					}
+					_ = m.Do(context.Background(), fmt.Sprintf("n-%d-%d-%d", n, g, i), func(context.Context) error { return nil })
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range tripped {
+			bs := m.Breakers(fmt.Sprintf("n-down-%d", i))
+			if len(bs) != 2 || !slices.ContainsFunc(bs, func(b breaker.CircuitBreaker) bool { return b == held[i][0] }) ||
+				!slices.ContainsFunc(bs, func(b breaker.CircuitBreaker) bool { return b == held[i][1] }) {
+				log.violate("n-down-%d lost its breakers", i)
+			}
+		}
+		if st := m.DynamicStats(); st.Breakers > 2*limit {
+			log.violate("%d breakers past the bound of %d", st.Breakers, 2*limit)
+		}
+		changes += log.check(t)
+		return !t.Failed()
+	})
+	t.Logf("%d episodes, %d transitions checked", episodes, changes)
 }

@@ -77,22 +77,26 @@ func bigRules(n int) []breaker.Rule {
 	return rules
 }
 
-// A8: the budget is a true bound: what 2,000 breakers of 1,000 buckets really take stays
-// within what the budget counts for them, so a budget of exactly that admits them and one
-// byte less refuses the last.
+// The budget is a true bound: what 2,000 breakers of 1,000 buckets really take stays within
+// what the budget counts for them (their names by length), so a budget of exactly that
+// admits them and one byte less refuses the last.
 func TestMemoryBudgetBoundsTheHeap(t *testing.T) {
 	const n = 2000
 	rules := bigRules(n)
 	perRule := int64(640 + 1000*16*9/8)
+	var counted int64
+	for _, r := range rules {
+		counted += perRule + int64(len(r.Resource))
+	}
 	before := heapInUse()
-	m := breaker.NewManager(breaker.WithMemoryBudget(n * perRule))
+	m := breaker.NewManager(breaker.WithMemoryBudget(counted))
 	require.NoError(t, m.LoadRules(rules))
 	used := heapInUse() - before
 	t.Logf("%d bytes per breaker of 1,000 buckets, %d counted", used/n, perRule)
-	assert.LessOrEqual(t, used, uint64(n*perRule))
+	assert.LessOrEqual(t, used, uint64(counted))
 	runtime.KeepAlive(m)
 
-	m = breaker.NewManager(breaker.WithMemoryBudget(n*perRule - 1))
+	m = breaker.NewManager(breaker.WithMemoryBudget(counted - 1))
 	err := m.LoadRules(rules)
 	var re *breaker.RuleError
 	require.ErrorAs(t, err, &re)
@@ -127,15 +131,19 @@ func TestMemoryBudgetCountsSettings(t *testing.T) {
 		cfg["r"+strconv.Itoa(i)] = breaker.ResourceConfig{MaxConcurrency: 1, Timeout: time.Second}
 	}
 	perSettings := int64(512)
+	var counted int64
+	for name := range cfg {
+		counted += perSettings + int64(len(name))
+	}
 	before := heapInUse()
-	m := breaker.NewManager(breaker.WithMemoryBudget(n * perSettings))
+	m := breaker.NewManager(breaker.WithMemoryBudget(counted))
 	require.NoError(t, m.LoadResources(cfg))
 	used := int64(heapInUse()) - int64(before)
 	t.Logf("%d bytes per resource's settings, %d counted", used/n, perSettings)
-	assert.LessOrEqual(t, used, n*perSettings)
+	assert.LessOrEqual(t, used, counted)
 	runtime.KeepAlive(m)
 
-	m = breaker.NewManager(breaker.WithMemoryBudget(n*perSettings - 1))
+	m = breaker.NewManager(breaker.WithMemoryBudget(counted - 1))
 	err := m.LoadResources(cfg)
 	require.ErrorIs(t, err, breaker.ErrInvalidRule)
 	assert.Contains(t, err.Error(), "20000 resources with settings")

@@ -60,7 +60,7 @@ type ResourceConfig struct {
 // settings is a resource's ResourceConfig as installed, with what its calls share.
 type settings struct {
 	ResourceConfig
-	inflight   *atomic.Int64 // calls admitted and not exited; kept across reloads of the name
+	inflight   *atomic.Int64 // calls admitted and not exited; the name's, kept while it has calls
 	forcedOpen *BlockError   // the error of calls that ForceOpen rejects
 	overLimit  *BlockError   // the error of calls past MaxConcurrency
 }
@@ -72,7 +72,8 @@ type settings struct {
 // survive LoadRules.
 //
 // Calls in flight stay counted against MaxConcurrency when it changes, and count against the
-// new limit.
+// new limit; also when a resource's settings are removed and loaded again while its calls
+// are in flight.
 func (m *Manager) LoadResources(cfg map[string]ResourceConfig) error {
 	return m.load(nil, false, cfg, true)
 }
@@ -97,10 +98,13 @@ func (m *Manager) InFlight(resource string) int64 {
 }
 
 // checkResources validates cfg, in name order so that the error is the same every time.
-func checkResources(cfg map[string]ResourceConfig) error {
+func (m *Manager) checkResources(cfg map[string]ResourceConfig) error {
 	for _, name := range slices.Sorted(maps.Keys(cfg)) {
 		if reason, field := cfg[name].check(name); reason != "" {
 			return &RuleError{Index: -1, Resource: name, Field: field, Reason: reason}
+		}
+		if err := m.checkName(name); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -124,22 +128,30 @@ func (c ResourceConfig) check(name string) (reason, field string) {
 	return "", ""
 }
 
-// newSettings builds the installed form of cfg. A name that had settings keeps its count of
-// calls in flight, so that calls admitted before the change are released against it.
-func newSettings(old *ruleSet, cfg map[string]ResourceConfig) map[string]*settings {
+// newSettings builds the installed form of cfg, and the counts of calls in flight it uses.
+// The count belongs to the name, not to its settings: a name that had settings keeps its
+// count, and so does a name whose settings went while calls were in flight, so that getting
+// settings again counts those calls against the limit. A count is let go once it is 0 and
+// its name has no settings.
+func newSettings(old *ruleSet, cfg map[string]ResourceConfig) (map[string]*settings, map[string]*atomic.Int64) {
 	out := make(map[string]*settings, len(cfg))
+	inflight := make(map[string]*atomic.Int64, len(cfg))
+	for name, n := range old.inflight {
+		if _, kept := cfg[name]; kept || n.Load() != 0 {
+			inflight[name] = n
+		}
+	}
 	for name, c := range cfg {
 		s := &settings{ResourceConfig: c}
-		if prev := old.settings[name]; prev != nil {
-			s.inflight = prev.inflight
-		} else {
-			s.inflight = new(atomic.Int64)
+		if inflight[name] == nil {
+			inflight[name] = new(atomic.Int64)
 		}
+		s.inflight = inflight[name]
 		s.forcedOpen = &BlockError{Resource: name, Cause: ErrForcedOpen}
 		s.overLimit = &BlockError{Resource: name, Cause: ErrConcurrencyLimit}
 		out[name] = s
 	}
-	return out
+	return out, inflight
 }
 
 // forcedClosed reports whether s forces its resource's breakers to let every call through.

@@ -370,3 +370,25 @@ type blockingSlot struct{}
 
 func (blockingSlot) OnEntry(*breaker.Entry) error { return errors.New("no") }
 func (blockingSlot) OnExit(*breaker.Entry)        {}
+
+// The count of calls in flight belongs to the name: removing a resource's settings and
+// loading them again keeps counting the calls still in flight against the limit.
+func TestInFlightSurvivesSettingsRemoved(t *testing.T) {
+	h := newHarness(t)
+	limit := map[string]breaker.ResourceConfig{"db": {MaxConcurrency: 1}}
+	require.NoError(t, h.m.LoadResources(limit))
+	first, err := h.m.Enter("db")
+	require.NoError(t, err)
+
+	require.NoError(t, h.m.LoadResources(nil))
+	require.NoError(t, h.m.LoadResources(limit))
+	assert.Equal(t, int64(1), h.m.InFlight("db"))
+	_, err = h.m.Enter("db")
+	assert.ErrorIs(t, err, breaker.ErrConcurrencyLimit, "the first call is still in flight")
+
+	first.Exit()
+	assert.Equal(t, int64(0), h.m.InFlight("db"))
+	second, err := h.m.Enter("db")
+	require.NoError(t, err)
+	second.Exit()
+}

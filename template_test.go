@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -388,4 +391,96 @@ func TestTemplateRuleEditKeepsSiblings(t *testing.T) {
 		assert.NotEqual(t, breaker.ErrorCount, c.Rule.Strategy, "the tripped breaker was never reset: %v", c)
 	}
 	assert.Equal(t, 2, h.m.DynamicStats().Breakers, "api/a's two breakers, and none left over")
+}
+
+// A new name past the bound drops CLOSED breakers only, and a tripped one only while there is
+// still no room: with a bound of 320 (a batch of 20), 319 names OPEN and one CLOSED, a new
+// name drops the CLOSED one alone, and no dependency known to be down is called again.
+func TestEvictionKeepsTrippedBreakers(t *testing.T) {
+	h := newDynamicHarness(t, 320, tripsOnOne("n*"))
+	for i := range 319 {
+		h.completeN(fmt.Sprintf("n%03d", i), 1, errDown)
+	}
+	h.clock.Advance(time.Second / 2)
+	require.NoError(t, h.complete("n319", 0, nil))
+	h.events.reset()
+
+	require.NoError(t, h.complete("n320", 0, nil))
+	assert.Equal(t, uint64(1), h.m.DynamicStats().Dropped, "only the CLOSED one")
+	assert.Empty(t, h.m.Breakers("n319"))
+	assert.Empty(t, h.events.all(), "no tripped breaker was evicted")
+	for i := range 319 {
+		require.ErrorIs(t, h.complete(fmt.Sprintf("n%03d", i), 0, nil), breaker.ErrOpen, "n%03d", i)
+	}
+
+	// With no CLOSED one left, a new name must drop the idlest tripped one.
+	require.NoError(t, h.complete("n320", 0, errDown))
+	h.events.reset()
+	require.NoError(t, h.complete("n321", 0, nil))
+	assert.Equal(t, []string{"OPEN->CLOSED Evicted"}, h.events.transitions())
+	assert.Equal(t, "n000", h.events.last().Resource)
+}
+
+// A template name longer than the bound is refused with ErrNameTooLong and kept nowhere.
+func TestTemplateRefusesLongNames(t *testing.T) {
+	h := newDynamicHarness(t, 10, tripsOnOne("api*"))
+	long := "api" + strings.Repeat("x", breaker.DefaultMaxNameLength)
+	err := h.complete(long, 0, nil)
+	require.ErrorIs(t, err, breaker.ErrNameTooLong)
+	assert.ErrorIs(t, err, breaker.ErrBlocked)
+	assert.NotErrorIs(t, err, breaker.ErrOpen)
+	assert.Equal(t, breaker.BlockedByName, blockOf(t, err).Kind())
+	assert.Less(t, len(err.Error()), 300, "the message does not repeat the whole name")
+	assert.Zero(t, h.m.DynamicStats().Resources)
+	require.NoError(t, h.complete(long[:breaker.DefaultMaxNameLength], 0, nil), "a name at the bound is kept")
+	assert.Equal(t, 1, h.m.DynamicStats().Resources)
+	require.NoError(t, h.complete(strings.Repeat("y", 5000), 0, nil), "names no template matches are not kept")
+}
+
+// Template names are charged by their length against the memory budget: 16 names of 1 MiB
+// each keep no more than the budget, the oldest dropped to make room, and a name larger than
+// what the budget leaves is refused.
+func TestTemplateNamesChargedByLength(t *testing.T) {
+	const budget = 4 << 20
+	m := breaker.NewManager(breaker.WithMemoryBudget(budget), breaker.WithMaxNameLength(8<<20),
+		breaker.WithMaxDynamicBreakers(32))
+	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("api*")}))
+	before := heapInUse()
+	for i := range 16 {
+		name := fmt.Sprintf("api%02d", i) + strings.Repeat("x", 1<<20)
+		require.NoError(t, m.Do(context.Background(), name, func(context.Context) error { return nil }))
+	}
+	kept := int64(heapInUse()) - int64(before)
+	t.Logf("kept %d bytes of names under a budget of %d", kept, budget)
+	assert.LessOrEqual(t, kept, int64(budget))
+	assert.Less(t, m.DynamicStats().Resources, 4, "the budget holds fewer than four such names")
+	assert.Equal(t, uint64(16-m.DynamicStats().Resources), m.DynamicStats().Dropped)
+
+	err := m.Do(context.Background(), "api"+strings.Repeat("x", budget), func(context.Context) error { return nil })
+	assert.ErrorIs(t, err, breaker.ErrNameTooLong)
+	runtime.KeepAlive(m)
+}
+
+// Rules and settings for names over the bound are refused at load, naming the bound.
+func TestLoadRefusesLongNames(t *testing.T) {
+	m := breaker.NewManager(breaker.WithMaxNameLength(8))
+	var re *breaker.RuleError
+	require.ErrorAs(t, m.LoadRules([]breaker.Rule{tripsOnOne("123456789")}), &re)
+	assert.Equal(t, "Resource", re.Field)
+	assert.Contains(t, re.Error(), "WithMaxNameLength")
+	require.ErrorAs(t, m.LoadResources(map[string]breaker.ResourceConfig{"123456789": {Timeout: time.Second}}), &re)
+	assert.Equal(t, "Resource", re.Field)
+	assert.Empty(t, m.Rules())
+	assert.Empty(t, m.Resources())
+	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("12345678")}))
+}
+
+// No bound can overflow the budget's sums: the largest bound on template breakers makes a
+// template too large for the budget, not a negative size that fits.
+func TestBudgetSumsSaturate(t *testing.T) {
+	m := breaker.NewManager(breaker.WithMaxDynamicBreakers(math.MaxInt))
+	err := m.LoadRules([]breaker.Rule{tripsOnOne("api*")})
+	require.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Contains(t, err.Error(), "memory budget of 256 MiB")
+	assert.Empty(t, m.Rules())
 }
