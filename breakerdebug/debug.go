@@ -81,9 +81,10 @@
 // then ">1m0s") that hold those percentiles of the calls that ran, "" when none ran.
 // "perSecond" holds the calls of each of the 60 seconds, the oldest first. The page shows the
 // counts as rates per second over the minute (count / 60), with a sparkline of "perSecond".
-// The document also has "unruled": the resources with calls in the minute and neither rules
-// nor settings, the most called first, 10 by default ([WithUnruled]), so that a rule loaded
-// under a misspelt name shows. The Recorder keeps at most 1,000 names ([RecorderLimit]) and
+// The document also has "unruled": the resources with calls in the minute, neither rules nor
+// settings, and no template matching their name (one whose breakers were dropped to make room
+// has rules all the same), the most called first, 10 by default ([WithUnruled]), so that a
+// rule loaded under a misspelt name shows. The Recorder keeps at most 1,000 names ([RecorderLimit]) and
 // counts the calls of any further name under [Overflow].
 //
 // The page renders every name as text, never as markup, and is served with a
@@ -97,6 +98,7 @@ package breakerdebug
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
@@ -131,7 +133,8 @@ func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 	return h
 }
 
-// defaultUnruled is how many resources without rules or settings the status lists by default.
+// defaultUnruled is how many resources without rules, settings or a matching template the
+// status lists by default.
 const defaultUnruled = 10
 
 // defaultDynamic is how many resources with breakers from templates the status lists by
@@ -149,9 +152,9 @@ func (f optionFunc) apply(h *handler) { f(h) }
 
 // WithRecorder shows, beside each resource, its calls over the last minute as r counted them;
 // r must also be given to the Manager with breaker.WithCallObserver, and read the Manager's
-// clock (RecorderClock). Resources that had calls and have neither rules nor settings are
-// listed too, the most called first (see WithUnruled), so that a rule under a misspelt name
-// shows.
+// clock (RecorderClock). Resources that had calls and have neither rules nor settings, and
+// whose name no template matches, are listed too, the most called first (see WithUnruled), so
+// that a rule under a misspelt name shows.
 func WithRecorder(r *Recorder) Option {
 	return optionFunc(func(h *handler) { h.rec = r })
 }
@@ -164,8 +167,9 @@ func WithDynamic(n int) Option {
 	return optionFunc(func(h *handler) { h.dynamic = max(n, 0) })
 }
 
-// WithUnruled sets how many resources without rules or settings, the most called in the last
-// minute first, the status lists with WithRecorder (10 by default; 0 lists none).
+// WithUnruled sets how many resources without rules, settings or a matching template, the most
+// called in the last minute first, the status lists with WithRecorder (10 by default; 0 lists
+// none).
 func WithUnruled(n int) Option {
 	return optionFunc(func(h *handler) { h.unruled = max(n, 0) })
 }
@@ -183,8 +187,8 @@ type status struct {
 	Now         time.Time        `json:"now"`
 	Resources   []resourceStatus `json:"resources"`
 	Transitions []transition     `json:"transitions"`
-	// Unruled are the resources with calls in the last minute and neither rules nor settings,
-	// the most called first; set with a Recorder.
+	// Unruled are the resources with calls in the last minute, neither rules nor settings, and
+	// no template matching their name, the most called first; set with a Recorder.
 	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
 	// Dynamic counts the breakers template rules made; set while a template is loaded.
 	Dynamic *dynamicStatus `json:"dynamic,omitempty"`
@@ -264,9 +268,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *handler) status() *status {
 	st := &status{Now: h.m.Now(), Resources: []resourceStatus{}}
 	settings := h.m.Resources()
-	var names []string
+	var names, templates []string
 	for _, r := range h.m.Rules() {
 		names = append(names, r.Resource)
+		if r.IsTemplate() {
+			templates = append(templates, strings.TrimSuffix(r.Resource, "*"))
+		}
 	}
 	for name := range settings {
 		names = append(names, name)
@@ -329,6 +336,9 @@ func (h *handler) status() *status {
 		st.Resources = append(st.Resources, res)
 	}
 	if h.rec != nil {
+		// A name a template matches has rules, whether or not it has breakers now: its
+		// breakers may have been dropped to make room for others, or not made yet.
+		maps.DeleteFunc(calls, func(name string, _ callStats) bool { return matchesAny(name, templates) })
 		st.Unruled = []unruledStatus{}
 		for _, rc := range topByCalls(calls, h.unruled) {
 			st.Unruled = append(st.Unruled, unruledStatus{Resource: rc.name, Calls: rc.stats})
@@ -436,4 +446,10 @@ func (h *handler) listDynamic(names []string, calls map[string]callStats) (liste
 		}
 	}
 	return listed, unlisted
+}
+
+// matchesAny reports whether name starts with one of prefixes, the templates' Resources without
+// their "*".
+func matchesAny(name string, prefixes []string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }

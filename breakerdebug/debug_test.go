@@ -572,3 +572,37 @@ func TestDynamicListIsBounded(t *testing.T) {
 	assert.Len(t, got.Resources, 5)
 	assert.Zero(t, got.Dynamic.Unlisted)
 }
+
+// Given a template resource whose breakers were dropped to stay within
+// WithMaxDynamicBreakers, when the status is read, then it is not listed as called without
+// rules: a template matches it. A name no template matches still is.
+func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
+	clk := breakertest.NewClock()
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec),
+		breaker.WithMaxDynamicBreakers(2))
+	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
+		Threshold: 1, RetryTimeout: time.Minute}}))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
+
+	for _, name := range []string{"api/a", "api/b", "api/c"} {
+		call(m, name, succeed)
+		clk.Advance(time.Millisecond)
+	}
+	call(m, "inventroy", succeed) // no template matches it
+	d := m.DynamicStats()
+	require.NotZero(t, d.Dropped, "api/c needed room")
+	require.NotContains(t, m.DynamicResources(), "api/a", "the longest idle was dropped")
+
+	st := readStatus(t, h)
+	var unruled []string
+	for _, u := range st.Unruled {
+		unruled = append(unruled, u.Resource)
+	}
+	assert.Equal(t, []string{"inventroy"}, unruled)
+	var listed []string
+	for _, r := range st.Resources {
+		listed = append(listed, r.Resource)
+	}
+	assert.Equal(t, m.DynamicResources(), listed, "the template resources that have breakers now")
+}
