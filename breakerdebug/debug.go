@@ -15,20 +15,24 @@
 //	    {"resource": "inventory",
 //	     "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20}, "inFlight": 3,
 //	     "breakers": [
-//	      {"rule": RULE, "state": "OPEN", "dryRun": false, "generation": 3, "total": 0, "bad": 0,
-//	       "retryAt": "2026-01-01T00:00:10.1Z"}
+//	      {"rule": RULE, "ruleText": TEXT, "state": "OPEN", "dryRun": false, "generation": 3,
+//	       "total": 0, "bad": 0, "retryAt": "2026-01-01T00:00:10.1Z"}
 //	    ]}
 //	  ],
 //	  "transitions": [
-//	    {"seq": 7, "resource": "inventory", "rule": RULE, "from": "HALF_OPEN", "to": "OPEN",
-//	     "reason": "ProbeFailed", "snapshot": 0, "at": "2026-01-01T00:00:05.1Z", "generation": 3,
-//	     "dryRun": false},
+//	    {"seq": 7, "resource": "inventory", "rule": RULE, "ruleText": TEXT, "from": "HALF_OPEN",
+//	     "to": "OPEN", "reason": "ProbeFailed", "snapshot": 0, "at": "2026-01-01T00:00:05.1Z",
+//	     "generation": 3, "dryRun": false},
 //	    ...
 //	  ]
 //	}
 //
-// RULE is the [breaker.Rule] as its MarshalJSON writes it; states and reasons are their String
-// forms; times are read from the Manager's clock ("now" is [breaker.Manager.Now]). Resources
+// RULE is the [breaker.Rule] as its MarshalJSON writes it, and TEXT the line the page shows for
+// it, with the values the library uses for the fields left at zero: what it trips on ("errors
+// ≥ 3 · min 3 calls in 1s", or "5 failures in a row" for ConsecutiveErrors, which keeps no
+// window), then how it recovers ("retry 3s, doubling per failed probe up to 30s, up to 10%
+// sooner (jitter) · probe timeout 2s · 3 probes in a row to close", each part only when its
+// field is set). States and reasons are their String forms; times are read from the Manager's clock ("now" is [breaker.Manager.Now]). Resources
 // are sorted by name, each resource's breakers are in rule order, and the transitions (the
 // last 100) are newest first, by "seq" ([breaker.StateChange.Seq], which orders them across
 // the Manager). The breaker fields are those of [breaker.Stats]: "generation" counts the
@@ -224,6 +228,7 @@ type settingsStatus struct {
 
 type breakerStatus struct {
 	Rule          breaker.Rule `json:"rule"`
+	RuleText      string       `json:"ruleText"`
 	State         string       `json:"state"`
 	DryRun        bool         `json:"dryRun"`
 	Generation    uint64       `json:"generation"`
@@ -237,6 +242,7 @@ type transition struct {
 	Seq        uint64       `json:"seq"`
 	Resource   string       `json:"resource"`
 	Rule       breaker.Rule `json:"rule"`
+	RuleText   string       `json:"ruleText"`
 	From       string       `json:"from"`
 	To         string       `json:"to"`
 	Reason     string       `json:"reason"`
@@ -316,6 +322,7 @@ func (h *handler) status() *status {
 			rule := b.Rule()
 			res.Breakers = append(res.Breakers, breakerStatus{
 				Rule:          rule,
+				RuleText:      describe(rule),
 				State:         s.State.String(),
 				DryRun:        rule.DryRun || forcedClosed,
 				Generation:    s.Generation,
@@ -351,6 +358,7 @@ func (h *handler) status() *status {
 			Seq:        c.Seq,
 			Resource:   c.Resource,
 			Rule:       c.Rule,
+			RuleText:   describe(c.Rule),
 			From:       c.From.String(),
 			To:         c.To.String(),
 			Reason:     c.Reason.String(),

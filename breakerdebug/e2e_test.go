@@ -100,8 +100,8 @@ func TestE2EChromium(t *testing.T) {
 	const hostile = "<script>alert(1)</script>"
 	search := breaker.Rule{Resource: "search", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
-	named := breaker.Rule{Resource: hostile, Strategy: breaker.ErrorCount, Threshold: 1,
-		MinRequestAmount: 1, RetryTimeout: time.Minute}
+	named := breaker.Rule{Resource: hostile, Strategy: breaker.ConsecutiveErrors, Threshold: 2,
+		RetryTimeout: time.Minute, MaxRetryTimeout: 5 * time.Minute, RetryJitter: 0.2, ProbeNum: 3}
 	shadow := breaker.Rule{ID: "shadow-errors", Resource: "shadow", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute, DryRun: true}
 	bypassed := breaker.Rule{Resource: "bypassed", Strategy: breaker.ErrorCount, Threshold: 1,
@@ -123,6 +123,7 @@ func TestE2EChromium(t *testing.T) {
 	call(m, "bypassed", fail)  // trips the forced-closed resource's breaker
 	call(m, "api/users", fail) // trips the breaker the template made for it
 	call(m, "api/orders", succeed)
+	call(m, hostile, fail) // one failure of the two in a row its rule trips on
 	held, err := m.Enter("payments")
 	require.NoError(t, err)
 	defer held.Exit()
@@ -175,6 +176,13 @@ func TestE2EChromium(t *testing.T) {
 		`<span class="badge forced-open">FORCED OPEN</span></td><td class="nowrap">none</td><td class="num">none</td><td class="num">0</td>`)
 	assert.Contains(t, rowOf(t, settings, "bypassed"), `<span class="badge forced-closed">FORCED CLOSED</span>`)
 	assert.Contains(t, rowOf(t, breakers, "inventory"), "inventory-errors", "the rule's ID")
+	assert.Contains(t, rowOf(t, breakers, "inventory"),
+		`<div class="rule-text">errors ≥ 3 · min 1 call in 1s · retry 5s</div>`, "the rule, described")
+	assert.Contains(t, rowOf(t, breakers, "&lt;script&gt;alert(1)&lt;/script&gt;"),
+		`<div class="rule-text">2 failures in a row · retry 1m0s, doubling per failed probe up to 5m0s, `+
+			`up to 20% sooner (jitter) · 3 probes in a row to close</div>`, "no window, and the recovery")
+	assert.Contains(t, rowOf(t, breakers, "&lt;script&gt;alert(1)&lt;/script&gt;"),
+		`<td class="num">1 failed in a row</td>`, "its run of failures, not a window")
 	assert.Contains(t, rowOf(t, breakers, "payments"), "0 bad of 2", "the window counts")
 
 	transitions := section(t, dom, "transitions")
