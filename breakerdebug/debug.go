@@ -75,7 +75,9 @@
 //	"calls": {"calls": 22, "rejectedOpen": 0, "rejectedForced": 0, "rejectedConcurrency": 0,
 //	          "rejectedOther": 0, "ran": 22, "failures": 4, "slow": 2,
 //	          "errorPercent": 18.2, "slowPercent": 9.1, "rtP50": "5ms", "rtP99": "200ms",
-//	          "perSecond": [0, ..., 12, 10, 0, ...]}
+//	          "perSecond": [0, ..., 12, 10, 0, ...],
+//	          "last10s": {"calls": 10, "ran": 10, "failures": 4, "slow": 2,
+//	                      "errorPercent": 40, "slowPercent": 20}}
 //
 // "calls" counts every call heard, "rejectedOpen" those a breaker rejected, "rejectedForced"
 // those of a ForceOpen resource, "rejectedConcurrency" those over MaxConcurrency,
@@ -83,8 +85,11 @@
 // among them, of which "errorPercent" and "slowPercent" are the shares (rounded to 0.1).
 // "rtP50" and "rtP99" are the upper bounds of the RT histogram buckets (1ms, 2ms, 5ms, ... 1m,
 // then ">1m0s") that hold those percentiles of the calls that ran, "" when none ran.
-// "perSecond" holds the calls of each of the 60 seconds, the oldest first. The page shows the
-// counts as rates per second over the minute (count / 60), with a sparkline of "perSecond".
+// "perSecond" holds the calls of each of the 60 seconds, the oldest first. "last10s" counts the
+// last 10 of those seconds (the current one included) apart, so that a change is not averaged
+// away over the minute: its calls, those that ran, failures and slow calls, and the shares.
+// The page shows the counts as rates per second over the minute (count / 60) and over the 10
+// seconds (count / 10), the shares as "—" when no call ran, with a sparkline of "perSecond".
 // The document also has "unruled": the resources with calls in the minute, neither rules nor
 // settings, and no template matching their name (one whose breakers were dropped to make room
 // has rules all the same), the most called first, 10 by default ([WithUnruled]), so that a

@@ -213,18 +213,27 @@ func cellsOf(row string) []string {
 	return out
 }
 
-// wantCells is what the page should show for c, formatted from the JSON as page.js does.
+// wantCells is what the page should show for c, the last 10 seconds and then the minute,
+// formatted from the JSON as page.js does.
 func wantCells(c callsJSON) []string {
 	rate := func(n uint64) string { return strconv.FormatFloat(float64(n)/60, 'f', 2, 64) }
-	pct := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" }
+	rate10 := func(n uint64) string { return strconv.FormatFloat(float64(n)/10, 'f', 2, 64) }
+	pct := func(v float64, ran uint64) string {
+		if ran == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64) + "%"
+	}
 	rt := func(s string) string {
 		if s == "" {
 			return "—"
 		}
 		return s
 	}
-	return []string{rate(c.Calls), rate(c.RejectedOpen), rate(c.RejectedForced), rate(c.RejectedConcurrency),
-		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent), pct(c.SlowPercent), rt(c.RTP50), rt(c.RTP99)}
+	last := c.Last10s
+	return []string{rate10(last.Calls), pct(last.ErrorPercent, last.Ran), pct(last.SlowPercent, last.Ran),
+		rate(c.Calls), rate(c.RejectedOpen), rate(c.RejectedForced), rate(c.RejectedConcurrency),
+		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent, c.Ran), pct(c.SlowPercent, c.Ran), rt(c.RTP50), rt(c.RTP99)}
 }
 
 // Given traffic over ten seconds of a fake clock (calls that pass, fail, are slow, rejected by
@@ -280,7 +289,7 @@ func TestE2EDashboard(t *testing.T) {
 	}
 	const hostile = "<b>x</b>"
 	call(m, hostile, succeed)
-	at(8500 * time.Millisecond)
+	at(11500 * time.Millisecond) // the last 10 s are seconds 2 to 11
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -307,23 +316,28 @@ func TestE2EDashboard(t *testing.T) {
 	assert.NotContains(t, dom, hostile, "the name is text, not markup")
 
 	// By hand: payments had 22 calls in the minute, 4 failed and 2 slow of 22 that ran, 20
-	// under 5ms and 2 under 200ms; inventory 5 calls, 2 rejected by its OPEN breaker; legacy
-	// 3 rejected by force; limited 2 calls, 1 over the limit.
-	assert.Equal(t, []string{"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "5ms", "200ms"},
+	// under 5ms and 2 under 200ms; 10 of them in the last 10 s (second 2), 4 failed, 2 slow.
+	// inventory 5 calls, 2 rejected by its OPEN breaker, none in the last 10 s; legacy 3
+	// rejected by force, none ran; limited 2 calls, 1 over the limit.
+	assert.Equal(t, []string{"1.00", "40%", "20%",
+		"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "5ms", "200ms"},
 		cellsOf(rowOf(t, calls, "payments")))
-	assert.Equal(t, []string{"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "1ms", "1ms"},
+	assert.Equal(t, []string{"0.00", "—", "—",
+		"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "1ms", "1ms"},
 		cellsOf(rowOf(t, calls, "inventory")))
-	assert.Equal(t, "0.05", cellsOf(rowOf(t, calls, "legacy"))[2])
-	assert.Equal(t, "0.02", cellsOf(rowOf(t, calls, "limited"))[3])
-	assert.Equal(t, "0.12", cellsOf(rowOf(t, unruled, "inventroy"))[0])
+	legacy := cellsOf(rowOf(t, calls, "legacy"))
+	assert.Equal(t, "0.05", legacy[5], "forced/s")
+	assert.Equal(t, []string{"—", "—"}, legacy[9:11], "no share of errors or slow calls: none ran")
+	assert.Equal(t, "0.02", cellsOf(rowOf(t, calls, "limited"))[6])
+	assert.Equal(t, "0.12", cellsOf(rowOf(t, unruled, "inventroy"))[3])
 	assert.Contains(t, rowOf(t, unruled, "inventroy"), `<td class="muted">no rules</td>`)
 
-	// The sparkline of payments: 60 points, its busiest second (12 calls, 7s ago) at the top.
+	// The sparkline of payments: 60 points, its busiest second (12 calls, 10s ago) at the top.
 	points := regexp.MustCompile(`<polyline points="([^"]*)"`).FindStringSubmatch(rowOf(t, calls, "payments"))
 	require.Len(t, points, 2)
 	pts := strings.Fields(points[1])
 	require.Len(t, pts, 60)
-	assert.Equal(t, "105.8,1.0", pts[52], "second 1 of 8: 12 calls, the most")
+	assert.Equal(t, "99.7,1.0", pts[49], "second 1 of 11: 12 calls, the most")
 	assert.Equal(t, "0.0,23.0", pts[0], "no calls a minute ago")
 
 	breakers := section(t, dom, "breakers")

@@ -102,9 +102,16 @@
     return "";
   }
 
-  // perSecond formats a count over the last minute as a rate per second.
-  function perSecond(n) {
-    return (n / 60).toFixed(2);
+  // perSecond formats a count over a number of seconds (the minute by default) as a rate per
+  // second.
+  function perSecond(n, seconds) {
+    return (n / (seconds || 60)).toFixed(2);
+  }
+
+  // share formats the percentage of the calls that ran, or "—" when none ran: 0% of nothing
+  // would read as healthy while a breaker rejects every call.
+  function share(percent, ran) {
+    return ran > 0 ? percent + "%" : "—";
   }
 
   // sparkline draws the calls of each second of the last minute, the oldest at the left, as
@@ -132,18 +139,23 @@
     return svg;
   }
 
-  // callCells are the cells of a resource's last minute, in the order of the calls tables.
+  // callCells are the cells of a resource's last 10 seconds and last minute, in the order of
+  // the calls tables.
   function callCells(c) {
     const td = (text, cls) => el("td", cls || "num", text);
+    const last = c.last10s || {};
     return [
+      td(perSecond(last.calls || 0, 10)),
+      td(share(last.errorPercent, last.ran)),
+      td(share(last.slowPercent, last.ran)),
       td(perSecond(c.calls)),
       td(perSecond(c.rejectedOpen)),
       td(perSecond(c.rejectedForced)),
       td(perSecond(c.rejectedConcurrency)),
       td(perSecond(c.failures)),
       td(perSecond(c.slow)),
-      td(c.errorPercent + "%"),
-      td(c.slowPercent + "%"),
+      td(share(c.errorPercent, c.ran)),
+      td(share(c.slowPercent, c.ran)),
       td(c.rtP50 || "—"),
       td(c.rtP99 || "—"),
       cell("spark-cell", sparkline(c.perSecond || [])),
@@ -269,10 +281,10 @@
     const recorded = st.unruled !== undefined || withCalls.length > 0;
     document.getElementById("traffic").hidden = !recorded;
     if (recorded) {
-      replaceBody("#calls", withCalls.length ? withCalls.map(callsRow) : [emptyRow("No resources.", 13)]);
+      replaceBody("#calls", withCalls.length ? withCalls.map(callsRow) : [emptyRow("No resources.", 16)]);
       const unruled = (st.unruled || []).map(unruledRow);
       replaceBody("#unruled", unruled.length ? unruled :
-        [emptyRow("Every resource called in the last minute has rules or settings.", 13)]);
+        [emptyRow("Every resource called in the last minute has rules or settings.", 16)]);
     }
     replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 5)]);
 

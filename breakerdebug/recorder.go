@@ -19,6 +19,9 @@ const Overflow = "_other"
 const (
 	// seconds is the length of the window a Recorder keeps, in one-second buckets.
 	seconds = 60
+	// lastSeconds is the length of the recent part of it the status shows apart, so that a
+	// change in the last seconds is not averaged away over the minute.
+	lastSeconds = 10
 	// defaultLimit is how many resource names a Recorder keeps apart by default.
 	defaultLimit = 1000
 )
@@ -221,6 +224,19 @@ type callStats struct {
 	// PerSecond is the calls of each second of the minute, the oldest first, the current
 	// second last.
 	PerSecond []uint64 `json:"perSecond"`
+	// Last10s is the last 10 seconds of the minute, the current one included.
+	Last10s lastStats `json:"last10s"`
+}
+
+// lastStats is the calls of a resource's last seconds, and the shares of failed and slow calls
+// among those that ran.
+type lastStats struct {
+	Calls        uint64  `json:"calls"`
+	Ran          uint64  `json:"ran"`
+	Failures     uint64  `json:"failures"`
+	Slow         uint64  `json:"slow"`
+	ErrorPercent float64 `json:"errorPercent"`
+	SlowPercent  float64 `json:"slowPercent"`
 }
 
 // snapshot returns the last minute of s up to the second now, that second included.
@@ -241,16 +257,29 @@ func (s *series) snapshot(now int64) callStats {
 		st.Forced += uint64(b.forced.Load())
 		st.Concurrency += uint64(b.concurrency.Load())
 		st.OtherBlocked += uint64(b.otherBlocked.Load())
-		st.Ran += uint64(b.ran.Load())
-		st.Failures += uint64(b.failures.Load())
-		st.Slow += uint64(b.slow.Load())
+		ran := uint64(b.ran.Load())
+		st.Ran += ran
+		failures, slow := uint64(b.failures.Load()), uint64(b.slow.Load())
+		st.Failures += failures
+		st.Slow += slow
 		for j := range rt {
 			rt[j] += uint64(b.rt[j].Load())
+		}
+		if age < lastSeconds {
+			last := &st.Last10s
+			last.Calls += calls
+			last.Ran += ran
+			last.Failures += failures
+			last.Slow += slow
 		}
 	}
 	if st.Ran > 0 {
 		st.ErrorPercent = percentOf(st.Failures, st.Ran)
 		st.SlowPercent = percentOf(st.Slow, st.Ran)
+	}
+	if last := &st.Last10s; last.Ran > 0 {
+		last.ErrorPercent = percentOf(last.Failures, last.Ran)
+		last.SlowPercent = percentOf(last.Slow, last.Ran)
 	}
 	st.RTP50 = percentile(&rt, 50)
 	st.RTP99 = percentile(&rt, 99)
