@@ -32,14 +32,14 @@
 // ≥ 3 · min 3 calls in 1s", or "5 failures in a row" for ConsecutiveErrors, which keeps no
 // window), then how it recovers ("retry 3s, doubling per failed probe up to 30s, up to 10%
 // sooner (jitter) · probe timeout 2s · 3 probes in a row to close", each part only when its
-// field is set). States and reasons are their String forms; times are read from the Manager's clock ("now" is [breaker.Manager.Now]). Resources
-// are sorted by name, each resource's breakers are in rule order, and the transitions (the
-// last 100) are newest first, by "seq" ([breaker.StateChange.Seq], which orders them across
-// the Manager). The breaker fields are those of [breaker.Stats]: "generation" counts the
-// breaker's transitions, "total" and "bad" are the calls in its window and the slow or failed
-// ones among them (both 0 unless CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline"
-// unless HALF_OPEN. A transition's "snapshot" is, for ThresholdExceeded, the ratio or count
-// that met the threshold.
+// field is set). States and reasons are their String forms; times are read from the
+// Manager's clock ("now" is [breaker.Manager.Now]). Resources are sorted by name, each
+// resource's breakers are in rule order, and the transitions (the last 100) are newest first,
+// by "seq" ([breaker.StateChange.Seq], which orders them across the Manager). The breaker
+// fields are those of [breaker.Stats]: "generation" counts the breaker's transitions, "total"
+// and "bad" are the calls in its window and the slow or failed ones among them (both 0 unless
+// CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline" unless HALF_OPEN. A
+// transition's "snapshot" is, for ThresholdExceeded, the ratio or count that met the threshold.
 //
 // A resource with settings ([breaker.Manager.LoadResources]) has "settings": "force" is "auto",
 // "open" or "closed" ([breaker.Force]), "timeout" a Go duration ("0s": none), "maxConcurrency"
@@ -93,8 +93,9 @@
 // The document also has "unruled": the resources with calls in the minute, neither rules nor
 // settings, and no template matching their name (one whose breakers were dropped to make room
 // has rules all the same), the most called first, 10 by default ([WithUnruled]), so that a
-// rule loaded under a misspelt name shows. The Recorder keeps at most 1,000 names ([RecorderLimit]) and
-// counts the calls of any further name under [Overflow].
+// rule loaded under a misspelt name shows. The Recorder keeps at most 1,000 names
+// ([RecorderLimit]) and 128 KiB of them ([RecorderLimitBytes]), none longer than 1 KiB
+// ([RecorderMaxNameLength]), and counts the calls of any other name under [Overflow].
 //
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,8 +13,9 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// Overflow is the name under which a Recorder counts the calls of resources past its limit of
-// names (see RecorderLimit): "_other", as contrib/prometheus and contrib/otel name theirs.
+// Overflow is the name under which a Recorder counts the calls of resources whose names it
+// does not keep (see RecorderLimit, RecorderLimitBytes and RecorderMaxNameLength): "_other",
+// as contrib/prometheus and contrib/otel name theirs.
 const Overflow = "_other"
 
 const (
@@ -24,6 +26,12 @@ const (
 	lastSeconds = 10
 	// defaultLimit is how many resource names a Recorder keeps apart by default.
 	defaultLimit = 1000
+	// defaultLimitBytes is how many bytes of names a Recorder keeps by default: room for
+	// defaultLimit names of 128 bytes, or 128 of the longest.
+	defaultLimitBytes = 128 << 10
+	// defaultMaxNameLength is the longest name a Recorder keeps by default, in bytes, the
+	// bound the Manager puts on the names it keeps.
+	defaultMaxNameLength = 1 << 10
 )
 
 // rtBounds are the upper bounds of the response-time histogram's buckets; a last bucket holds
@@ -42,17 +50,24 @@ var rtBounds = [...]time.Duration{
 // a histogram of fixed buckets (1ms to 1m), from which it reads p50 and p99.
 //
 // Its memory is bounded: it keeps at most the limit of names (RecorderLimit, 1,000 by
-// default), each about 7 KB, and counts the calls of any further name under Overflow. OnCall
-// reads the Recorder's clock once and, for a name it knows, only adds to atomic counters; it
-// does not allocate. Counts read while calls are being made may miss a call at the edge of a
+// default), each about 7 KB of counters, and at most a limit of bytes of names (128 KiB by
+// default, RecorderLimitBytes), each name charged by its length and none longer than 1 KiB
+// (RecorderMaxNameLength); it counts the calls of any other name under Overflow. It keeps a
+// copy of each name, never the string the name was cut from. OnCall reads the Recorder's
+// clock once and, for a name it knows or one too long to keep, only adds to atomic counters;
+// it does not allocate. Counts read while calls are being made may miss a call at the edge of a
 // second. Make one with NewRecorder; the zero value is not usable. A Recorder is safe for
 // concurrent use and starts no goroutines.
 type Recorder struct {
-	clock breaker.Clock
-	limit int
+	clock         breaker.Clock
+	limit         int // names kept, Overflow aside
+	limitBytes    int // bytes of the names kept
+	maxNameLength int // bytes of the longest name kept
+	overflow      *series
 
-	names atomic.Pointer[map[string]*series] // copied on write, under mu
+	names atomic.Pointer[map[string]*series] // copied on write, under mu; holds Overflow
 	mu    sync.Mutex
+	bytes int // of the names kept, Overflow aside; under mu
 }
 
 var _ breaker.CallObserver = (*Recorder)(nil)
@@ -83,14 +98,30 @@ func RecorderLimit(n int) RecorderOption {
 	return recorderOptionFunc(func(r *Recorder) { r.limit = max(n, 1) })
 }
 
+// RecorderLimitBytes sets how many bytes of names a Recorder keeps in all, each name charged
+// by its length (128 KiB by default): the calls of a name that would take it past n are
+// counted under Overflow. With n <= 0 it keeps no name apart.
+func RecorderLimitBytes(n int) RecorderOption {
+	return recorderOptionFunc(func(r *Recorder) { r.limitBytes = max(n, 0) })
+}
+
+// RecorderMaxNameLength sets the longest name, in bytes, that a Recorder keeps (1 KiB by
+// default, as the Manager bounds the names it keeps): the calls of a longer name are counted
+// under Overflow, so that callers who make long names cannot make it keep them. With n <= 0 it
+// keeps no name apart.
+func RecorderMaxNameLength(n int) RecorderOption {
+	return recorderOptionFunc(func(r *Recorder) { r.maxNameLength = max(n, 0) })
+}
+
 // NewRecorder returns a Recorder with no calls counted.
 func NewRecorder(opts ...RecorderOption) *Recorder {
-	r := &Recorder{clock: systemClock{}, limit: defaultLimit}
+	r := &Recorder{clock: systemClock{}, limit: defaultLimit, limitBytes: defaultLimitBytes,
+		maxNameLength: defaultMaxNameLength, overflow: &series{}}
 	for _, o := range opts {
 		o.apply(r)
 	}
-	empty := map[string]*series{}
-	r.names.Store(&empty)
+	names := map[string]*series{Overflow: r.overflow}
+	r.names.Store(&names)
 	return r
 }
 
@@ -100,14 +131,17 @@ func (systemClock) Now() time.Time { return time.Now() }
 
 // OnCall counts c in the current second of its resource.
 func (r *Recorder) OnCall(c breaker.CallInfo) {
-	s := (*r.names.Load())[c.Resource]
-	if s == nil {
-		s = r.add(c.Resource)
+	s := r.overflow
+	if len(c.Resource) <= r.maxNameLength { // a longer name is not even looked up
+		if s = (*r.names.Load())[c.Resource]; s == nil {
+			s = r.add(c.Resource)
+		}
 	}
 	s.record(c, r.clock.Now().Unix())
 }
 
-// add returns the series of name, made if it is new and the limit allows, else Overflow's.
+// add returns the series of name, made if it is new and the limits allow, else Overflow's.
+// It keeps a copy of name: the caller's string may be part of a much longer one.
 func (r *Recorder) add(name string) *series {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -115,18 +149,16 @@ func (r *Recorder) add(name string) *series {
 	if s := old[name]; s != nil {
 		return s
 	}
-	if len(old) >= r.limit {
-		name = Overflow
-		if s := old[name]; s != nil {
-			return s
-		}
+	if len(old)-1 >= r.limit || r.bytes+len(name) > r.limitBytes {
+		return r.overflow
 	}
 	names := make(map[string]*series, len(old)+1)
 	for k, v := range old {
 		names[k] = v
 	}
 	s := &series{}
-	names[name] = s
+	names[strings.Clone(name)] = s
+	r.bytes += len(name)
 	r.names.Store(&names)
 	return s
 }
