@@ -15,27 +15,31 @@
 //	    {"resource": "inventory",
 //	     "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20}, "inFlight": 3,
 //	     "breakers": [
-//	      {"rule": RULE, "state": "OPEN", "dryRun": false, "generation": 3, "total": 0, "bad": 0,
-//	       "retryAt": "2026-01-01T00:00:10.1Z"}
+//	      {"rule": RULE, "ruleText": TEXT, "state": "OPEN", "dryRun": false, "generation": 3,
+//	       "total": 0, "bad": 0, "retryAt": "2026-01-01T00:00:10.1Z"}
 //	    ]}
 //	  ],
 //	  "transitions": [
-//	    {"seq": 7, "resource": "inventory", "rule": RULE, "from": "HALF_OPEN", "to": "OPEN",
-//	     "reason": "ProbeFailed", "snapshot": 0, "at": "2026-01-01T00:00:05.1Z", "generation": 3,
-//	     "dryRun": false},
+//	    {"seq": 7, "resource": "inventory", "rule": RULE, "ruleText": TEXT, "from": "HALF_OPEN",
+//	     "to": "OPEN", "reason": "ProbeFailed", "snapshot": 0, "at": "2026-01-01T00:00:05.1Z",
+//	     "generation": 3, "dryRun": false},
 //	    ...
 //	  ]
 //	}
 //
-// RULE is the [breaker.Rule] as its MarshalJSON writes it; states and reasons are their String
-// forms; times are read from the Manager's clock ("now" is [breaker.Manager.Now]). Resources
-// are sorted by name, each resource's breakers are in rule order, and the transitions (the
-// last 100) are newest first, by "seq" ([breaker.StateChange.Seq], which orders them across
-// the Manager). The breaker fields are those of [breaker.Stats]: "generation" counts the
-// breaker's transitions, "total" and "bad" are the calls in its window and the slow or failed
-// ones among them (both 0 unless CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline"
-// unless HALF_OPEN. A transition's "snapshot" is, for ThresholdExceeded, the ratio or count
-// that met the threshold.
+// RULE is the [breaker.Rule] as its MarshalJSON writes it, and TEXT the line the page shows for
+// it, with the values the library uses for the fields left at zero: what it trips on ("errors
+// ≥ 3 · min 3 calls in 1s", or "5 failures in a row" for ConsecutiveErrors, which keeps no
+// window), then how it recovers ("retry 3s, doubling per failed probe up to 30s, up to 10%
+// sooner (jitter) · probe timeout 2s · 3 probes in a row to close", each part only when its
+// field is set). States and reasons are their String forms; times are read from the
+// Manager's clock ("now" is [breaker.Manager.Now]). Resources are sorted by name, each
+// resource's breakers are in rule order, and the transitions (the last 100) are newest first,
+// by "seq" ([breaker.StateChange.Seq], which orders them across the Manager). The breaker
+// fields are those of [breaker.Stats]: "generation" counts the breaker's transitions, "total"
+// and "bad" are the calls in its window and the slow or failed ones among them (both 0 unless
+// CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline" unless HALF_OPEN. A
+// transition's "snapshot" is, for ThresholdExceeded, the ratio or count that met the threshold.
 //
 // A resource with settings ([breaker.Manager.LoadResources]) has "settings": "force" is "auto",
 // "open" or "closed" ([breaker.Force]), "timeout" a Go duration ("0s": none), "maxConcurrency"
@@ -71,7 +75,9 @@
 //	"calls": {"calls": 22, "rejectedOpen": 0, "rejectedForced": 0, "rejectedConcurrency": 0,
 //	          "rejectedOther": 0, "ran": 22, "failures": 4, "slow": 2,
 //	          "errorPercent": 18.2, "slowPercent": 9.1, "rtP50": "5ms", "rtP99": "200ms",
-//	          "perSecond": [0, ..., 12, 10, 0, ...]}
+//	          "perSecond": [0, ..., 12, 10, 0, ...],
+//	          "last10s": {"calls": 10, "ran": 10, "failures": 4, "slow": 2,
+//	                      "errorPercent": 40, "slowPercent": 20}}
 //
 // "calls" counts every call heard, "rejectedOpen" those a breaker rejected, "rejectedForced"
 // those of a ForceOpen resource, "rejectedConcurrency" those over MaxConcurrency,
@@ -79,12 +85,17 @@
 // among them, of which "errorPercent" and "slowPercent" are the shares (rounded to 0.1).
 // "rtP50" and "rtP99" are the upper bounds of the RT histogram buckets (1ms, 2ms, 5ms, ... 1m,
 // then ">1m0s") that hold those percentiles of the calls that ran, "" when none ran.
-// "perSecond" holds the calls of each of the 60 seconds, the oldest first. The page shows the
-// counts as rates per second over the minute (count / 60), with a sparkline of "perSecond".
-// The document also has "unruled": the resources with calls in the minute and neither rules
-// nor settings, the most called first, 10 by default ([WithUnruled]), so that a rule loaded
-// under a misspelt name shows. The Recorder keeps at most 1,000 names ([RecorderLimit]) and
-// counts the calls of any further name under [Overflow].
+// "perSecond" holds the calls of each of the 60 seconds, the oldest first. "last10s" counts the
+// last 10 of those seconds (the current one included) apart, so that a change is not averaged
+// away over the minute: its calls, those that ran, failures and slow calls, and the shares.
+// The page shows the counts as rates per second over the minute (count / 60) and over the 10
+// seconds (count / 10), the shares as "—" when no call ran, with a sparkline of "perSecond".
+// The document also has "unruled": the resources with calls in the minute, neither rules nor
+// settings, and no template matching their name (one whose breakers were dropped to make room
+// has rules all the same), the most called first, 10 by default ([WithUnruled]), so that a
+// rule loaded under a misspelt name shows. The Recorder keeps at most 1,000 names
+// ([RecorderLimit]) and 128 KiB of them ([RecorderLimitBytes]), none longer than 1 KiB
+// ([RecorderMaxNameLength]), and counts the calls of any other name under [Overflow].
 //
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
@@ -97,6 +108,7 @@ package breakerdebug
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
@@ -131,7 +143,8 @@ func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 	return h
 }
 
-// defaultUnruled is how many resources without rules or settings the status lists by default.
+// defaultUnruled is how many resources without rules, settings or a matching template the
+// status lists by default.
 const defaultUnruled = 10
 
 // defaultDynamic is how many resources with breakers from templates the status lists by
@@ -149,9 +162,9 @@ func (f optionFunc) apply(h *handler) { f(h) }
 
 // WithRecorder shows, beside each resource, its calls over the last minute as r counted them;
 // r must also be given to the Manager with breaker.WithCallObserver, and read the Manager's
-// clock (RecorderClock). Resources that had calls and have neither rules nor settings are
-// listed too, the most called first (see WithUnruled), so that a rule under a misspelt name
-// shows.
+// clock (RecorderClock). Resources that had calls and have neither rules nor settings, and
+// whose name no template matches, are listed too, the most called first (see WithUnruled), so
+// that a rule under a misspelt name shows.
 func WithRecorder(r *Recorder) Option {
 	return optionFunc(func(h *handler) { h.rec = r })
 }
@@ -164,8 +177,9 @@ func WithDynamic(n int) Option {
 	return optionFunc(func(h *handler) { h.dynamic = max(n, 0) })
 }
 
-// WithUnruled sets how many resources without rules or settings, the most called in the last
-// minute first, the status lists with WithRecorder (10 by default; 0 lists none).
+// WithUnruled sets how many resources without rules, settings or a matching template, the most
+// called in the last minute first, the status lists with WithRecorder (10 by default; 0 lists
+// none).
 func WithUnruled(n int) Option {
 	return optionFunc(func(h *handler) { h.unruled = max(n, 0) })
 }
@@ -183,8 +197,8 @@ type status struct {
 	Now         time.Time        `json:"now"`
 	Resources   []resourceStatus `json:"resources"`
 	Transitions []transition     `json:"transitions"`
-	// Unruled are the resources with calls in the last minute and neither rules nor settings,
-	// the most called first; set with a Recorder.
+	// Unruled are the resources with calls in the last minute, neither rules nor settings, and
+	// no template matching their name, the most called first; set with a Recorder.
 	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
 	// Dynamic counts the breakers template rules made; set while a template is loaded.
 	Dynamic *dynamicStatus `json:"dynamic,omitempty"`
@@ -220,6 +234,7 @@ type settingsStatus struct {
 
 type breakerStatus struct {
 	Rule          breaker.Rule `json:"rule"`
+	RuleText      string       `json:"ruleText"`
 	State         string       `json:"state"`
 	DryRun        bool         `json:"dryRun"`
 	Generation    uint64       `json:"generation"`
@@ -233,6 +248,7 @@ type transition struct {
 	Seq        uint64       `json:"seq"`
 	Resource   string       `json:"resource"`
 	Rule       breaker.Rule `json:"rule"`
+	RuleText   string       `json:"ruleText"`
 	From       string       `json:"from"`
 	To         string       `json:"to"`
 	Reason     string       `json:"reason"`
@@ -264,9 +280,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *handler) status() *status {
 	st := &status{Now: h.m.Now(), Resources: []resourceStatus{}}
 	settings := h.m.Resources()
-	var names []string
+	var names, templates []string
 	for _, r := range h.m.Rules() {
 		names = append(names, r.Resource)
+		if r.IsTemplate() {
+			templates = append(templates, strings.TrimSuffix(r.Resource, "*"))
+		}
 	}
 	for name := range settings {
 		names = append(names, name)
@@ -309,6 +328,7 @@ func (h *handler) status() *status {
 			rule := b.Rule()
 			res.Breakers = append(res.Breakers, breakerStatus{
 				Rule:          rule,
+				RuleText:      describe(rule),
 				State:         s.State.String(),
 				DryRun:        rule.DryRun || forcedClosed,
 				Generation:    s.Generation,
@@ -329,6 +349,9 @@ func (h *handler) status() *status {
 		st.Resources = append(st.Resources, res)
 	}
 	if h.rec != nil {
+		// A name a template matches has rules, whether or not it has breakers now: its
+		// breakers may have been dropped to make room for others, or not made yet.
+		maps.DeleteFunc(calls, func(name string, _ callStats) bool { return matchesAny(name, templates) })
 		st.Unruled = []unruledStatus{}
 		for _, rc := range topByCalls(calls, h.unruled) {
 			st.Unruled = append(st.Unruled, unruledStatus{Resource: rc.name, Calls: rc.stats})
@@ -341,6 +364,7 @@ func (h *handler) status() *status {
 			Seq:        c.Seq,
 			Resource:   c.Resource,
 			Rule:       c.Rule,
+			RuleText:   describe(c.Rule),
 			From:       c.From.String(),
 			To:         c.To.String(),
 			Reason:     c.Reason.String(),
@@ -436,4 +460,10 @@ func (h *handler) listDynamic(names []string, calls map[string]callStats) (liste
 		}
 	}
 	return listed, unlisted
+}
+
+// matchesAny reports whether name starts with one of prefixes, the templates' Resources without
+// their "*".
+func matchesAny(name string, prefixes []string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }

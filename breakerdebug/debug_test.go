@@ -124,25 +124,32 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 	assert.Equal(t, "application/json; charset=utf-8", rec.Header().Get("Content-Type"))
 
 	inventory := ruleJSON(t, inventoryRule)
+	const inventoryText = "errors ≥ 3 · min 1 call in 1s · retry 5s"
 	want := map[string]any{
 		"now": at(6100 * time.Millisecond),
 		"resources": []any{
 			map[string]any{"resource": "inventory", "breakers": []any{
-				map[string]any{"rule": inventory, "state": "OPEN", "dryRun": false, "generation": 3, "total": 0, "bad": 0,
+				map[string]any{"rule": inventory, "ruleText": inventoryText, "state": "OPEN", "dryRun": false,
+					"generation": 3, "total": 0, "bad": 0,
 					"retryAt": at(5100*time.Millisecond + inventoryRule.RetryTimeout)},
 			}},
 			map[string]any{"resource": "payments", "breakers": []any{
-				map[string]any{"rule": ruleJSON(t, paymentsErrors), "state": "CLOSED", "dryRun": false, "generation": 0, "total": 3, "bad": 1},
-				map[string]any{"rule": ruleJSON(t, paymentsSlow), "state": "CLOSED", "dryRun": false, "generation": 0, "total": 3, "bad": 0},
+				map[string]any{"rule": ruleJSON(t, paymentsErrors), "state": "CLOSED", "dryRun": false,
+					"generation": 0, "total": 3, "bad": 1, "ruleText": "errors ≥ 50% · min 5 calls in 1s · retry 10s"},
+				map[string]any{"rule": ruleJSON(t, paymentsSlow), "state": "CLOSED", "dryRun": false,
+					"generation": 0, "total": 3, "bad": 0, "ruleText": "slow ≥ 50% (RT > 100ms) · min 5 calls in 1s · retry 10s"},
 			}},
 		},
 		"transitions": []any{
-			map[string]any{"seq": 3, "resource": "inventory", "rule": inventory, "from": "HALF_OPEN", "to": "OPEN",
-				"reason": "ProbeFailed", "snapshot": 0, "at": at(5100 * time.Millisecond), "generation": 3, "dryRun": false},
-			map[string]any{"seq": 2, "resource": "inventory", "rule": inventory, "from": "OPEN", "to": "HALF_OPEN",
-				"reason": "RetryTimeoutElapsed", "snapshot": 0, "at": at(5100 * time.Millisecond), "generation": 2, "dryRun": false},
-			map[string]any{"seq": 1, "resource": "inventory", "rule": inventory, "from": "CLOSED", "to": "OPEN",
-				"reason": "ThresholdExceeded", "snapshot": 3, "at": at(100 * time.Millisecond), "generation": 1, "dryRun": false},
+			map[string]any{"seq": 3, "resource": "inventory", "rule": inventory, "ruleText": inventoryText,
+				"from": "HALF_OPEN", "to": "OPEN", "reason": "ProbeFailed", "snapshot": 0,
+				"at": at(5100 * time.Millisecond), "generation": 3, "dryRun": false},
+			map[string]any{"seq": 2, "resource": "inventory", "rule": inventory, "ruleText": inventoryText,
+				"from": "OPEN", "to": "HALF_OPEN", "reason": "RetryTimeoutElapsed", "snapshot": 0,
+				"at": at(5100 * time.Millisecond), "generation": 2, "dryRun": false},
+			map[string]any{"seq": 1, "resource": "inventory", "rule": inventory, "ruleText": inventoryText,
+				"from": "CLOSED", "to": "OPEN", "reason": "ThresholdExceeded", "snapshot": 3,
+				"at": at(100 * time.Millisecond), "generation": 1, "dryRun": false},
 		},
 	}
 	wantJSON, err := json.Marshal(want)
@@ -215,6 +222,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 			require.Len(t, got.Resources[0].Breakers, 1)
 			b := got.Resources[0].Breakers[0]
 			delete(b, "rule")
+			delete(b, "ruleText")
 			wantJSON, err := json.Marshal(tt.want)
 			require.NoError(t, err)
 			gotJSON, err := json.Marshal(b)
@@ -571,4 +579,38 @@ func TestDynamicListIsBounded(t *testing.T) {
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
 	assert.Len(t, got.Resources, 5)
 	assert.Zero(t, got.Dynamic.Unlisted)
+}
+
+// Given a template resource whose breakers were dropped to stay within
+// WithMaxDynamicBreakers, when the status is read, then it is not listed as called without
+// rules: a template matches it. A name no template matches still is.
+func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
+	clk := breakertest.NewClock()
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec),
+		breaker.WithMaxDynamicBreakers(2))
+	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
+		Threshold: 1, RetryTimeout: time.Minute}}))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
+
+	for _, name := range []string{"api/a", "api/b", "api/c"} {
+		call(m, name, succeed)
+		clk.Advance(time.Millisecond)
+	}
+	call(m, "inventroy", succeed) // no template matches it
+	d := m.DynamicStats()
+	require.NotZero(t, d.Dropped, "api/c needed room")
+	require.NotContains(t, m.DynamicResources(), "api/a", "the longest idle was dropped")
+
+	st := readStatus(t, h)
+	var unruled []string
+	for _, u := range st.Unruled {
+		unruled = append(unruled, u.Resource)
+	}
+	assert.Equal(t, []string{"inventroy"}, unruled)
+	var listed []string
+	for _, r := range st.Resources {
+		listed = append(listed, r.Resource)
+	}
+	assert.Equal(t, m.DynamicResources(), listed, "the template resources that have breakers now")
 }

@@ -100,8 +100,8 @@ func TestE2EChromium(t *testing.T) {
 	const hostile = "<script>alert(1)</script>"
 	search := breaker.Rule{Resource: "search", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
-	named := breaker.Rule{Resource: hostile, Strategy: breaker.ErrorCount, Threshold: 1,
-		MinRequestAmount: 1, RetryTimeout: time.Minute}
+	named := breaker.Rule{Resource: hostile, Strategy: breaker.ConsecutiveErrors, Threshold: 2,
+		RetryTimeout: time.Minute, MaxRetryTimeout: 5 * time.Minute, RetryJitter: 0.2, ProbeNum: 3}
 	shadow := breaker.Rule{ID: "shadow-errors", Resource: "shadow", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute, DryRun: true}
 	bypassed := breaker.Rule{Resource: "bypassed", Strategy: breaker.ErrorCount, Threshold: 1,
@@ -123,6 +123,7 @@ func TestE2EChromium(t *testing.T) {
 	call(m, "bypassed", fail)  // trips the forced-closed resource's breaker
 	call(m, "api/users", fail) // trips the breaker the template made for it
 	call(m, "api/orders", succeed)
+	call(m, hostile, fail) // one failure of the two in a row its rule trips on
 	held, err := m.Enter("payments")
 	require.NoError(t, err)
 	defer held.Exit()
@@ -175,6 +176,13 @@ func TestE2EChromium(t *testing.T) {
 		`<span class="badge forced-open">FORCED OPEN</span></td><td class="nowrap">none</td><td class="num">none</td><td class="num">0</td>`)
 	assert.Contains(t, rowOf(t, settings, "bypassed"), `<span class="badge forced-closed">FORCED CLOSED</span>`)
 	assert.Contains(t, rowOf(t, breakers, "inventory"), "inventory-errors", "the rule's ID")
+	assert.Contains(t, rowOf(t, breakers, "inventory"),
+		`<div class="rule-text">errors ≥ 3 · min 1 call in 1s · retry 5s</div>`, "the rule, described")
+	assert.Contains(t, rowOf(t, breakers, "&lt;script&gt;alert(1)&lt;/script&gt;"),
+		`<div class="rule-text">2 failures in a row · retry 1m0s, doubling per failed probe up to 5m0s, `+
+			`up to 20% sooner (jitter) · 3 probes in a row to close</div>`, "no window, and the recovery")
+	assert.Contains(t, rowOf(t, breakers, "&lt;script&gt;alert(1)&lt;/script&gt;"),
+		`<td class="num">1 failed in a row</td>`, "its run of failures, not a window")
 	assert.Contains(t, rowOf(t, breakers, "payments"), "0 bad of 2", "the window counts")
 
 	transitions := section(t, dom, "transitions")
@@ -205,18 +213,27 @@ func cellsOf(row string) []string {
 	return out
 }
 
-// wantCells is what the page should show for c, formatted from the JSON as page.js does.
+// wantCells is what the page should show for c, the last 10 seconds and then the minute,
+// formatted from the JSON as page.js does.
 func wantCells(c callsJSON) []string {
 	rate := func(n uint64) string { return strconv.FormatFloat(float64(n)/60, 'f', 2, 64) }
-	pct := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" }
+	rate10 := func(n uint64) string { return strconv.FormatFloat(float64(n)/10, 'f', 2, 64) }
+	pct := func(v float64, ran uint64) string {
+		if ran == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64) + "%"
+	}
 	rt := func(s string) string {
 		if s == "" {
 			return "—"
 		}
 		return s
 	}
-	return []string{rate(c.Calls), rate(c.RejectedOpen), rate(c.RejectedForced), rate(c.RejectedConcurrency),
-		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent), pct(c.SlowPercent), rt(c.RTP50), rt(c.RTP99)}
+	last := c.Last10s
+	return []string{rate10(last.Calls), pct(last.ErrorPercent, last.Ran), pct(last.SlowPercent, last.Ran),
+		rate(c.Calls), rate(c.RejectedOpen), rate(c.RejectedForced), rate(c.RejectedConcurrency),
+		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent, c.Ran), pct(c.SlowPercent, c.Ran), rt(c.RTP50), rt(c.RTP99)}
 }
 
 // Given traffic over ten seconds of a fake clock (calls that pass, fail, are slow, rejected by
@@ -272,7 +289,7 @@ func TestE2EDashboard(t *testing.T) {
 	}
 	const hostile = "<b>x</b>"
 	call(m, hostile, succeed)
-	at(8500 * time.Millisecond)
+	at(11500 * time.Millisecond) // the last 10 s are seconds 2 to 11
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -299,23 +316,28 @@ func TestE2EDashboard(t *testing.T) {
 	assert.NotContains(t, dom, hostile, "the name is text, not markup")
 
 	// By hand: payments had 22 calls in the minute, 4 failed and 2 slow of 22 that ran, 20
-	// under 5ms and 2 under 200ms; inventory 5 calls, 2 rejected by its OPEN breaker; legacy
-	// 3 rejected by force; limited 2 calls, 1 over the limit.
-	assert.Equal(t, []string{"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "5ms", "200ms"},
+	// under 5ms and 2 under 200ms; 10 of them in the last 10 s (second 2), 4 failed, 2 slow.
+	// inventory 5 calls, 2 rejected by its OPEN breaker, none in the last 10 s; legacy 3
+	// rejected by force, none ran; limited 2 calls, 1 over the limit.
+	assert.Equal(t, []string{"1.00", "40%", "20%",
+		"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "5ms", "200ms"},
 		cellsOf(rowOf(t, calls, "payments")))
-	assert.Equal(t, []string{"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "1ms", "1ms"},
+	assert.Equal(t, []string{"0.00", "—", "—",
+		"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "1ms", "1ms"},
 		cellsOf(rowOf(t, calls, "inventory")))
-	assert.Equal(t, "0.05", cellsOf(rowOf(t, calls, "legacy"))[2])
-	assert.Equal(t, "0.02", cellsOf(rowOf(t, calls, "limited"))[3])
-	assert.Equal(t, "0.12", cellsOf(rowOf(t, unruled, "inventroy"))[0])
+	legacy := cellsOf(rowOf(t, calls, "legacy"))
+	assert.Equal(t, "0.05", legacy[5], "forced/s")
+	assert.Equal(t, []string{"—", "—"}, legacy[9:11], "no share of errors or slow calls: none ran")
+	assert.Equal(t, "0.02", cellsOf(rowOf(t, calls, "limited"))[6])
+	assert.Equal(t, "0.12", cellsOf(rowOf(t, unruled, "inventroy"))[3])
 	assert.Contains(t, rowOf(t, unruled, "inventroy"), `<td class="muted">no rules</td>`)
 
-	// The sparkline of payments: 60 points, its busiest second (12 calls, 7s ago) at the top.
+	// The sparkline of payments: 60 points, its busiest second (12 calls, 10s ago) at the top.
 	points := regexp.MustCompile(`<polyline points="([^"]*)"`).FindStringSubmatch(rowOf(t, calls, "payments"))
 	require.Len(t, points, 2)
 	pts := strings.Fields(points[1])
 	require.Len(t, pts, 60)
-	assert.Equal(t, "105.8,1.0", pts[52], "second 1 of 8: 12 calls, the most")
+	assert.Equal(t, "99.7,1.0", pts[49], "second 1 of 11: 12 calls, the most")
 	assert.Equal(t, "0.0,23.0", pts[0], "no calls a minute ago")
 
 	breakers := section(t, dom, "breakers")

@@ -47,24 +47,29 @@ func TestJSONShowsSettingsForceAndDryRun(t *testing.T) {
 	require.Len(t, got.Resources, 4)
 	want := []string{
 		`{"resource": "inventory", "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20},
-		  "inFlight": 1, "breakers": [{"rule": ` + string(ruleJSON(t, inventoryRule)) + `, "state": "CLOSED",
+		  "inFlight": 1, "breakers": [{"rule": ` + string(ruleJSON(t, inventoryRule)) + `,
+		  "ruleText": "errors ≥ 3 · min 1 call in 1s · retry 5s", "state": "CLOSED",
 		  "dryRun": false, "generation": 0, "total": 0, "bad": 0}]}`,
 		`{"resource": "legacy", "settings": {"force": "open", "timeout": "0s", "maxConcurrency": 0},
 		  "inFlight": 0, "breakers": []}`,
-		`{"resource": "payments", "breakers": [{"rule": ` + string(ruleJSON(t, shadow)) + `, "state": "OPEN",
+		`{"resource": "payments", "breakers": [{"rule": ` + string(ruleJSON(t, shadow)) + `,
+		  "ruleText": "errors ≥ 2 · min 1 call in 1s · retry 1m0s", "state": "OPEN",
 		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
 		`{"resource": "search", "settings": {"force": "closed", "timeout": "0s", "maxConcurrency": 0},
-		  "inFlight": 0, "breakers": [{"rule": ` + string(ruleJSON(t, search)) + `, "state": "OPEN",
+		  "inFlight": 0, "breakers": [{"rule": ` + string(ruleJSON(t, search)) + `,
+		  "ruleText": "errors ≥ 1 · min 1 call in 1s · retry 1m0s", "state": "OPEN",
 		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
 	}
 	for i, w := range want {
 		assert.JSONEq(t, w, string(got.Resources[i]), "resource %d", i)
 	}
 	require.Len(t, got.Transitions, 2)
-	assert.JSONEq(t, `{"seq": 2, "resource": "search", "rule": `+string(ruleJSON(t, search))+`, "from": "CLOSED",
+	assert.JSONEq(t, `{"seq": 2, "resource": "search", "rule": `+string(ruleJSON(t, search))+`,
+		"ruleText": "errors ≥ 1 · min 1 call in 1s · retry 1m0s", "from": "CLOSED",
 		"to": "OPEN", "reason": "ThresholdExceeded", "snapshot": 1, "at": "`+stamp(time.Second)+`",
 		"generation": 1, "dryRun": true}`, string(got.Transitions[0]))
-	assert.JSONEq(t, `{"seq": 1, "resource": "payments", "rule": `+string(ruleJSON(t, shadow))+`, "from": "CLOSED",
+	assert.JSONEq(t, `{"seq": 1, "resource": "payments", "rule": `+string(ruleJSON(t, shadow))+`,
+		"ruleText": "errors ≥ 2 · min 1 call in 1s · retry 1m0s", "from": "CLOSED",
 		"to": "OPEN", "reason": "ThresholdExceeded", "snapshot": 2, "at": "`+stamp(time.Second)+`",
 		"generation": 1, "dryRun": true}`, string(got.Transitions[1]))
 }

@@ -44,52 +44,21 @@
     return res.settings ? res.settings.force : "auto";
   }
 
-  // duration returns a rule's duration field, or def when it is unset.
-  function duration(v, def) {
-    return v && v !== "0s" ? String(v) : def;
-  }
-
-  function percent(v) {
-    return typeof v === "number" ? Math.round(v * 1000) / 10 + "%" : String(v);
-  }
-
-  // ruleText describes a rule in one line, from whichever fields its JSON has.
-  function ruleText(r) {
-    const parts = [];
-    switch (r.strategy) {
-      case "SlowRequestRatio":
-        parts.push("slow ≥ " + percent(r.threshold) + " (RT > " + r.maxAllowedRT + ")");
-        break;
-      case "ErrorRatio":
-        parts.push("errors ≥ " + percent(r.threshold));
-        break;
-      case "ErrorCount":
-        parts.push("errors ≥ " + r.threshold);
-        break;
-      default:
-        parts.push(String(r.strategy) + " ≥ " + r.threshold);
-    }
-    parts.push("min " + (r.minRequestAmount || 5) + " calls in " + duration(r.statInterval, "1s"));
-    parts.push("retry " + duration(r.retryTimeout, "?"));
-    const probe = duration(r.probeTimeout, "");
-    if (probe) parts.push("probe " + probe);
-    return parts.join(" · ");
-  }
-
-  function ruleCell(r) {
+  // ruleCell shows a breaker's rule: its ID, if it has one, over the server's description of
+  // what it trips on and how it recovers.
+  function ruleCell(r, text) {
     const td = el("td");
-    if (!r || typeof r !== "object") return td;
-    if (r.id) td.append(el("div", "rule-id", r.id));
-    td.append(el("div", "rule-text", ruleText(r)));
+    if (r && r.id) td.append(el("div", "rule-id", r.id));
+    td.append(el("div", "rule-text", text || ""));
     return td;
   }
 
-  // ruleName is a cell with the rule's ID, or its strategy, and its description on hover.
-  // ruleName is the rule's ID, else its strategy; a template's (Resource ending in "*") also
-  // names the template, since its breakers are listed under the names it matched.
-  function ruleName(r) {
+  // ruleName is a cell with the rule's ID, else its strategy, and its description on hover; a
+  // template's (Resource ending in "*") also names the template, since its breakers are listed
+  // under the names it matched.
+  function ruleName(r, text) {
     const td = el("td", "nowrap", r.id || r.strategy || "");
-    if (r.strategy) td.title = ruleText(r);
+    if (text) td.title = text;
     if (typeof r.resource === "string" && r.resource.endsWith("*")) {
       td.append(el("span", "muted", " from " + r.resource));
     }
@@ -133,9 +102,16 @@
     return "";
   }
 
-  // perSecond formats a count over the last minute as a rate per second.
-  function perSecond(n) {
-    return (n / 60).toFixed(2);
+  // perSecond formats a count over a number of seconds (the minute by default) as a rate per
+  // second.
+  function perSecond(n, seconds) {
+    return (n / (seconds || 60)).toFixed(2);
+  }
+
+  // share formats the percentage of the calls that ran, or "—" when none ran: 0% of nothing
+  // would read as healthy while a breaker rejects every call.
+  function share(percent, ran) {
+    return ran > 0 ? percent + "%" : "—";
   }
 
   // sparkline draws the calls of each second of the last minute, the oldest at the left, as
@@ -163,18 +139,23 @@
     return svg;
   }
 
-  // callCells are the cells of a resource's last minute, in the order of the calls tables.
+  // callCells are the cells of a resource's last 10 seconds and last minute, in the order of
+  // the calls tables.
   function callCells(c) {
     const td = (text, cls) => el("td", cls || "num", text);
+    const last = c.last10s || {};
     return [
+      td(perSecond(last.calls || 0, 10)),
+      td(share(last.errorPercent, last.ran)),
+      td(share(last.slowPercent, last.ran)),
       td(perSecond(c.calls)),
       td(perSecond(c.rejectedOpen)),
       td(perSecond(c.rejectedForced)),
       td(perSecond(c.rejectedConcurrency)),
       td(perSecond(c.failures)),
       td(perSecond(c.slow)),
-      td(c.errorPercent + "%"),
-      td(c.slowPercent + "%"),
+      td(share(c.errorPercent, c.ran)),
+      td(share(c.slowPercent, c.ran)),
       td(c.rtP50 || "—"),
       td(c.rtP99 || "—"),
       cell("spark-cell", sparkline(c.perSecond || [])),
@@ -198,8 +179,12 @@
     return tr;
   }
 
+  // windowText is what a CLOSED breaker counts: its window's bad calls, or for a
+  // ConsecutiveErrors rule, which keeps no window, its current run of failures.
   function windowText(b) {
-    return b.state === "CLOSED" ? b.bad + " bad of " + b.total : "—";
+    if (b.state !== "CLOSED") return "—";
+    if (b.rule && b.rule.strategy === "ConsecutiveErrors") return b.bad + " failed in a row";
+    return b.bad + " bad of " + b.total;
   }
 
   function emptyRow(text, columns) {
@@ -237,7 +222,7 @@
         .filter((x) => x));
       tr.append(
         el("td", "resource", res.resource),
-        ruleCell(b.rule),
+        ruleCell(b.rule, b.ruleText),
         state,
         el("td", "num", windowText(b)),
         retry,
@@ -296,10 +281,10 @@
     const recorded = st.unruled !== undefined || withCalls.length > 0;
     document.getElementById("traffic").hidden = !recorded;
     if (recorded) {
-      replaceBody("#calls", withCalls.length ? withCalls.map(callsRow) : [emptyRow("No resources.", 13)]);
+      replaceBody("#calls", withCalls.length ? withCalls.map(callsRow) : [emptyRow("No resources.", 16)]);
       const unruled = (st.unruled || []).map(unruledRow);
       replaceBody("#unruled", unruled.length ? unruled :
-        [emptyRow("Every resource called in the last minute has rules or settings.", 13)]);
+        [emptyRow("Every resource called in the last minute has rules or settings.", 16)]);
     }
     replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 5)]);
 
@@ -312,7 +297,7 @@
       tr.append(
         timeCell(c.at, now, "nowrap"),
         el("td", "resource", c.resource),
-        ruleName(rule),
+        ruleName(rule, c.ruleText),
         change,
         el("td", "reason", reason),
         el("td", "num", c.generation),

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,15 +13,25 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// Overflow is the name under which a Recorder counts the calls of resources past its limit of
-// names (see RecorderLimit): "_other", as contrib/prometheus and contrib/otel name theirs.
+// Overflow is the name under which a Recorder counts the calls of resources whose names it
+// does not keep (see RecorderLimit, RecorderLimitBytes and RecorderMaxNameLength): "_other",
+// as contrib/prometheus and contrib/otel name theirs.
 const Overflow = "_other"
 
 const (
 	// seconds is the length of the window a Recorder keeps, in one-second buckets.
 	seconds = 60
+	// lastSeconds is the length of the recent part of it the status shows apart, so that a
+	// change in the last seconds is not averaged away over the minute.
+	lastSeconds = 10
 	// defaultLimit is how many resource names a Recorder keeps apart by default.
 	defaultLimit = 1000
+	// defaultLimitBytes is how many bytes of names a Recorder keeps by default: room for
+	// defaultLimit names of 128 bytes, or 128 of the longest.
+	defaultLimitBytes = 128 << 10
+	// defaultMaxNameLength is the longest name a Recorder keeps by default, in bytes, the
+	// bound the Manager puts on the names it keeps.
+	defaultMaxNameLength = 1 << 10
 )
 
 // rtBounds are the upper bounds of the response-time histogram's buckets; a last bucket holds
@@ -39,17 +50,24 @@ var rtBounds = [...]time.Duration{
 // a histogram of fixed buckets (1ms to 1m), from which it reads p50 and p99.
 //
 // Its memory is bounded: it keeps at most the limit of names (RecorderLimit, 1,000 by
-// default), each about 7 KB, and counts the calls of any further name under Overflow. OnCall
-// reads the Recorder's clock once and, for a name it knows, only adds to atomic counters; it
-// does not allocate. Counts read while calls are being made may miss a call at the edge of a
+// default), each about 7 KB of counters, and at most a limit of bytes of names (128 KiB by
+// default, RecorderLimitBytes), each name charged by its length and none longer than 1 KiB
+// (RecorderMaxNameLength); it counts the calls of any other name under Overflow. It keeps a
+// copy of each name, never the string the name was cut from. OnCall reads the Recorder's
+// clock once and, for a name it knows or one too long to keep, only adds to atomic counters;
+// it does not allocate. Counts read while calls are being made may miss a call at the edge of a
 // second. Make one with NewRecorder; the zero value is not usable. A Recorder is safe for
 // concurrent use and starts no goroutines.
 type Recorder struct {
-	clock breaker.Clock
-	limit int
+	clock         breaker.Clock
+	limit         int // names kept, Overflow aside
+	limitBytes    int // bytes of the names kept
+	maxNameLength int // bytes of the longest name kept
+	overflow      *series
 
-	names atomic.Pointer[map[string]*series] // copied on write, under mu
+	names atomic.Pointer[map[string]*series] // copied on write, under mu; holds Overflow
 	mu    sync.Mutex
+	bytes int // of the names kept, Overflow aside; under mu
 }
 
 var _ breaker.CallObserver = (*Recorder)(nil)
@@ -80,14 +98,30 @@ func RecorderLimit(n int) RecorderOption {
 	return recorderOptionFunc(func(r *Recorder) { r.limit = max(n, 1) })
 }
 
+// RecorderLimitBytes sets how many bytes of names a Recorder keeps in all, each name charged
+// by its length (128 KiB by default): the calls of a name that would take it past n are
+// counted under Overflow. With n <= 0 it keeps no name apart.
+func RecorderLimitBytes(n int) RecorderOption {
+	return recorderOptionFunc(func(r *Recorder) { r.limitBytes = max(n, 0) })
+}
+
+// RecorderMaxNameLength sets the longest name, in bytes, that a Recorder keeps (1 KiB by
+// default, as the Manager bounds the names it keeps): the calls of a longer name are counted
+// under Overflow, so that callers who make long names cannot make it keep them. With n <= 0 it
+// keeps no name apart.
+func RecorderMaxNameLength(n int) RecorderOption {
+	return recorderOptionFunc(func(r *Recorder) { r.maxNameLength = max(n, 0) })
+}
+
 // NewRecorder returns a Recorder with no calls counted.
 func NewRecorder(opts ...RecorderOption) *Recorder {
-	r := &Recorder{clock: systemClock{}, limit: defaultLimit}
+	r := &Recorder{clock: systemClock{}, limit: defaultLimit, limitBytes: defaultLimitBytes,
+		maxNameLength: defaultMaxNameLength, overflow: &series{}}
 	for _, o := range opts {
 		o.apply(r)
 	}
-	empty := map[string]*series{}
-	r.names.Store(&empty)
+	names := map[string]*series{Overflow: r.overflow}
+	r.names.Store(&names)
 	return r
 }
 
@@ -97,14 +131,17 @@ func (systemClock) Now() time.Time { return time.Now() }
 
 // OnCall counts c in the current second of its resource.
 func (r *Recorder) OnCall(c breaker.CallInfo) {
-	s := (*r.names.Load())[c.Resource]
-	if s == nil {
-		s = r.add(c.Resource)
+	s := r.overflow
+	if len(c.Resource) <= r.maxNameLength { // a longer name is not even looked up
+		if s = (*r.names.Load())[c.Resource]; s == nil {
+			s = r.add(c.Resource)
+		}
 	}
 	s.record(c, r.clock.Now().Unix())
 }
 
-// add returns the series of name, made if it is new and the limit allows, else Overflow's.
+// add returns the series of name, made if it is new and the limits allow, else Overflow's.
+// It keeps a copy of name: the caller's string may be part of a much longer one.
 func (r *Recorder) add(name string) *series {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -112,18 +149,16 @@ func (r *Recorder) add(name string) *series {
 	if s := old[name]; s != nil {
 		return s
 	}
-	if len(old) >= r.limit {
-		name = Overflow
-		if s := old[name]; s != nil {
-			return s
-		}
+	if len(old)-1 >= r.limit || r.bytes+len(name) > r.limitBytes {
+		return r.overflow
 	}
 	names := make(map[string]*series, len(old)+1)
 	for k, v := range old {
 		names[k] = v
 	}
 	s := &series{}
-	names[name] = s
+	names[strings.Clone(name)] = s
+	r.bytes += len(name)
 	r.names.Store(&names)
 	return s
 }
@@ -221,6 +256,19 @@ type callStats struct {
 	// PerSecond is the calls of each second of the minute, the oldest first, the current
 	// second last.
 	PerSecond []uint64 `json:"perSecond"`
+	// Last10s is the last 10 seconds of the minute, the current one included.
+	Last10s lastStats `json:"last10s"`
+}
+
+// lastStats is the calls of a resource's last seconds, and the shares of failed and slow calls
+// among those that ran.
+type lastStats struct {
+	Calls        uint64  `json:"calls"`
+	Ran          uint64  `json:"ran"`
+	Failures     uint64  `json:"failures"`
+	Slow         uint64  `json:"slow"`
+	ErrorPercent float64 `json:"errorPercent"`
+	SlowPercent  float64 `json:"slowPercent"`
 }
 
 // snapshot returns the last minute of s up to the second now, that second included.
@@ -241,16 +289,29 @@ func (s *series) snapshot(now int64) callStats {
 		st.Forced += uint64(b.forced.Load())
 		st.Concurrency += uint64(b.concurrency.Load())
 		st.OtherBlocked += uint64(b.otherBlocked.Load())
-		st.Ran += uint64(b.ran.Load())
-		st.Failures += uint64(b.failures.Load())
-		st.Slow += uint64(b.slow.Load())
+		ran := uint64(b.ran.Load())
+		st.Ran += ran
+		failures, slow := uint64(b.failures.Load()), uint64(b.slow.Load())
+		st.Failures += failures
+		st.Slow += slow
 		for j := range rt {
 			rt[j] += uint64(b.rt[j].Load())
+		}
+		if age < lastSeconds {
+			last := &st.Last10s
+			last.Calls += calls
+			last.Ran += ran
+			last.Failures += failures
+			last.Slow += slow
 		}
 	}
 	if st.Ran > 0 {
 		st.ErrorPercent = percentOf(st.Failures, st.Ran)
 		st.SlowPercent = percentOf(st.Slow, st.Ran)
+	}
+	if last := &st.Last10s; last.Ran > 0 {
+		last.ErrorPercent = percentOf(last.Failures, last.Ran)
+		last.SlowPercent = percentOf(last.Slow, last.Ran)
 	}
 	st.RTP50 = percentile(&rt, 50)
 	st.RTP99 = percentile(&rt, 99)

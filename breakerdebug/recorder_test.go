@@ -32,6 +32,17 @@ type callsJSON struct {
 	RTP50               string   `json:"rtP50"`
 	RTP99               string   `json:"rtP99"`
 	PerSecond           []uint64 `json:"perSecond"`
+	Last10s             lastJSON `json:"last10s"`
+}
+
+// lastJSON is the part of callsJSON that counts the last 10 seconds.
+type lastJSON struct {
+	Calls        uint64  `json:"calls"`
+	Ran          uint64  `json:"ran"`
+	Failures     uint64  `json:"failures"`
+	Slow         uint64  `json:"slow"`
+	ErrorPercent float64 `json:"errorPercent"`
+	SlowPercent  float64 `json:"slowPercent"`
 }
 
 type statusJSON struct {
@@ -135,6 +146,7 @@ func TestRecorderCounts(t *testing.T) {
 		Calls: 10, RejectedConcurrency: 1, Ran: 9, Failures: 2, Slow: 1,
 		ErrorPercent: 22.2, SlowPercent: 11.1, RTP50: "5ms", RTP99: "200ms",
 		PerSecond: wantPerSecond,
+		Last10s:   lastJSON{Calls: 10, Ran: 9, Failures: 2, Slow: 1, ErrorPercent: 22.2, SlowPercent: 11.1},
 	}, pay)
 
 	inv := callsOf(t, st, "inventory")
@@ -298,4 +310,37 @@ func TestRecorderStaleCall(t *testing.T) {
 	c := callsOf(t, readStatus(t, h), "payments")
 	assert.Equal(t, uint64(2), c.Calls)
 	assert.Equal(t, uint64(0), c.Failures)
+}
+
+// Given a minute of calls that passed and then, over the last seconds, calls that all fail,
+// when the status is read, then "last10s" counts the 10 seconds up to the current one, where
+// every call failed, beside the minute's share of failures, which the old calls dilute.
+func TestRecorderLast10s(t *testing.T) {
+	m, clk, h := newRecorded(t, nil, paymentsSlow)
+	start := clk.Now().Truncate(time.Second)
+	clk.Set(start)
+	for range 40 {
+		timed(m, clk, "payments", time.Millisecond, nil)
+	}
+	clk.Set(start.Add(49 * time.Second)) // 10 seconds before the read: out of the last 10
+	for range 10 {
+		timed(m, clk, "payments", time.Millisecond, nil)
+	}
+	clk.Set(start.Add(50 * time.Second)) // 9 seconds before: in
+	timed(m, clk, "payments", 150*time.Millisecond, errDown)
+	clk.Set(start.Add(60*time.Second - 100*time.Millisecond)) // second 59, the current one
+	for range 3 {
+		timed(m, clk, "payments", time.Millisecond, errDown)
+	}
+
+	c := callsOf(t, readStatus(t, h), "payments")
+	assert.Equal(t, uint64(54), c.Calls)
+	assert.Equal(t, 7.4, c.ErrorPercent, "4 of 54")
+	assert.Equal(t, lastJSON{Calls: 4, Ran: 4, Failures: 4, Slow: 1, ErrorPercent: 100, SlowPercent: 25}, c.Last10s)
+
+	// Ten seconds on, those calls are out of it, and it is empty.
+	clk.Set(start.Add(69 * time.Second))
+	c = callsOf(t, readStatus(t, h), "payments")
+	assert.Equal(t, uint64(14), c.Calls, "the minute still has seconds 49 to 59")
+	assert.Equal(t, lastJSON{}, c.Last10s)
 }

@@ -1,0 +1,85 @@
+package breakerdebug
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/halfopen/breaker"
+)
+
+// describe says in one line what r trips on and how its breaker recovers, with the values the
+// library uses for the fields left at zero, for the page to show beside the rule:
+//
+//	errors ≥ 3 · min 3 calls in 1s · retry 3s, doubling per failed probe up to 30s · 2 probes in a row to close
+func describe(r breaker.Rule) string {
+	var parts []string
+	switch r.Strategy {
+	case breaker.SlowRequestRatio:
+		parts = append(parts, "slow ≥ "+percent(r.Threshold)+" (RT > "+r.MaxAllowedRT.String()+")")
+	case breaker.ErrorRatio:
+		parts = append(parts, "errors ≥ "+percent(r.Threshold))
+	case breaker.ErrorCount:
+		parts = append(parts, "errors ≥ "+number(r.Threshold))
+	case breaker.ConsecutiveErrors:
+		parts = append(parts, number(r.Threshold)+" failures in a row") // it keeps no window
+	default:
+		parts = append(parts, r.Strategy.String()+" ≥ "+number(r.Threshold))
+	}
+	if r.Strategy != breaker.ConsecutiveErrors {
+		parts = append(parts, "min "+plural(minRequestAmount(r), "call")+" in "+orDefault(r.StatInterval,
+			breaker.DefaultStatInterval).String())
+	}
+	retry := "retry " + r.RetryTimeout.String()
+	if r.MaxRetryTimeout > 0 {
+		retry += ", doubling per failed probe up to " + r.MaxRetryTimeout.String()
+	}
+	if r.RetryJitter > 0 {
+		retry += ", up to " + percent(r.RetryJitter) + " sooner (jitter)"
+	}
+	parts = append(parts, retry)
+	if r.ProbeTimeout > 0 {
+		parts = append(parts, "probe timeout "+r.ProbeTimeout.String())
+	}
+	if r.ProbeNum > 1 {
+		parts = append(parts, strconv.FormatUint(uint64(r.ProbeNum), 10)+" probes in a row to close")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// minRequestAmount is the number of calls the window must hold before r may trip, as the
+// breaker package reads a MinRequestAmount of 0: DefaultMinRequestAmount, except that an
+// ErrorCount rule with a lower Threshold needs only Threshold calls, so that it trips on its
+// Threshold-th failure.
+func minRequestAmount(r breaker.Rule) uint64 {
+	switch {
+	case r.MinRequestAmount != 0:
+		return r.MinRequestAmount
+	case r.Strategy == breaker.ErrorCount && r.Threshold >= 1 && r.Threshold < breaker.DefaultMinRequestAmount:
+		return uint64(r.Threshold)
+	}
+	return breaker.DefaultMinRequestAmount
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// percent writes a ratio as a percentage to at most two decimals: 0.5 is "50%".
+func percent(ratio float64) string {
+	return strconv.FormatFloat(math.Round(ratio*10000)/100, 'f', -1, 64) + "%"
+}
+
+func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func plural(n uint64, word string) string {
+	s := strconv.FormatUint(n, 10) + " " + word
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}
