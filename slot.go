@@ -190,7 +190,10 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 			c.record(b, p)
 			probes = true
 		case rejected:
-			err, at := b.rejection(p, now.get())
+			err, at := p.blocked.Load(), p.retryAt
+			if p.probing {
+				err, at = b.rejection(p, now.get())
+			}
 			if b.dry() {
 				// It lets the call through uncounted, and call observers hear what it would
 				// have done.

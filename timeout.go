@@ -38,10 +38,13 @@ func withTimeout(parent context.Context, timeout time.Duration) (context.Context
 	return ctx, cancel, &limit{ctx}
 }
 
-// cut reports whether a call that ended with err was cut off at the deadline of l.
-func (l *limit) cut(err error) bool {
-	return l != nil && err != nil && l.ctx.Err() == context.DeadlineExceeded &&
-		errors.Is(err, context.DeadlineExceeded)
+// cut reports whether a call that ended with err was cut off at the deadline of l. It is
+// small enough to inline, so a call without a Timeout, or one that succeeded, pays for two
+// comparisons.
+func (l *limit) cut(err error) bool { return l != nil && err != nil && l.reached(err) }
+
+func (l *limit) reached(err error) bool {
+	return l.ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded)
 }
 
 // cutOff reports whether e's call, ended with err, was cut off at the deadline WithTimeout set.
