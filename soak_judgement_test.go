@@ -115,7 +115,7 @@ func TestJudgeHeapRefusesBadSamples(t *testing.T) {
 // or more between the first and the last of at least 20 samples, when the soak judges its
 // heap, then it fails.
 func TestSoakFailsLeak(t *testing.T) {
-	run := runSoak(t, time.Second, 128<<10)
+	run := runSoak(t, 500*time.Millisecond, 128<<10)
 	trend, err := judgeHeap(run.samples)
 	fmt.Printf("leaking soak: %d calls; %v\n", run.calls, trend)
 	assert.ErrorIs(t, err, errHeapGrows)
