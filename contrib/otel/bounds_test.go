@@ -2,7 +2,10 @@ package breakerotel_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,5 +105,129 @@ func TestMaxResourcesBelowOne(t *testing.T) {
 		got, found := f.metric(breakerotel.CallsName)
 		require.True(t, found)
 		assert.Len(t, got.Data.(metricdata.Sum[int64]).DataPoints, breakerotel.DefaultMaxResources+1, "n=%d", n)
+	}
+}
+
+// passedByResource collects the calls counter and returns the passed calls of each
+// breaker.resource.
+func (f *fixture) passedByResource() map[string]int64 {
+	f.t.Helper()
+	got, found := f.metric(breakerotel.CallsName)
+	require.True(f.t, found)
+	out := make(map[string]int64)
+	for _, p := range got.Data.(metricdata.Sum[int64]).DataPoints {
+		if outcome, _ := p.Attributes.Value(breakerotel.OutcomeKey); outcome.AsString() == breakerotel.OutcomePassed {
+			resource, _ := p.Attributes.Value(breakerotel.ResourceKey)
+			out[resource.AsString()] = p.Value
+		}
+	}
+	return out
+}
+
+// callEach makes one passing call to each name.
+func (f *fixture) callEach(names ...string) {
+	for _, name := range names {
+		require.NoError(f.t, f.call(name, 0, nil))
+	}
+}
+
+// heapGrowth returns how much the live heap grew across fn, each side measured after a
+// collection: what fn left reachable.
+func heapGrowth(fn func()) int64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
+}
+
+// Given the default bounds, when sixteen distinct names of 1 MiB each make a call, then the
+// Instruments and the MeterProvider keep well under 1 MiB, and the calls are measured as
+// "_other".
+func TestLongNamesAreNotKept(t *testing.T) {
+	const names, size = 16, 1 << 20
+	f := newFixture(t, nil)
+	f.callEach("warm") // the sets of a first name, so that the growth is the names'
+
+	grown := heapGrowth(func() {
+		for i := range names {
+			f.callEach(strings.Repeat(string(rune('a'+i)), size))
+		}
+	})
+	assert.Less(t, grown, int64(size/4), "live heap grew by %d bytes", grown)
+	got := f.passedByResource()
+	assert.Equal(t, 2, len(got), "warm and the overflow only")
+	assert.Equal(t, int64(names), got[breakerotel.OverflowResource])
+}
+
+// Given names of 100 bytes cut from strings of 1 MiB, when each makes a call, then each gets
+// series of its own and the Instruments keep a copy of it, not the string it was cut from.
+func TestNamesAreCopied(t *testing.T) {
+	const names, size, length = 16, 1 << 20, 100
+	f := newFixture(t, nil)
+	f.callEach("warm")
+
+	want := map[string]int64{"warm": 1}
+	grown := heapGrowth(func() {
+		for i := range names {
+			name := strings.Repeat(string(rune('a'+i)), size)[:length]
+			f.callEach(name)
+			want[strings.Clone(name)] = 1
+		}
+	})
+	assert.Less(t, grown, int64(size/4), "live heap grew by %d bytes", grown)
+	assert.Equal(t, want, f.passedByResource())
+}
+
+// Given a bound on the length of a name, then a name of exactly that length gets series of
+// its own and one a byte longer is measured as "_other"; a bound below 1 keeps the default.
+func TestMaxNameLength(t *testing.T) {
+	tests := []struct {
+		name string
+		give []breakerotel.Option
+		want int
+	}{
+		{name: "default", want: breakerotel.DefaultMaxNameLength},
+		{name: "8", give: []breakerotel.Option{breakerotel.WithMaxNameLength(8)}, want: 8},
+		{name: "0", give: []breakerotel.Option{breakerotel.WithMaxNameLength(0)}, want: breakerotel.DefaultMaxNameLength},
+		{name: "-1", give: []breakerotel.Option{breakerotel.WithMaxNameLength(-1)}, want: breakerotel.DefaultMaxNameLength},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil, tt.give...)
+			atBound, past := strings.Repeat("a", tt.want), strings.Repeat("b", tt.want+1)
+			f.callEach(atBound, past, past)
+			got := f.passedByResource()
+			assert.Equal(t, 2, len(got), "the name at the bound and the overflow only")
+			assert.Equal(t, int64(1), got[atBound], "the name at the bound")
+			assert.Equal(t, int64(2), got[breakerotel.OverflowResource], "the name past the bound")
+		})
+	}
+}
+
+// Given a bound of 10 bytes of names, when names of 4, 4 and 2 bytes make calls, then they
+// fill it exactly and keep series of their own; a name of 1 byte more is measured as
+// "_other", and so is every new name after it; a name kept still has its own.
+func TestMaxNameBytes(t *testing.T) {
+	f := newFixture(t, nil, breakerotel.WithMaxNameBytes(10))
+	f.callEach("aaaa", "bbbb", "cc", "d", "e", "aaaa")
+	assert.Equal(t, map[string]int64{"aaaa": 2, "bbbb": 1, "cc": 1, breakerotel.OverflowResource: 2},
+		f.passedByResource())
+}
+
+// Given WithMaxNameBytes with a bound below 1, then the default bound holds: 25 names of
+// 1 KiB fill it, and the next is measured as "_other".
+func TestMaxNameBytesBelowOne(t *testing.T) {
+	const length = 1 << 10
+	for _, n := range []int{0, -1} {
+		f := newFixture(t, nil, breakerotel.WithMaxNameBytes(n))
+		for i := range breakerotel.DefaultMaxNameBytes/length + 1 {
+			f.callEach(fmt.Sprintf("%0*d", length, i))
+		}
+		got := f.passedByResource()
+		assert.Equal(t, breakerotel.DefaultMaxNameBytes/length+1, len(got), "n=%d", n)
+		assert.Equal(t, int64(1), got[breakerotel.OverflowResource], "n=%d", n)
 	}
 }

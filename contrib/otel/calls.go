@@ -2,6 +2,7 @@ package breakerotel
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -67,10 +68,13 @@ func (o callObserver) OnCall(c breaker.CallInfo) {
 	ins.duration.Record(ctx, c.RT.Seconds(), sets.duration...)
 }
 
-// resourceSets returns the measurement options of resource: its own while the bound has room
-// for it or it has them already, else the overflow's. Past the bound it takes no lock and
-// allocates nothing.
+// resourceSets returns the measurement options of resource: its own while the bounds have room
+// for it or it has them already, else the overflow's. A name too long to keep, or any new name
+// once the Instruments are full, takes no lock and allocates nothing.
 func (ins *Instruments) resourceSets(resource string) *resourceSets {
+	if len(resource) > ins.maxNameLength {
+		return ins.overflow
+	}
 	if s, ok := ins.resources.Load(resource); ok {
 		return s.(*resourceSets)
 	}
@@ -81,24 +85,24 @@ func (ins *Instruments) resourceSets(resource string) *resourceSets {
 }
 
 // newResourceSets is the slow path of resourceSets, kept out of line so the fast path stays
-// small: it builds the sets of resource if the bound allows, and otherwise the overflow's, once,
-// and marks the Instruments full.
+// small: it builds the sets of resource if the bounds on names and on their bytes allow, and
+// otherwise marks the Instruments full. The sets hold a copy of resource, never the caller's
+// string, which may hold a much larger one.
 func (ins *Instruments) newResourceSets(resource string) *resourceSets {
 	ins.namesMu.Lock()
 	defer ins.namesMu.Unlock()
 	if s, ok := ins.resources.Load(resource); ok {
 		return s.(*resourceSets)
 	}
-	if ins.named >= ins.maxResources {
-		if ins.overflow == nil {
-			ins.overflow = ins.buildSets(OverflowResource)
-		}
-		ins.full.Store(true) // after overflow is set: a reader that sees full sees it
+	if ins.named >= ins.maxResources || len(resource) > ins.maxNameBytes-ins.nameBytes {
+		ins.full.Store(true)
 		return ins.overflow
 	}
-	s := ins.buildSets(resource)
-	ins.resources.Store(resource, s)
+	name := strings.Clone(resource)
+	s := ins.buildSets(name)
+	ins.resources.Store(name, s)
 	ins.named++
+	ins.nameBytes += len(name)
 	return s
 }
 

@@ -26,9 +26,11 @@
 // Each call costs a map lookup and one to five instrument updates, and allocates nothing once
 // its resource has been seen: the attribute sets of each resource are built on its first call
 // and kept. They are bounded: the first 200 resource names ([WithMaxResources]) get their own,
-// and every later name is measured as breaker.resource "_other" ([OverflowResource]), in the
-// calls counter, the duration histogram and the transitions counter, so callers that make up
-// names cannot grow the Instruments or the MeterProvider without end. The gauges are read at
+// as long as each is at most 1 KiB ([WithMaxNameLength]) and together they take at most 25 KiB
+// ([WithMaxNameBytes]), and every other name is measured as breaker.resource "_other"
+// ([OverflowResource]), in the calls counter, the duration histogram and the transitions
+// counter, so callers that make up names cannot grow the Instruments or the MeterProvider
+// without end. The Instruments keep their own copy of each name. The gauges are read at
 // collection from the Manager's rules and settings, which operators, not callers, write.
 //
 // Every exported method is safe for concurrent use. The package starts no goroutines.

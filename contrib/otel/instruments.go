@@ -124,13 +124,17 @@ type Instruments struct {
 	dynLimit    metric.Int64ObservableGauge
 	dynDropped  metric.Int64ObservableCounter
 
-	// The resource names with attribute sets of their own: at most maxResources of them.
-	resources    sync.Map    // resource name → *resourceSets
-	full         atomic.Bool // set once a name found no room; overflow is set before
-	namesMu      sync.Mutex  // serialises adding names
-	named        int         // entries in resources; requires namesMu
-	maxResources int
-	overflow     *resourceSets // the sets of every name past the bound; set under namesMu
+	// The resource names with attribute sets of their own: at most maxResources of them, none
+	// longer than maxNameLength, maxNameBytes of them in all.
+	resources     sync.Map    // resource name → *resourceSets
+	full          atomic.Bool // set once a new name found no room
+	namesMu       sync.Mutex  // serialises adding names
+	named         int         // entries in resources; requires namesMu
+	nameBytes     int         // what the names of those entries take; requires namesMu
+	maxResources  int
+	maxNameLength int
+	maxNameBytes  int
+	overflow      *resourceSets // the sets of every name past the bounds; built by NewWithMeter
 
 	closed atomic.Bool
 
@@ -155,11 +159,13 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	if meter == nil {
 		return nil, errors.New("breakerotel: NewWithMeter(nil)")
 	}
-	cfg := config{maxResources: DefaultMaxResources}
+	cfg := config{maxResources: DefaultMaxResources, maxNameLength: DefaultMaxNameLength,
+		maxNameBytes: DefaultMaxNameBytes}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources}
+	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
+		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
 	var errs [11]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
@@ -198,6 +204,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("breakerotel: creating instruments: %w", err)
 	}
+	ins.overflow = ins.buildSets(OverflowResource) // no series until a call is measured with it
 	return ins, nil
 }
 

@@ -1,6 +1,10 @@
 package breakerotel
 
-import "go.opentelemetry.io/otel/attribute"
+import (
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/halfopen/breaker"
+)
 
 // DefaultMaxResources is how many resource names get attribute sets of their own unless
 // WithMaxResources says otherwise. breaker.calls may take up to nine attribute sets per
@@ -9,9 +13,17 @@ import "go.opentelemetry.io/otel/attribute"
 // instrument, past which the SDK folds every new set into one overflow set.
 const DefaultMaxResources = 200
 
+// DefaultMaxNameLength is the longest resource name, in bytes, that gets attribute sets of its
+// own unless WithMaxNameLength says otherwise: the core's breaker.DefaultMaxNameLength (1 KiB).
+const DefaultMaxNameLength = breaker.DefaultMaxNameLength
+
+// DefaultMaxNameBytes is how many bytes of resource names the Instruments keep unless
+// WithMaxNameBytes says otherwise: 25 KiB, 128 bytes for each of DefaultMaxResources names.
+const DefaultMaxNameBytes = 25 << 10
+
 // OverflowResource is the breaker.resource of the calls and transitions of every resource name
-// past the bound of the Instruments (WithMaxResources). A resource really named so shares its
-// series.
+// past the bounds of the Instruments (WithMaxResources, WithMaxNameLength, WithMaxNameBytes). A
+// resource really named so shares its series.
 const OverflowResource = "_other"
 
 // Option configures Instruments.
@@ -20,8 +32,10 @@ type Option interface {
 }
 
 type config struct {
-	attrs        []attribute.KeyValue
-	maxResources int
+	attrs         []attribute.KeyValue
+	maxResources  int
+	maxNameLength int
+	maxNameBytes  int
 }
 
 type optionFunc func(*config)
@@ -46,6 +60,33 @@ func WithMaxResources(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {
 			c.maxResources = n
+		}
+	})
+}
+
+// WithMaxNameLength sets the longest resource name, in bytes, that gets series of its own. The
+// calls and transitions of a longer name are measured with breaker.resource = OverflowResource
+// ("_other"), and the name is neither kept nor looked up, so a caller who passes a whole URL or
+// request body as the name costs nothing. The default is DefaultMaxNameLength (1 KiB), the
+// longest name the core keeps; an n below 1 keeps it.
+func WithMaxNameLength(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxNameLength = n
+		}
+	})
+}
+
+// WithMaxNameBytes sets how many bytes the resource names with series of their own may take
+// together, each charged by its length. Names are taken in the order seen, as for
+// WithMaxResources: once a new name does not fit, it and every later new name are measured
+// with breaker.resource = OverflowResource ("_other"). The Instruments keep a copy of each name
+// they keep, never the caller's string, so a name cut from a larger string does not keep that
+// string alive. The default is DefaultMaxNameBytes (25 KiB); an n below 1 keeps it.
+func WithMaxNameBytes(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxNameBytes = n
 		}
 	})
 }

@@ -3,6 +3,7 @@ package breakerotel_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -465,7 +466,8 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 // Once a resource has been seen, a call allocates nothing in the Instruments: the same as
-// without them.
+// without them. Nor does a call to a name too long to keep, or to a new name once the
+// Instruments are full.
 func TestCallAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -473,7 +475,7 @@ func TestCallAllocations(t *testing.T) {
 	f := newFixture(t, []breaker.Rule{
 		{Resource: "pass", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Hour},
 		{Resource: "open", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Hour},
-	})
+	}, breakerotel.WithMaxResources(2))
 	ctx := context.Background()
 	_ = f.m.Do(ctx, "open", fail)
 	require.Equal(t, breaker.Open, f.m.Breakers("open")[0].State())
@@ -485,11 +487,13 @@ func TestCallAllocations(t *testing.T) {
 		{give: "pass", fn: succeed},
 		{give: "pass", fn: fail},
 		{give: "open", fn: succeed},
+		{give: strings.Repeat("x", breakerotel.DefaultMaxNameLength+1), fn: succeed},
+		{give: "new name past the bound", fn: succeed},
 	}
 	for _, tt := range tests {
 		_ = f.m.Do(ctx, tt.give, tt.fn) // the first call builds the resource's sets
 		allocs := testing.AllocsPerRun(100, func() { _ = f.m.Do(ctx, tt.give, tt.fn) })
-		assert.Zero(t, allocs, "%s", tt.give)
+		assert.Zero(t, allocs, "%.40s", tt.give)
 	}
 }
 

@@ -2,8 +2,11 @@ package breakerprom_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,5 +173,145 @@ func TestMaxResourcesBelowOne(t *testing.T) {
 			_ = m.Do(context.Background(), strconv.Itoa(i), func(context.Context) error { return nil })
 		}
 		assert.Equal(t, 4*(breakerprom.DefaultMaxResources+1), testutil.CollectAndCount(c, "breaker_calls_total"), "n=%d", n)
+	}
+}
+
+// passedByResource scrapes c and returns the passed calls of each resource label.
+func passedByResource(t *testing.T, c *breakerprom.Collector) map[string]float64 {
+	t.Helper()
+	out := make(map[string]float64)
+	for _, s := range samples(t, c, "breaker_calls_total") {
+		if s.labels["outcome"] == breakerprom.OutcomePassed {
+			out[s.labels["resource"]] = s.value
+		}
+	}
+	return out
+}
+
+// heapGrowth returns how much the live heap grew across fn, each side measured after a
+// collection: what fn left reachable.
+func heapGrowth(fn func()) int64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
+}
+
+// callEach makes one passing call to each name, through m.
+func callEach(m *breaker.Manager, names ...string) {
+	for _, name := range names {
+		_ = m.Do(context.Background(), name, func(context.Context) error { return nil })
+	}
+}
+
+// Given the default bounds, when sixteen distinct names of 1 MiB each make a call, then the
+// Collector keeps well under 1 MiB, and the calls are counted under "_other".
+func TestLongNamesAreNotKept(t *testing.T) {
+	const names, size = 16, 1 << 20
+	c := breakerprom.New()
+	m := breaker.NewManager(c.Option())
+	callEach(m, "warm") // the series of a first name, so that the growth is the names'
+
+	grown := heapGrowth(func() {
+		for i := range names {
+			callEach(m, strings.Repeat(string(rune('a'+i)), size))
+		}
+	})
+	assert.Less(t, grown, int64(size/4), "live heap grew by %d bytes", grown)
+	got := passedByResource(t, c)
+	assert.Equal(t, 2, len(got), "warm and the overflow only")
+	assert.Equal(t, float64(names), got[breakerprom.OverflowResource])
+	runtime.KeepAlive(m)
+}
+
+// Given names of 100 bytes cut from strings of 1 MiB, when each makes a call, then each gets
+// series of its own and the Collector keeps a copy of it, not the string it was cut from.
+func TestNamesAreCopied(t *testing.T) {
+	const names, size, length = 16, 1 << 20, 100
+	c := breakerprom.New()
+	m := breaker.NewManager(c.Option())
+	callEach(m, "warm")
+
+	want := map[string]float64{"warm": 1}
+	grown := heapGrowth(func() {
+		for i := range names {
+			name := strings.Repeat(string(rune('a'+i)), size)[:length]
+			callEach(m, name)
+			want[strings.Clone(name)] = 1
+		}
+	})
+	assert.Less(t, grown, int64(size/4), "live heap grew by %d bytes", grown)
+	assert.Equal(t, want, passedByResource(t, c))
+	runtime.KeepAlive(m)
+}
+
+// Given a bound on the length of a name, then a name of exactly that length gets series of
+// its own and one a byte longer is counted under "_other"; a bound below 1 keeps the default.
+func TestMaxNameLength(t *testing.T) {
+	tests := []struct {
+		name string
+		give []breakerprom.Option
+		want int
+	}{
+		{name: "default", want: breakerprom.DefaultMaxNameLength},
+		{name: "8", give: []breakerprom.Option{breakerprom.WithMaxNameLength(8)}, want: 8},
+		{name: "0", give: []breakerprom.Option{breakerprom.WithMaxNameLength(0)}, want: breakerprom.DefaultMaxNameLength},
+		{name: "-1", give: []breakerprom.Option{breakerprom.WithMaxNameLength(-1)}, want: breakerprom.DefaultMaxNameLength},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := breakerprom.New(tt.give...)
+			m := breaker.NewManager(c.Option())
+			atBound, past := strings.Repeat("a", tt.want), strings.Repeat("b", tt.want+1)
+			callEach(m, atBound, past, past)
+			got := passedByResource(t, c)
+			assert.Equal(t, 2, len(got), "the name at the bound and the overflow only")
+			assert.Equal(t, 1., got[atBound], "the name at the bound")
+			assert.Equal(t, 2., got[breakerprom.OverflowResource], "the name past the bound")
+		})
+	}
+}
+
+// Given a bound of 10 bytes of names, when names of 4, 4 and 2 bytes make calls, then they
+// fill it exactly and keep series of their own; a name of 1 byte more is counted under
+// "_other", and so is every new name after it; a name kept still has its own.
+func TestMaxNameBytes(t *testing.T) {
+	c := breakerprom.New(breakerprom.WithMaxNameBytes(10))
+	m := breaker.NewManager(c.Option())
+	callEach(m, "aaaa", "bbbb", "cc", "d", "e", "aaaa")
+	assert.Equal(t, map[string]float64{"aaaa": 2, "bbbb": 1, "cc": 1, breakerprom.OverflowResource: 2},
+		passedByResource(t, c))
+}
+
+// Given a name that is not UTF-8, then it is charged for its name and for its label, which has
+// the bad byte replaced by the three bytes of U+FFFD.
+func TestMaxNameBytesLabel(t *testing.T) {
+	c := breakerprom.New(breakerprom.WithMaxNameBytes(5))
+	m := breaker.NewManager(c.Option())
+	callEach(m, "a\xff", "b") // 2 + 4 bytes: past the bound
+	assert.Equal(t, map[string]float64{breakerprom.OverflowResource: 2}, passedByResource(t, c))
+
+	c = breakerprom.New(breakerprom.WithMaxNameBytes(6))
+	m = breaker.NewManager(c.Option())
+	callEach(m, "a\xff", "b") // 2 + 4 bytes: exactly the bound
+	assert.Equal(t, map[string]float64{"a\uFFFD": 1, breakerprom.OverflowResource: 1}, passedByResource(t, c))
+}
+
+// Given WithMaxNameBytes with a bound below 1, then the default bound holds: 128 names of
+// 1 KiB fill it, and the next is counted under "_other".
+func TestMaxNameBytesBelowOne(t *testing.T) {
+	const length = 1 << 10
+	for _, n := range []int{0, -1} {
+		c := breakerprom.New(breakerprom.WithMaxNameBytes(n))
+		m := breaker.NewManager(c.Option())
+		for i := range breakerprom.DefaultMaxNameBytes/length + 1 {
+			callEach(m, fmt.Sprintf("%0*d", length, i))
+		}
+		got := passedByResource(t, c)
+		assert.Len(t, got, breakerprom.DefaultMaxNameBytes/length+1, "n=%d", n)
+		assert.Equal(t, 1., got[breakerprom.OverflowResource], "n=%d", n)
 	}
 }

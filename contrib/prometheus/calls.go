@@ -1,6 +1,7 @@
 package breakerprom
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -113,8 +114,12 @@ func (c *Collector) newCallSeries(label string) *callSeries {
 }
 
 // entryOf returns the entry of resource: its own while the Collector has room for it or has
-// one for it already, else the overflow. Past the bound it takes no lock and allocates nothing.
+// one for it already, else the overflow. A name too long to keep, or any new name once the
+// Collector is full, takes no lock and allocates nothing.
 func (c *Collector) entryOf(resource string) *resourceEntry {
+	if len(resource) > c.maxNameLength {
+		return c.overflow
+	}
 	if e, ok := c.resources.Load(resource); ok {
 		return e.(*resourceEntry)
 	}
@@ -124,23 +129,33 @@ func (c *Collector) entryOf(resource string) *resourceEntry {
 	return c.newEntry(resource)
 }
 
-// newEntry is the slow path of entryOf: it gives resource an entry of its own if the bound
-// allows, and otherwise makes the overflow entry, once, and marks the Collector full.
+// newEntry is the slow path of entryOf: it gives resource an entry of its own if the bounds
+// on names and on their bytes allow, and otherwise marks the Collector full. The entry keeps
+// copies of resource, never the caller's string, which may hold a much larger one.
 func (c *Collector) newEntry(resource string) *resourceEntry {
 	c.namesMu.Lock()
 	defer c.namesMu.Unlock()
 	if e, ok := c.resources.Load(resource); ok {
 		return e.(*resourceEntry)
 	}
-	if c.named >= c.maxResources {
-		if c.overflow == nil {
-			c.overflow = &resourceEntry{label: OverflowResource}
-		}
-		c.full.Store(true) // after overflow is set: a reader that sees full sees it
+	label := labelValue(resource)
+	size := len(resource)
+	if label != resource {
+		size += len(label) // a second string: the name rewritten as UTF-8
+	}
+	if c.named >= c.maxResources || size > c.maxNameBytes-c.nameBytes {
+		c.full.Store(true)
 		return c.overflow
 	}
-	e := &resourceEntry{label: labelValue(resource)}
-	c.resources.Store(resource, e)
+	name := strings.Clone(resource)
+	if label == resource {
+		label = name
+	} else {
+		label = strings.Clone(label) // no spare capacity of the builder that made it
+	}
+	e := &resourceEntry{label: label}
+	c.resources.Store(name, e)
 	c.named++
+	c.nameBytes += size
 	return e
 }

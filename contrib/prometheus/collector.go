@@ -42,8 +42,9 @@
 // every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
-// get series of their own, and every later name is counted under resource="_other"
-// (OverflowResource). The gauges are read from the Manager's rules and settings at each
+// get series of their own, as long as each is at most 1 KiB (WithMaxNameLength) and together
+// they take at most 128 KiB (WithMaxNameBytes); every other name is counted under
+// resource="_other" (OverflowResource). The Collector keeps its own copy of each name. The gauges are read from the Manager's rules and settings at each
 // scrape, which its operators, not its callers, decide. The breakers a template rule made
 // are named by callers: breaker_state has a series for those of the names with series of their
 // own, and none for the names counted under "_other".
@@ -92,13 +93,17 @@ type Collector struct {
 	dynLimit    *prometheus.Desc
 	dynDropped  *prometheus.Desc
 
-	// The resource names with series of their own: at most maxResources of them.
-	resources    sync.Map    // resource name → *resourceEntry
-	full         atomic.Bool // set once a name found no room; overflow is set before
-	namesMu      sync.Mutex  // serialises adding names
-	named        int         // entries in resources; requires namesMu
-	maxResources int
-	overflow     *resourceEntry // the entry of every name past the bound; set under namesMu
+	// The resource names with series of their own: at most maxResources of them, none longer
+	// than maxNameLength, maxNameBytes of them in all.
+	resources     sync.Map    // resource name → *resourceEntry
+	full          atomic.Bool // set once a new name found no room
+	namesMu       sync.Mutex  // serialises adding names
+	named         int         // entries in resources; requires namesMu
+	nameBytes     int         // what the names of those entries take; requires namesMu
+	maxResources  int
+	maxNameLength int
+	maxNameBytes  int
+	overflow      *resourceEntry // the entry of every name past the bounds; its series come at its first call
 
 	mu      sync.Mutex
 	watched *breaker.Manager // nil until Watch
@@ -109,12 +114,16 @@ var _ prometheus.Collector = (*Collector)(nil)
 
 // New returns a Collector that has counted no call and watches no Manager.
 func New(opts ...Option) *Collector {
-	cfg := config{buckets: slices.Clone(DefaultBuckets), maxResources: DefaultMaxResources}
+	cfg := config{buckets: slices.Clone(DefaultBuckets), maxResources: DefaultMaxResources,
+		maxNameLength: DefaultMaxNameLength, maxNameBytes: DefaultMaxNameBytes}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
 	return &Collector{
-		maxResources: cfg.maxResources,
+		maxResources:  cfg.maxResources,
+		maxNameLength: cfg.maxNameLength,
+		maxNameBytes:  cfg.maxNameBytes,
+		overflow:      &resourceEntry{label: OverflowResource},
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_calls_total",
 			Help: "Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).",

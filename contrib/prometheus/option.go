@@ -3,6 +3,8 @@ package breakerprom
 import (
 	"math"
 	"slices"
+
+	"github.com/halfopen/breaker"
 )
 
 // DefaultBuckets are the upper bounds, in seconds, of breaker_rt_seconds unless WithBuckets
@@ -13,8 +15,18 @@ var DefaultBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1
 // WithMaxResources says otherwise.
 const DefaultMaxResources = 1000
 
+// DefaultMaxNameLength is the longest resource name, in bytes, that gets series of its own
+// unless WithMaxNameLength says otherwise: the core's breaker.DefaultMaxNameLength (1 KiB).
+const DefaultMaxNameLength = breaker.DefaultMaxNameLength
+
+// DefaultMaxNameBytes is how many bytes of resource names the Collector keeps unless
+// WithMaxNameBytes says otherwise: 128 KiB, about 128 bytes for each of DefaultMaxResources
+// names.
+const DefaultMaxNameBytes = 128 << 10
+
 // OverflowResource is the resource label of the calls and transitions of every resource name
-// past the Collector's bound (WithMaxResources). A resource really named so shares its series.
+// past the Collector's bounds (WithMaxResources, WithMaxNameLength, WithMaxNameBytes). A
+// resource really named so shares its series.
 const OverflowResource = "_other"
 
 // Option configures a Collector.
@@ -23,8 +35,10 @@ type Option interface {
 }
 
 type config struct {
-	buckets      []float64
-	maxResources int
+	buckets       []float64
+	maxResources  int
+	maxNameLength int
+	maxNameBytes  int
 }
 
 type optionFunc func(*config)
@@ -61,6 +75,34 @@ func WithMaxResources(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {
 			c.maxResources = n
+		}
+	})
+}
+
+// WithMaxNameLength sets the longest resource name, in bytes, that gets series of its own. The
+// calls and transitions of a longer name are counted under OverflowResource ("_other"), and the
+// name is neither kept nor looked up, so a caller who passes a whole URL or request body as
+// the name costs nothing. The default is DefaultMaxNameLength (1 KiB), the longest name the
+// core keeps; an n below 1 keeps it.
+func WithMaxNameLength(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxNameLength = n
+		}
+	})
+}
+
+// WithMaxNameBytes sets how many bytes the resource names with series of their own may take
+// together, each charged by its length (and that of its label, when the name is not UTF-8 and
+// its label had to be rewritten). Names are taken in the order seen, as for WithMaxResources:
+// once a new name does not fit, it and every later new name are counted under
+// OverflowResource ("_other"). The Collector keeps a copy of each name it keeps, never the
+// caller's string, so a name cut from a larger string does not keep that string alive. The
+// default is DefaultMaxNameBytes (128 KiB); an n below 1 keeps it.
+func WithMaxNameBytes(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxNameBytes = n
 		}
 	})
 }

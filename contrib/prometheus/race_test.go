@@ -1,0 +1,5 @@
+//go:build race
+
+package breakerprom_test
+
+const raceEnabled = true
