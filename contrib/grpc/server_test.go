@@ -243,8 +243,8 @@ func TestServerBlocked(t *testing.T) {
 	}
 }
 
-// Given a probe in flight, then another RPC is blocked with HALF_OPEN and a retry delay of a
-// second; when the probe's client gives up, the breaker is OPEN again with its retry time.
+// Given a probe in flight, then another RPC is blocked with HALF_OPEN, a retry time two buckets
+// ahead and a retry delay of a second; when the probe's client gives up, the breaker is OPEN again with its retry time.
 func TestServerBlockedWhileProbing(t *testing.T) {
 	m, clk, _ := newManager(t, tripOnFirstFailure(echoMethod))
 	s, conn := serveWith(t, m, breakergrpc.WithBlockDetails())
@@ -266,7 +266,7 @@ func TestServerBlockedWhileProbing(t *testing.T) {
 	assert.Equal(t, codes.Unavailable, status.Code(err))
 	info, retry := blockDetails(t, err)
 	assert.Equal(t, "HALF_OPEN", info.GetMetadata()["state"])
-	assert.Equal(t, "2026-01-01T00:00:10Z", info.GetMetadata()["retry_at"])
+	assert.Equal(t, "2026-01-01T00:00:40.2Z", info.GetMetadata()["retry_at"], "the bucket after next, not the past retry time")
 	assert.Equal(t, time.Second, retry.GetRetryDelay().AsDuration())
 
 	cancel()

@@ -337,7 +337,7 @@ func TestStatesAfterReload(t *testing.T) {
 	`, "breaker_state")
 
 	changedSlow := orderSlow
-	changedSlow.MaxAllowedRT = 300 * time.Millisecond
+	changedSlow.StatInterval = 2 * time.Second // a new window: a new breaker
 	require.NoError(t, f.m.LoadRules([]breaker.Rule{changedSlow, orderErrors, errorCount("mail", 3)}))
 
 	assertMetrics(t, f.c, `
