@@ -57,6 +57,8 @@
 // When a resource has a Timeout (breaker.ResourceConfig), each interceptor gives the RPC a
 // context with that deadline, never later than the caller's (breaker.Entry.WithTimeout), and
 // cancels it when the call ends. An RPC cut off by it fails whatever [WithFailureCodes] says.
+// On the server a stream's RecvMsg also returns at the deadline, with DeadlineExceeded, while
+// the client sends nothing (see [StreamServerInterceptor]).
 //
 // A client reads them from the status:
 //
@@ -93,5 +95,7 @@
 // A panic in the invoker, the streamer or a server handler counts as a failure; the panic goes
 // on up.
 //
-// The package starts no goroutines.
+// The package starts no goroutines, but for one: a server stream under a resource Timeout
+// waits for each message on a goroutine, which ends with the message or the stream, so that
+// its RecvMsg can return at the deadline.
 package breakergrpc
