@@ -44,9 +44,9 @@
 //     (breaker.WithSlots) blocked it. Its Metadata holds "resource"; when a breaker rejected
 //     the RPC, also "retry_at" (the BlockError.RetryAt, in UTC, RFC 3339 with nanoseconds).
 //   - a RetryInfo whose RetryDelay is the time from m.Now() until RetryAt, and at least one
-//     second (while a probe is in flight RetryAt has passed, and when a slot blocked the call
-//     there is none). A forced-open or concurrency-limited RPC has no RetryInfo: no retry time
-//     is known.
+//     second, never zero or negative, also for a RetryAt already past (one second when a slot
+//     blocked the call: there is no RetryAt). A forced-open or concurrency-limited RPC has no
+//     RetryInfo: no retry time is known.
 //
 // The rule's ID and strategy, the breaker's state and a slot's error are the server's own
 // business and are not sent unless [WithBlockDetails] says so: then the message is the
