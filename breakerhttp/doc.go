@@ -26,8 +26,10 @@
 //	mux := http.NewServeMux()
 //	mux.Handle("GET /orders/{id}", mw(orders)) // resource "GET /orders/{id}"
 //
-// A request that matches no pattern is [UnmatchedResource], one name for all of them, so a
-// client cannot create resources by inventing paths. A resource's Timeout
+// A request that matches no pattern, or that the mux redirects, is [UnmatchedResource], one
+// name for all of them, so a client cannot create resources by inventing paths; on the client
+// side, the hops of a redirect keep the first request's resource, so an upstream cannot either
+// by naming hosts. A resource's Timeout
 // (breaker.ResourceConfig) bounds the request on either side: the handler's context, or the
 // client request's context until its body is read or closed, gets that deadline.
 //

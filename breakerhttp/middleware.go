@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -33,10 +34,12 @@ const UnmatchedResource = "unmatched"
 //
 // or wrap the mux itself, mw(mux): the middleware then asks the mux which pattern the request
 // matches (ServeMux.Handler), at the cost of routing each request twice. A request the mux
-// would answer with 404 Not Found, 405 Method Not Allowed, or a redirect to a path of the
-// client's making (a CONNECT request), is UnmatchedResource. A mux behind another wrapper is
-// not found, so all of its requests are UnmatchedResource: wrap it directly, or use
-// WithResource.
+// answers itself, with 404 Not Found, 405 Method Not Allowed or a redirect (to add a trailing
+// slash or to clean the path), is UnmatchedResource: for a redirect the mux may report a
+// path of the client's making as the pattern. So is a route whose handler is an
+// http.RedirectHandler, which the middleware cannot tell from the mux's own; wrap it inside
+// the mux to give it its pattern. A mux behind another wrapper is not found, so all of its
+// requests are UnmatchedResource: wrap it directly, or use WithResource.
 //
 // A request the breakers block gets 503 Service Unavailable, and the handler is not called.
 // When a breaker rejected it, a Retry-After header says the whole seconds until the latest
@@ -84,6 +87,9 @@ func Middleware(m *breaker.Manager, opts ...Option) func(http.Handler) http.Hand
 		return h
 	}
 }
+
+// redirectType is the type of the handler ServeMux.Handler returns for a redirect it makes.
+var redirectType = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
 
 type handler struct {
 	next http.Handler
@@ -141,10 +147,10 @@ func (h *handler) resource(r *http.Request) string {
 		return h.o.resource(r)
 	}
 	if h.mux != nil {
-		_, pattern := h.mux.Handler(r)
-		// For a CONNECT request that it redirects to path + "/", the mux gives that path
-		// as the pattern: a name of the client's making.
-		if pattern != "" && !(r.Method == http.MethodConnect && pattern == r.URL.Path+"/") {
+		// A redirect is the mux's own answer, not a route's, and the pattern the mux gives
+		// for one can be a path of the client's making (a CONNECT request's, cleaned).
+		next, pattern := h.mux.Handler(r)
+		if pattern != "" && reflect.TypeOf(next) != redirectType {
 			return pattern
 		}
 	}

@@ -517,6 +517,30 @@ func TestMiddlewareUnmatchedIsOneResource(t *testing.T) {
 	assert.Equal(t, map[string]int{breakerhttp.UnmatchedResource: 3 * n, "GET /orders/{id}": 1}, names)
 }
 
+// Given a mux wrapped whole with a wildcard pattern that takes any method, when clients send
+// CONNECT requests whose escaped paths the mux redirects to cleaned paths of their choosing,
+// then they all go to UnmatchedResource: a redirect the mux makes itself is no route, whatever
+// path the mux reports for it.
+func TestMiddlewareMuxRedirectIsUnmatched(t *testing.T) {
+	names := map[string]int{}
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()),
+		breaker.WithCallObserver(breaker.CallObserverFunc(func(c breaker.CallInfo) { names[c.Resource]++ })))
+	mux := http.NewServeMux()
+	mux.Handle("/users/{id}/", ok)
+	h := breakerhttp.Middleware(m)(mux)
+
+	const n = 20
+	for i := range n {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodConnect, fmt.Sprintf("/users/a%%2F..%%2Fvictim%d", i), nil))
+		require.Equal(t, http.StatusTemporaryRedirect, rec.Code, "the mux redirects it")
+	}
+	assert.Equal(t, http.StatusTemporaryRedirect, serve(h, "/users/7").Code, "the mux adds the slash")
+	assert.Equal(t, http.StatusOK, serve(h, "/users/7/").Code)
+
+	assert.Equal(t, map[string]int{breakerhttp.UnmatchedResource: n + 1, "/users/{id}/": 1}, names)
+}
+
 // Given a resource that is ForceOpen, or at its MaxConcurrency, then a request gets 503 without
 // Retry-After, since no retry time is known, and the handler is not called.
 func TestMiddlewareBlockedBySettings(t *testing.T) {

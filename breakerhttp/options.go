@@ -36,8 +36,10 @@ func newOptions(opts []Option) options {
 }
 
 // WithResource names the resource of each request with f instead of the default: for
-// NewTransport, req.Method + " " + req.URL.Host; for Middleware, the ServeMux pattern or else
-// UnmatchedResource. It applies to both sides. Name requests by what the program chooses
+// NewTransport, req.Method + " " + req.URL.Host of the request that started the redirect
+// chain; for Middleware, the ServeMux pattern or else UnmatchedResource. It applies to both
+// sides. For NewTransport, f sees each hop of a redirect chain; req.Response is the redirect
+// response of a hop, nil on the first request. Name requests by what the program chooses
 // (a route, a host it calls), never by what a remote client sends (a path, a method, a
 // header), lest each client request create a resource. A nil f keeps the default.
 //

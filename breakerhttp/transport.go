@@ -18,11 +18,14 @@ import (
 // the outcome. A nil next means http.DefaultTransport; a nil m means breaker.Default().
 //
 // The resource is req.Method + " " + req.URL.Host, such as "GET api:8080" (an empty Method
-// reads as GET); WithResource replaces it. The default holds the host and port but not the
-// path: the program chooses which hosts it calls, so the names stay few, whereas one resource
-// per path would grow with every ID in a URL. A program that sends requests to hosts it is
-// told about (a crawler, a webhook sender) should name them with WithResource, lest each host
-// get its own breakers and metric series. A request the breakers block gets the
+// reads as GET, and one that net/http does not name as OtherMethod); WithResource replaces
+// it. The default holds the host and port but not the path: the program chooses which hosts
+// it calls, so the names stay few, whereas one resource per path would grow with every ID in
+// a URL. For the same reason a request that an http.Client makes to follow a redirect is named
+// after the request that started the chain, not after the host the upstream redirected it to:
+// the hops of one request are all calls of its resource. A program that sends requests to
+// hosts it is told about (a crawler, a webhook sender) should name them with WithResource,
+// lest each host get its own breakers and metric series. A request the breakers block gets the
 // *breaker.BlockError as its error, without reaching next: errors.Is(err, breaker.ErrOpen)
 // holds when a breaker rejected it, and errors.As finds the *breaker.BlockError, also through
 // the *url.Error that http.Client wraps it in. Its body, if any, is closed.
@@ -36,7 +39,9 @@ import (
 // The call ends when next returns, that is when the response headers have arrived: its
 // response time, which SlowRequestRatio rules judge, does not include reading the body, and an
 // error while reading the body is not counted. An http.Client following redirects makes one
-// call per hop, each under its own resource.
+// call per hop, all under the first request's resource (see above). When next returns a
+// response without its Request, the RoundTripper sets it, as http.Transport does, so that the
+// next hop can be traced back.
 //
 // When the resource has a Timeout (breaker.ResourceConfig), the request is sent with a context
 // that has that deadline, never later than its own. The deadline bounds the whole exchange,
@@ -76,17 +81,42 @@ type transport struct {
 
 var _ http.RoundTripper = (*transport)(nil)
 
-// clientResource is the default name of a client request: "GET api:8080".
+// OtherMethod is the method in the default resource name of a client request whose method is
+// none of the nine that net/http names (GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS,
+// TRACE): "OTHER api:8080". A program may send methods it did not choose (a reverse proxy
+// passes on its clients'), and each would otherwise be a resource of its own.
+const OtherMethod = "OTHER"
+
+// clientResource is the default name of a client request: "GET api:8080", after the request
+// that started its redirect chain.
 func clientResource(req *http.Request) string {
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
-	}
+	req = firstRequest(req)
 	host := ""
 	if req.URL != nil {
 		host = req.URL.Host
 	}
-	return method + " " + host
+	return knownMethod(req.Method) + " " + host
+}
+
+// firstRequest is the request the program made that led to req: an http.Client that follows
+// a redirect makes a new request, holding the redirect response, to a URL the upstream chose.
+func firstRequest(req *http.Request) *http.Request {
+	for req.Response != nil && req.Response.Request != nil {
+		req = req.Response.Request
+	}
+	return req
+}
+
+// knownMethod is method when net/http names it, GET for "", and else OtherMethod.
+func knownMethod(method string) string {
+	switch method {
+	case "":
+		return http.MethodGet
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return OtherMethod
 }
 
 // clientFailure is the default failure decision of a client request: an error or a 5xx.
@@ -119,6 +149,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(sent)
 	e.SetError(t.outcome(req, resp, err))
 	completed = true
+	if resp != nil && resp.Request == nil {
+		resp.Request = req // as http.Transport sets it: a redirect's next hop finds its chain
+	}
 	if resp == nil || resp.Body == nil || sent == req {
 		cancel()
 		return resp, err

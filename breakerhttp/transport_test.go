@@ -3,6 +3,7 @@ package breakerhttp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -110,6 +111,87 @@ func TestTransportDefaultResource(t *testing.T) {
 	}
 	host := u.Host
 	assert.Equal(t, []call{{"POST " + host, nil}, {"DELETE " + host, nil}, {"GET " + host, nil}}, rec.all())
+}
+
+// Given requests with methods the caller passes on from elsewhere (a reverse proxy forwards
+// its clients'), then every method outside net/http's nine is the one name
+// breakerhttp.OtherMethod: a remote client cannot make resources by inventing methods.
+func TestTransportOtherMethodsAreOneResource(t *testing.T) {
+	m, _, rec := newManager(t)
+	rt := breakerhttp.NewTransport(roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
+	}), m)
+	u, err := url.Parse("http://api:8080/")
+	require.NoError(t, err)
+
+	const n = 20
+	for i := range n {
+		_, err := rt.RoundTrip(&http.Request{Method: fmt.Sprintf("M%d", i), URL: u, Header: http.Header{}})
+		require.NoError(t, err)
+	}
+	standard := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
+	for _, method := range append(standard, "get", "PROPFIND") {
+		_, err := rt.RoundTrip(&http.Request{Method: method, URL: u, Header: http.Header{}})
+		require.NoError(t, err)
+	}
+
+	names := map[string]int{}
+	for _, c := range rec.all() {
+		names[c.resource]++
+	}
+	want := map[string]int{breakerhttp.OtherMethod + " api:8080": n + 2}
+	for _, method := range standard {
+		want[method+" api:8080"] = 1
+	}
+	assert.Equal(t, want, names)
+}
+
+// Given an upstream that redirects each request to a host of its choosing, when an
+// http.Client follows the redirects, then every hop is a call of the resource of the request
+// the program made: the upstream cannot make resources by naming hosts.
+func TestTransportRedirectKeepsTheFirstResource(t *testing.T) {
+	t.Run("hosts the upstream names", func(t *testing.T) {
+		m, _, rec := newManager(t)
+		var hop int
+		next := roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if req.URL.Host != "api:8080" {
+				return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+			}
+			hop++
+			header := http.Header{"Location": {fmt.Sprintf("http://victim%d.example/", hop)}}
+			// No Request: a RoundTripper need not set it.
+			return &http.Response{StatusCode: http.StatusSeeOther, Header: header, Body: http.NoBody}, nil
+		})
+		client := &http.Client{Transport: breakerhttp.NewTransport(next, m)}
+
+		const n = 20
+		for range n {
+			resp, err := client.Post("http://api:8080/orders", "text/plain", strings.NewReader("order"))
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.NoError(t, resp.Body.Close())
+		}
+		names := map[string]int{}
+		for _, c := range rec.all() {
+			names[c.resource]++
+		}
+		assert.Equal(t, map[string]int{"POST api:8080": 2 * n}, names, "the POST and the GET it was turned into")
+	})
+	t.Run("over loopback", func(t *testing.T) {
+		target := newUpstream(t, http.StatusOK)
+		srv := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusFound))
+		t.Cleanup(srv.Close)
+		m, _, rec := newManager(t)
+		client := &http.Client{Transport: breakerhttp.NewTransport(srv.Client().Transport, m)}
+
+		resp, _, err := get(context.Background(), client, srv.URL)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.EqualValues(t, 1, target.hits.Load())
+		first := "GET " + srv.Listener.Addr().String()
+		assert.Equal(t, []call{{first, nil}, {first, nil}}, rec.all())
+	})
 }
 
 // Given a server that is gone, then the transport error is the call's failure.

@@ -7,9 +7,17 @@
 // an object with "rules", "resources" (the resource settings: timeout, maxConcurrency, force),
 // or both, which Manager.LoadDocument installs together. It replaces only what it holds: a
 // value without "resources" leaves the settings as they are, so an operator can force a
-// resource open for the whole fleet with one put, and release it with another. A value that cannot be parsed, or whose rules the Manager
-// refuses, is reported (logged, and passed to the OnError option) once, and the last good rules
-// stay in force. So does a deleted key, unless ClearOnDelete says otherwise.
+// resource open for the whole fleet with one put, and release it with another. A value that
+// cannot be parsed, or whose rules the Manager refuses, is reported (logged, and passed to the
+// OnError option) once, and the last good rules stay in force. So is a value that would remove
+// every rule in a form a mistake writes as easily (null, [], {"rules": null}: ErrEmptyRules);
+// {"rules": []} removes them on purpose.
+//
+// A deleted key keeps its rules in force too, unless ClearOnDelete says otherwise, but not its
+// resource settings: a force or a limit lasts only as long as a key that set it, so deleting
+// the key that forced a resource open releases it. The settings the watcher loaded are removed
+// (logged, and OnLoad hears of it) once every key that held them is deleted; settings the
+// program loaded itself are not the watcher's to remove.
 //
 // The watcher survives etcd restarts and lost connections: the client resumes its watch where
 // it left off, and when it cannot (the revisions it missed were compacted, the watch was
@@ -23,6 +31,7 @@ package breakeretcd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,6 +55,13 @@ var ErrNotFound = errors.New("breakeretcd: no rules stored in etcd")
 // prefix together. The error wrapping it names the limit. The last good rules stay in force.
 var ErrTooLarge = errors.New("breakeretcd: rules too large")
 
+// ErrEmptyRules is reported, or returned by Watch, for a value that says "no rules" in a form
+// that a mistake writes as easily as an operator: JSON null, an empty array, or a document
+// whose "rules" is null. The last good rules stay. The document {"rules": []} removes every
+// rule on purpose; in the Sentinel format, which has no such form, delete the key with
+// ClearOnDelete.
+var ErrEmptyRules = errors.New("breakeretcd: refusing to remove every rule")
+
 // DefaultMaxSize is the most bytes of rules Watch accepts unless WithMaxSize says otherwise:
 // 16 MiB, as rulefile.
 const DefaultMaxSize = 16 << 20
@@ -64,6 +80,7 @@ type Watcher struct {
 	m             *breaker.Manager
 	prefix        bool
 	parse         func([]byte) (breaker.Document, error)
+	sentinel      bool // parse reads Sentinel rules
 	clearOnDelete bool
 	requireKey    bool
 	timeout       time.Duration
@@ -73,10 +90,11 @@ type Watcher struct {
 	logger        *slog.Logger
 
 	// The fields below belong to Watch, then to the watcher's goroutine.
-	values  map[string][]byte // what etcd holds, by key, as of the last read and events
-	seen    map[string][]byte // the values last loaded or refused; nil before the first
-	lastErr string            // the last problem reported, so that it is reported once
-	done    chan struct{}
+	values       map[string][]byte // what etcd holds, by key, as of the last read and events
+	seen         map[string][]byte // the values last loaded or refused; nil before the first
+	settingsFrom []string          // the keys whose values held the settings the watcher loaded
+	lastErr      string            // the last problem reported, so that it is reported once
+	done         chan struct{}
 }
 
 // Option configures a Watcher.
@@ -87,10 +105,12 @@ type optionFunc func(*Watcher)
 func (f optionFunc) apply(w *Watcher) { f(w) }
 
 // WithPrefix makes Watch read every key that begins with the key given to it: each holds a
-// JSON array of rules, and the rules are their concatenation in key order (etcd's byte order).
-// A value that cannot be parsed refuses the whole set, as do rules the Manager refuses
-// together (two identical rules in different keys, say). Deleting some of the keys loads the
-// rules of the others; deleting them all is a deleted key (see ClearOnDelete).
+// document, and the rules are their concatenation in key order (etcd's byte order), the
+// settings their union. A value that cannot be parsed refuses the whole set, as do rules the
+// Manager refuses together (two identical rules in different keys, say). Deleting some of the
+// keys loads the rules of the others, and the settings of the others; when none of the keys
+// that held the settings is left, the settings are removed. Deleting them all is a deleted key
+// (see ClearOnDelete).
 func WithPrefix() Option {
 	return optionFunc(func(w *Watcher) { w.prefix = true })
 }
@@ -99,7 +119,7 @@ func WithPrefix() Option {
 // (breaker.ParseSentinelRules) rather than as breaker's own documents (breaker.ParseDocument).
 // They hold rules only; the resource settings are left as they are.
 func SentinelFormat() Option {
-	return optionFunc(func(w *Watcher) { w.parse = parseSentinel })
+	return optionFunc(func(w *Watcher) { w.parse, w.sentinel = parseSentinel, true })
 }
 
 // parseSentinel reads Sentinel degrade rules as a document of rules alone.
@@ -149,8 +169,8 @@ func WithMaxSize(n int64) Option {
 	})
 }
 
-// OnError is called with each new problem: a value that cannot be parsed, rules the Manager
-// refused, a missing value (ErrNotFound), a read of etcd that failed, a watch that ended for
+// OnError is called with each new problem: a value that cannot be parsed, or would remove every
+// rule by mistake (ErrEmptyRules), rules the Manager refused, a missing value (ErrNotFound), a read of etcd that failed, a watch that ended for
 // another reason than compaction. The last good rules stay in force. A problem is reported
 // once; the same problem again only after rules have loaded, or the watch has ended and the key
 // been read anew, in between. It is called by Watch for the first read, then on the watcher's
@@ -180,9 +200,10 @@ func WithLogger(l *slog.Logger) Option {
 // that watches the key and loads the rules again each time they change, until ctx is done.
 //
 // The value is a document as breaker.ParseDocument reads it, rules and resource settings
-// (SentinelFormat: a JSON array of rules as breaker.ParseSentinelRules reads them). If the first read fails, or the value cannot be
-// parsed, or m refuses its rules, Watch returns the error and starts nothing, so that a service
-// can refuse to start with bad rules. A missing value is not an error unless RequireKey says
+// (SentinelFormat: a JSON array of rules as breaker.ParseSentinelRules reads them). If the
+// first read fails, or the value cannot be parsed, or would remove every rule by mistake
+// (ErrEmptyRules), or m refuses its rules, Watch returns the error and starts nothing, so that
+// a service can refuse to start with bad rules. A missing value is not an error unless RequireKey says
 // so: m keeps the rules it has (none, for a new Manager; with ClearOnDelete, none at all) and
 // loads the value once it is written.
 //
@@ -344,43 +365,48 @@ func (w *Watcher) read(ctx context.Context) (rev int64, err error) {
 
 // apply loads the values etcd holds into the Manager, unless they are the ones last loaded or
 // refused. It returns a missing value (when it is a problem), values over the size limit, a
-// value that cannot be parsed, or rules the Manager refused.
+// value that cannot be parsed or would remove every rule by mistake, or rules the Manager
+// refused. The settings the watcher loaded go once every key that held them is deleted, also
+// when the value is missing: a deleted key keeps its rules, but not a force or a limit.
 func (w *Watcher) apply() error {
 	if w.seen != nil && maps.EqualFunc(w.values, w.seen, bytes.Equal) {
 		return nil
 	}
 	w.seen = maps.Clone(w.values)
-	if len(w.values) == 0 && !w.clearOnDelete {
+	missing := len(w.values) == 0 && !w.clearOnDelete
+	var doc merged
+	if !missing {
+		if err := w.checkSize(); err != nil {
+			return err
+		}
+		var err error
+		if doc, err = w.merge(); err != nil {
+			return err
+		}
+	}
+	released := !doc.HasResources && w.settingsGone()
+	if released {
+		doc.Resources, doc.HasResources = map[string]breaker.ResourceConfig{}, true
+	}
+	if missing && !released {
 		return fmt.Errorf("%w: %s", ErrNotFound, w.what())
 	}
-	var size int64
-	for _, v := range w.values {
-		size += int64(len(v))
-	}
-	if size > w.maxSize {
-		limit := fmt.Sprintf("%d bytes", w.maxSize)
-		if w.maxSize%(1<<20) == 0 {
-			limit += fmt.Sprintf(" (%d MiB)", w.maxSize>>20)
-		}
-		held := fmt.Sprintf("%d bytes", size)
-		if w.prefix {
-			held += fmt.Sprintf(" in %d keys", len(w.values))
-		}
-		return fmt.Errorf("%w: %s holds %s, over the limit of %s (see WithMaxSize)", ErrTooLarge, w.what(), held, limit)
-	}
-	doc, keyOf, err := w.merge()
-	if err != nil {
-		return err
-	}
-	if err := w.m.LoadDocument(doc); err != nil {
+	if err := w.m.LoadDocument(doc.Document); err != nil {
 		var re *breaker.RuleError
 		switch {
-		case !errors.As(err, &re) || re.Index < 0 || re.Index >= len(keyOf):
+		case !errors.As(err, &re) || re.Index < 0 || re.Index >= len(doc.ruleKeys):
 			return fmt.Errorf("breakeretcd: %s: %w", w.what(), err)
 		case w.prefix:
-			return fmt.Errorf("breakeretcd: key %q holds rule %d of the set: %w", keyOf[re.Index], re.Index, err)
+			return fmt.Errorf("breakeretcd: key %q holds rule %d of the set: %w", doc.ruleKeys[re.Index], re.Index, err)
 		}
 		return fmt.Errorf("breakeretcd: key %q: %w", w.key, err)
+	}
+	if released {
+		w.logger.Warn("breakeretcd: the keys that held the resource settings were deleted: resource settings removed",
+			"key", w.key, "keys", w.settingsFrom)
+	}
+	if doc.HasResources {
+		w.settingsFrom = doc.settingsKeys
 	}
 	w.lastErr = ""
 	rules := doc.Rules
@@ -388,44 +414,120 @@ func (w *Watcher) apply() error {
 		rules = w.m.Rules()
 	}
 	w.onLoad(rules)
+	if missing {
+		return fmt.Errorf("%w: %s", ErrNotFound, w.what())
+	}
 	return nil
+}
+
+// settingsGone reports whether the settings in force came from the watcher's values and
+// every key that held them has been deleted since.
+func (w *Watcher) settingsGone() bool {
+	if len(w.settingsFrom) == 0 {
+		return false
+	}
+	for _, k := range w.settingsFrom {
+		if _, ok := w.values[k]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSize returns an error wrapping ErrTooLarge when the values are over the size limit.
+func (w *Watcher) checkSize() error {
+	var size int64
+	for _, v := range w.values {
+		size += int64(len(v))
+	}
+	if size <= w.maxSize {
+		return nil
+	}
+	limit := fmt.Sprintf("%d bytes", w.maxSize)
+	if w.maxSize%(1<<20) == 0 {
+		limit += fmt.Sprintf(" (%d MiB)", w.maxSize>>20)
+	}
+	held := fmt.Sprintf("%d bytes", size)
+	if w.prefix {
+		held += fmt.Sprintf(" in %d keys", len(w.values))
+	}
+	return fmt.Errorf("%w: %s holds %s, over the limit of %s (see WithMaxSize)", ErrTooLarge, w.what(), held, limit)
+}
+
+// merged is the document the values make together, and the keys its parts came from.
+type merged struct {
+	breaker.Document
+	ruleKeys     []string // the key that holds each rule
+	settingsKeys []string // the keys that hold settings, in key order
 }
 
 // merge parses the values into one document, in key order: the rules of every value that holds
 // rules, one after the other, and the settings of every value that holds settings, each
-// resource in one value only. keyOf[i] is the key that holds rule i. With no values at all
-// (ClearOnDelete) the document clears both rules and settings.
-func (w *Watcher) merge() (doc breaker.Document, keyOf []string, err error) {
+// resource in one value only. With no values at all (ClearOnDelete) the document clears both
+// rules and settings.
+func (w *Watcher) merge() (doc merged, err error) {
 	if len(w.values) == 0 {
-		return breaker.Document{HasRules: true, HasResources: true}, nil, nil
+		return merged{Document: breaker.Document{HasRules: true, HasResources: true}}, nil
 	}
 	from := map[string]string{} // the key that holds each resource's settings
 	for _, k := range slices.Sorted(maps.Keys(w.values)) {
 		d, err := w.parse(w.values[k])
 		if err != nil {
-			return doc, nil, fmt.Errorf("breakeretcd: key %q: %w", k, err)
+			return doc, fmt.Errorf("breakeretcd: key %q: %w", k, err)
+		}
+		if d.HasRules && len(d.Rules) == 0 {
+			if err := w.checkEmpty(k, w.values[k]); err != nil {
+				return doc, err
+			}
 		}
 		if d.HasRules {
 			doc.HasRules = true
 			doc.Rules = append(doc.Rules, d.Rules...)
 			for range d.Rules {
-				keyOf = append(keyOf, k)
+				doc.ruleKeys = append(doc.ruleKeys, k)
 			}
 		}
 		if d.HasResources {
 			if doc.Resources == nil {
 				doc.Resources, doc.HasResources = map[string]breaker.ResourceConfig{}, true
 			}
+			doc.settingsKeys = append(doc.settingsKeys, k)
 			for _, name := range slices.Sorted(maps.Keys(d.Resources)) {
 				if prev, ok := from[name]; ok {
-					return doc, nil, fmt.Errorf("breakeretcd: keys %q and %q both hold settings of resource %q: write them in one", prev, k, name)
+					return doc, fmt.Errorf("breakeretcd: keys %q and %q both hold settings of resource %q: write them in one", prev, k, name)
 				}
 				from[name] = k
 				doc.Resources[name] = d.Resources[name]
 			}
 		}
 	}
-	return doc, keyOf, nil
+	return doc, nil
+}
+
+// checkEmpty returns an error wrapping ErrEmptyRules unless value, the value of key, which
+// parsed as no rules, says so on purpose: a document whose "rules" is an empty array. null and
+// [] are what a template with nothing to fill in, or an export of nothing, writes as easily.
+func (w *Watcher) checkEmpty(key string, value []byte) error {
+	var what string
+	switch v := bytes.TrimSpace(value); {
+	case bytes.Equal(v, []byte("null")):
+		what = "null"
+	case len(v) > 0 && v[0] == '[':
+		what = "an empty array"
+	default:
+		var top struct {
+			Rules json.RawMessage `json:"rules"`
+		}
+		if json.Unmarshal(v, &top) != nil || !bytes.Equal(bytes.TrimSpace(top.Rules), []byte("null")) {
+			return nil // {"rules": []}
+		}
+		what = `a document whose "rules" is null`
+	}
+	if w.sentinel {
+		return fmt.Errorf("%w: key %q holds %s; to remove them on purpose, delete the key with ClearOnDelete",
+			ErrEmptyRules, key, what)
+	}
+	return fmt.Errorf(`%w: key %q holds %s; to remove them on purpose, store {"rules": []}`, ErrEmptyRules, key, what)
 }
 
 // report logs and passes on a problem, once until it changes.

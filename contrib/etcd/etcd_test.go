@@ -655,9 +655,127 @@ func TestWatchPrefixDocuments(t *testing.T) {
 	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Resources())
 
 	del(t, c, "/cfg/z")
+	assert.Equal(t, wantA, next(t, x.loads))
 	del(t, c, "/cfg/ops")
 	assert.Equal(t, wantA, next(t, x.loads))
 	assert.Equal(t, wantA, x.m.Rules())
+	assert.Empty(t, x.m.Resources(), "the key that held the settings is gone, and they with it")
+
+	// A key's value replaced by one without settings leaves them, as a single key's does.
+	put(t, c, "/cfg/ops", `{"resources": {"orders": {"force": "open"}}}`)
+	assert.Equal(t, wantA, next(t, x.loads))
+	put(t, c, "/cfg/ops", ruleB)
+	assert.Equal(t, concat(wantA, wantB), next(t, x.loads))
+	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Resources())
+	del(t, c, "/cfg/a")
+	assert.Equal(t, wantB, next(t, x.loads))
 	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Resources(),
-		"no key holds settings now: they stay as they are")
+		"a key that never held them is gone")
+	del(t, c, "/cfg/ops")
+	assert.Equal(t, wantB, next(t, x.loads))
+	assert.ErrorIs(t, next(t, x.errs), breakeretcd.ErrNotFound)
+	assert.Empty(t, x.m.Resources(), "the key whose value set them is gone")
+	assert.Empty(t, x.errs)
+}
+
+// Given a key of settings that forces a resource open, watched beside rules the program loaded,
+// when the key is deleted, then the force is released: the settings go with the key that held
+// them, logged, and OnLoad hears of it; the rules stay, and the missing key is reported.
+func TestWatchDeletedSettingsKeyReleasesTheSettings(t *testing.T) {
+	s := startEtcd(t)
+	c := newClient(t, s.endpoint())
+	put(t, c, "/ops", `{"resources": {"orders": {"force": "open"}}}`)
+	m := breaker.NewManager()
+	require.NoError(t, m.LoadRules(wantC))
+	logs := &lockedBuffer{}
+	x := watchManager(t, c, "/ops", m, breakeretcd.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	assert.Equal(t, wantC, next(t, x.loads))
+	require.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, m.Resources())
+
+	del(t, c, "/ops")
+	assert.Equal(t, wantC, next(t, x.loads), "OnLoad hears the rules in force")
+	assert.Empty(t, m.Resources(), "released")
+	assert.Equal(t, wantC, m.Rules(), "the rules stay")
+	assert.ErrorIs(t, next(t, x.errs), breakeretcd.ErrNotFound)
+	assert.Contains(t, logs.String(), "resource settings removed")
+	assert.Empty(t, x.loads)
+}
+
+// Given a document of rules and settings at the key, when it is deleted, then the rules stay
+// (a deleted key keeps them) and the settings go; a later bare array leaves the settings
+// empty.
+func TestWatchDeletedDocumentKeepsTheRulesNotTheSettings(t *testing.T) {
+	s := startEtcd(t)
+	c := newClient(t, s.endpoint())
+	put(t, c, "/rules", `{"rules": `+ruleA+`, "resources": {"orders": {"force": "open"}}}`)
+	x := watch(t, c, "/rules")
+	assert.Equal(t, wantA, next(t, x.loads))
+
+	del(t, c, "/rules")
+	assert.Equal(t, wantA, next(t, x.loads))
+	assert.Empty(t, x.m.Resources(), "released")
+	assert.ErrorIs(t, next(t, x.errs), breakeretcd.ErrNotFound)
+
+	put(t, c, "/rules", ruleB)
+	assert.Equal(t, wantB, next(t, x.loads))
+	assert.Empty(t, x.m.Resources())
+	assert.Empty(t, x.errs)
+}
+
+// Given a value that says "no rules" in a form a mistake also writes (null, an empty array, a
+// document whose "rules" is null), then it is refused with ErrEmptyRules, once, and the last
+// good rules stay; {"rules": []} removes every rule, on purpose.
+func TestWatchRefusesImplicitlyEmptyRules(t *testing.T) {
+	s := startEtcd(t)
+	c := newClient(t, s.endpoint())
+	put(t, c, "/rules", ruleA)
+	x := watch(t, c, "/rules")
+	next(t, x.loads)
+
+	// No two in a row give the same error, which would be reported once.
+	for _, give := range []string{`null`, `{"rules": null}`, `[]`, `{"rules": null, "resources": {}}`, " [ ]\n"} {
+		put(t, c, "/rules", give)
+		err := next(t, x.errs)
+		assert.ErrorIs(t, err, breakeretcd.ErrEmptyRules, give)
+		assert.Contains(t, err.Error(), `key "/rules"`, give)
+		assert.Contains(t, err.Error(), `{"rules": []}`, give)
+		assert.Equal(t, wantA, x.m.Rules(), "%s: the last good rules stay", give)
+	}
+	assert.Empty(t, x.loads)
+
+	put(t, c, "/rules", `{"rules": []}`)
+	assert.Empty(t, next(t, x.loads))
+	assert.Empty(t, x.m.Rules(), "removed on purpose")
+	assert.Empty(t, x.errs)
+}
+
+// An implicitly empty value is refused under a prefix too, and by Watch at start, and in the
+// Sentinel format, which has no explicit form.
+func TestWatchRefusesImplicitlyEmptyRulesEverywhere(t *testing.T) {
+	s := startEtcd(t)
+	c := newClient(t, s.endpoint())
+	put(t, c, "/empty", `[]`)
+	put(t, c, "/null", `null`)
+	for _, key := range []string{"/empty", "/null"} {
+		for _, opts := range [][]breakeretcd.Option{nil, {breakeretcd.SentinelFormat()}} {
+			m := breaker.NewManager()
+			require.NoError(t, m.LoadRules(wantC))
+			w, err := breakeretcd.Watch(context.Background(), c, key, m, append(opts, breakeretcd.WithLogger(quiet))...)
+			assert.ErrorIs(t, err, breakeretcd.ErrEmptyRules, key)
+			assert.Nil(t, w)
+			assert.Equal(t, wantC, m.Rules())
+		}
+	}
+
+	put(t, c, "/cfg/a", ruleA)
+	put(t, c, "/cfg/b", ruleB)
+	x := watch(t, c, "/cfg/", breakeretcd.WithPrefix())
+	assert.Equal(t, concat(wantA, wantB), next(t, x.loads))
+	put(t, c, "/cfg/b", `null`)
+	err := next(t, x.errs)
+	assert.ErrorIs(t, err, breakeretcd.ErrEmptyRules)
+	assert.Contains(t, err.Error(), `key "/cfg/b"`)
+	assert.Equal(t, concat(wantA, wantB), x.m.Rules())
+	put(t, c, "/cfg/b", `{"rules": []}`)
+	assert.Equal(t, wantA, next(t, x.loads))
 }

@@ -44,9 +44,9 @@
 //     (breaker.WithSlots) blocked it. Its Metadata holds "resource"; when a breaker rejected
 //     the RPC, also "retry_at" (the BlockError.RetryAt, in UTC, RFC 3339 with nanoseconds).
 //   - a RetryInfo whose RetryDelay is the time from m.Now() until RetryAt, and at least one
-//     second (while a probe is in flight RetryAt has passed, and when a slot blocked the call
-//     there is none). A forced-open or concurrency-limited RPC has no RetryInfo: no retry time
-//     is known.
+//     second, never zero or negative, also for a RetryAt already past (one second when a slot
+//     blocked the call: there is no RetryAt). A forced-open or concurrency-limited RPC has no
+//     RetryInfo: no retry time is known.
 //
 // The rule's ID and strategy, the breaker's state and a slot's error are the server's own
 // business and are not sent unless [WithBlockDetails] says so: then the message is the
@@ -57,6 +57,8 @@
 // When a resource has a Timeout (breaker.ResourceConfig), each interceptor gives the RPC a
 // context with that deadline, never later than the caller's (breaker.Entry.WithTimeout), and
 // cancels it when the call ends. An RPC cut off by it fails whatever [WithFailureCodes] says.
+// On the server a stream's RecvMsg also returns at the deadline, with DeadlineExceeded, while
+// the client sends nothing (see [StreamServerInterceptor]).
 //
 // A client reads them from the status:
 //
@@ -93,5 +95,7 @@
 // A panic in the invoker, the streamer or a server handler counts as a failure; the panic goes
 // on up.
 //
-// The package starts no goroutines.
+// The package starts no goroutines, but for one: a server stream under a resource Timeout
+// waits for each message on a goroutine, which ends with the message or the stream, so that
+// its RecvMsg can return at the deadline.
 package breakergrpc

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
 	"github.com/halfopen/breaker"
 )
@@ -61,7 +62,11 @@ func UnaryServerInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryServer
 // carries. A nil m means breaker.Default(). The resource, the blocked answer and the
 // outcomes are those of UnaryServerInterceptor; the resource is named with the stream's
 // context. With a resource Timeout, the handler gets a ServerStream whose Context has that
-// deadline, as a unary handler does.
+// deadline, as a unary handler does, and whose RecvMsg returns at the deadline with status
+// DeadlineExceeded, also while the client sends nothing: a handler that returns the errors of
+// RecvMsg ends the stream there. To do so it waits for gRPC's RecvMsg on a goroutine, one per
+// message, that ends when the message arrives or, after the deadline, when the stream ends; a
+// message it receives into after the deadline is not to be read.
 func StreamServerInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamServerInterceptor {
 	if m == nil {
 		m = breaker.Default()
@@ -92,11 +97,37 @@ func StreamServerInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamServ
 	}
 }
 
-// serverStream is a ServerStream with the context of the resource's Timeout.
+// serverStream is a ServerStream under the resource's Timeout: its Context has the deadline,
+// and its RecvMsg returns when the deadline passes. gRPC's own RecvMsg waits for a message or
+// the end of the RPC's context, which an interceptor cannot shorten, so without this a handler
+// waiting for a client that sends nothing would run until the client's deadline.
 type serverStream struct {
 	grpc.ServerStream
-	ctx context.Context
+	ctx  context.Context
+	done chan error // the result of gRPC's RecvMsg; made by the first RecvMsg
 }
 
 // Context returns the stream's context with the resource's Timeout.
 func (s *serverStream) Context() context.Context { return s.ctx }
+
+// RecvMsg receives a message into m, as gRPC's RecvMsg does, but returns the status of the
+// context's error (DeadlineExceeded at the deadline) as soon as the context is done. gRPC's
+// RecvMsg runs on a goroutine of its own, which ends when a message arrives or the stream
+// ends, at the latest once the handler returns; until then it may still write m. Once the
+// context is done RecvMsg receives nothing more, lest two receives run together: a
+// ServerStream takes one at a time, as its RecvMsg calls are never concurrent.
+func (s *serverStream) RecvMsg(m any) error {
+	if err := s.ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	if s.done == nil {
+		s.done = make(chan error, 1)
+	}
+	go func(done chan<- error) { done <- s.ServerStream.RecvMsg(m) }(s.done)
+	select {
+	case err := <-s.done:
+		return err
+	case <-s.ctx.Done():
+		return status.FromContextError(s.ctx.Err()).Err()
+	}
+}

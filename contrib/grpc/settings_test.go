@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/halfopen/breaker"
 	breakergrpc "github.com/halfopen/breaker/contrib/grpc"
@@ -160,5 +161,37 @@ func TestTimeout(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// Given a resource with a Timeout and a client that opens a stream and sends nothing, then the
+// handler's RecvMsg returns at the deadline with DeadlineExceeded, as the handler's context
+// says, so the stream ends there, long before the caller's own deadline, and is no longer in
+// flight. gRPC's own RecvMsg waits for the RPC's context alone.
+func TestServerStreamTimeoutEndsRecv(t *testing.T) {
+	for _, method := range []string{chatMethod, collectMethod} {
+		t.Run(method, func(t *testing.T) {
+			m, _, rec := newManager(t, countAll(method))
+			require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{method: {Timeout: timeout}}))
+			s, conn := serveWith(t, m)
+			desc := map[string]*grpc.StreamDesc{chatMethod: chatDesc, collectMethod: collectDesc}[method]
+			// The caller's own deadline is a backstop, for the test to end if the Timeout
+			// were lost.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+
+			began := time.Now()
+			stream, err := conn.NewStream(ctx, desc, method)
+			require.NoError(t, err)
+			err = stream.RecvMsg(new(wrapperspb.StringValue))
+			assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+			assert.Less(t, time.Since(began), time.Second, "the Timeout, not the backstop, ended it")
+			assert.NoError(t, ctx.Err(), "the backstop did not run out")
+
+			c := rec.waitCalls(t, 1)
+			assert.ErrorIs(t, c[0].err, context.DeadlineExceeded)
+			assert.Zero(t, m.InFlight(method))
+			assert.Equal(t, int64(1), s.hits.Load())
+		})
 	}
 }
