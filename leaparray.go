@@ -48,14 +48,6 @@ const (
 // unpack splits a bucket's word into its counts.
 func unpack(w uint64) (total, bad uint64) { return w >> 32, w & (1<<32 - 1) }
 
-// Times are clamped to ±2^61 ns (about 73 years) around the epoch, so window arithmetic can
-// never overflow; noStart is older than any real bucket.
-const (
-	maxTick = 1 << 61
-	minTick = -maxTick
-	noStart = -1 << 62
-)
-
 func newLeapArray(interval time.Duration, buckets uint32) *leapArray {
 	w := &leapArray{
 		bucketLen: int64(interval) / int64(buckets),
