@@ -12,12 +12,10 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
-// Times are clamped to ±2^61 ns (about 73 years) around the epoch, so window arithmetic can
-// never overflow; noStart is older than any real bucket.
+// Times are clamped to ±2^61 ns (about 73 years) around the epoch.
 const (
 	maxTick = 1 << 61
 	minTick = -maxTick
-	noStart = -1 << 62
 )
 
 // Now returns the time by the Manager's clock, the one BlockError.RetryAt and StateChange.At

@@ -528,7 +528,11 @@ func (m *model) count(b *modelBreaker, bad bool) {
 	length := id.StatInterval / time.Duration(id.BucketCount)
 	bucket := m.now - ((m.now%length)+length)%length
 	if len(b.calls) > 0 && bucket < b.head {
-		bucket = b.head // the clock went back: the newest bucket counts it
+		if m.now-b.head > -id.StatInterval {
+			bucket = b.head // the clock went back a little: the newest bucket counts it
+		} else {
+			b.calls = nil // back a whole window or more: the window starts again, empty
+		}
 	}
 	b.head = bucket
 	b.calls = append(b.calls, modelCall{bucket, bad})
