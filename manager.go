@@ -33,6 +33,8 @@ type Manager struct {
 	dyn       dynamics   // the breakers template rules made
 	loadMu    sync.Mutex // serialises LoadRules
 	observers observers
+
+	near atomic.Pointer[reading] // a reading of the clock and its tick, for timeAt (clock.go)
 }
 
 // ruleSet is what LoadRules and LoadResources installed. It is never changed after it is
@@ -111,7 +113,7 @@ func NewManager(opts ...Option) *Manager {
 	for _, o := range opts {
 		o.apply(m)
 	}
-	m.epoch = m.clock.Now()
+	m.startClock()
 	m.rules.Store(&ruleSet{})
 	return m
 }
