@@ -169,3 +169,40 @@ func TestBreakerAcrossTheWrapOfTimes(t *testing.T) {
 			"the probe's success decides")
 	})
 }
+
+// Template breakers are dropped idlest first also centuries past the Manager's start, across
+// the wrap of the library's times: da, made first but used last, outlives db.
+func TestFarClockDropsTheIdlest(t *testing.T) {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(2))
+	rule := errorCount(5, 1)
+	rule.Resource = "d*"
+	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+	call := func(name string) { require.NoError(t, m.Do(t.Context(), name, succeed)) }
+	call("da")
+	call("db")
+	clock.Set(breakertest.Start.AddDate(250, 0, 0))
+	call("db")
+	clock.Set(breakertest.Start.AddDate(300, 0, 0))
+	call("da")
+	call("dc") // needs room: db goes
+	assert.Equal(t, []string{"da", "dc"}, m.DynamicResources())
+}
+
+// After the clock jumps back, the template breakers used before the jump count as the
+// idlest: da, used an hour before the jump, goes before db, used after it.
+func TestClockJumpBackDropsThoseUsedBeforeIt(t *testing.T) {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(2))
+	rule := errorCount(5, 1)
+	rule.Resource = "d*"
+	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+	call := func(name string) { require.NoError(t, m.Do(t.Context(), name, succeed)) }
+	call("db")
+	clock.Advance(time.Hour)
+	call("da")
+	clock.Set(breakertest.Start.AddDate(-50, 0, 0))
+	call("db")
+	call("dc") // needs room: da goes
+	assert.Equal(t, []string{"db", "dc"}, m.DynamicResources())
+}

@@ -198,7 +198,7 @@ func (m *Manager) makeRoom(n int, now int64) []StateChange {
 		return nil
 	}
 	all := make([]idleness, 0, d.names.Load())
-	d.each(func(e *dynamic) { all = append(all, idleness{e.used.Load(), e.made, e}) })
+	d.each(func(e *dynamic) { all = append(all, e.idlenessAt(now)) })
 	batch := max(1, d.limit/16)
 	var changes []StateChange
 	dropped := 0
@@ -239,16 +239,23 @@ func (m *Manager) makeRoom(n int, now int64) []StateChange {
 	return changes
 }
 
-// idleness orders entries for dropping: used longest ago first, then made first.
+// idleness orders entries for dropping: idle the longest first, then made first.
 type idleness struct {
-	used int64
+	idle uint64 // ns since the entry was used
 	made uint64
 	e    *dynamic
 }
 
+// idlenessAt is how idle e is at now. Ticks wrap (clock.go), so idleness is measured back from
+// now, never by comparing two ticks; a use after now, which only a clock that stepped back can
+// make, was before the step, and counts as the longest ago.
+func (e *dynamic) idlenessAt(now int64) idleness {
+	return idleness{idle: uint64(now - e.used.Load()<<20), made: e.made, e: e}
+}
+
 func (a idleness) compare(b idleness) int {
-	if a.used != b.used {
-		return cmp.Compare(a.used, b.used)
+	if a.idle != b.idle {
+		return cmp.Compare(b.idle, a.idle)
 	}
 	return cmp.Compare(a.made, b.made)
 }

@@ -202,6 +202,11 @@ var fuzzSeeds = [][]byte{
 		opEnter, 0, opAdvance, 0x07, opDo, 0x00, 0x00, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
 		opAdvance, 0x07, opDo, 0x00, 0x01, opLeap, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
 		opLeap, 0, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01},
+	// Templates across leaps: the names used before a leap back are the idlest after it, so
+	// da goes when db needs room, and x, used after the leap, stays.
+	{0, opLoad, 6, opNames, opDo, 0x00, 0x00, opAdvance, 0x02, opDo, 0x02, 0x00, opLeap, 1,
+		opDo, 0x02, 0x00, opDo, 0x01, 0x00, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
+		opLeap, 0, opDo, 0x01, 0x00, opAdvance, 0x27, opDo, 0x00, 0x00},
 }
 
 func runStateMachine(t *testing.T, ops []byte) {

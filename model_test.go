@@ -155,8 +155,11 @@ func (m *model) makeRoom(n int) {
 	for name := range m.dynamic {
 		names = append(names, name)
 	}
+	// Idle is measured back from now: a use after now (the clock stepped back) was before the
+	// step, and counts as the longest ago.
+	idle := func(name string) uint64 { return uint64(int64(m.now) - m.dynamic[name].used<<20) }
 	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(cmp.Compare(m.dynamic[a].used, m.dynamic[b].used), cmp.Compare(m.dynamic[a].made, m.dynamic[b].made))
+		return cmp.Or(cmp.Compare(idle(b), idle(a)), cmp.Compare(m.dynamic[a].made, m.dynamic[b].made))
 	})
 	closed := func(name string) bool {
 		return !slices.ContainsFunc(m.dynamic[name].breakers, func(b *modelBreaker) bool { return b.state != breaker.Closed })
