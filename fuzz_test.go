@@ -117,7 +117,7 @@ const (
 	opSettings        // change one resource's settings: force, concurrency limit, or none
 	opReset           // Reset a resource
 	opNames           // switch between the two sets of resource names
-	opLeap            // the clock jumps a century ahead or back
+	opLeap            // the clock jumps a century ahead or back, within two from the start
 	opCount
 )
 
@@ -196,15 +196,15 @@ var fuzzSeeds = [][]byte{
 		opAdvance, 0x27, opEnter, 0, opEnter, 0, opAdvance, 0x27, opEnter, 0, opLoad, 5,
 		opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x13, opDo, 0x00, 0x01, opAdvance, 0x27,
 		opDo, 0x00, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01},
-	// A century back: an OPEN breaker probes at once, a probe in flight is overdue, and the
-	// window starts again rather than keep counting into its newest bucket.
-	{0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLeap, 1, opEnter, 0, opLeap, 1,
-		opEnter, 0, opAdvance, 0x07, opDo, 0x00, 0x00, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
-		opAdvance, 0x07, opDo, 0x00, 0x01, opLeap, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
-		opLeap, 0, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01},
+	// A century back, twice: an OPEN breaker probes at once, a probe in flight is overdue, and
+	// the window starts again rather than keep counting into its newest bucket.
+	{0, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLeap, 1,
+		opEnter, 0, opLeap, 1, opEnter, 0, opAdvance, 0x07, opDo, 0x00, 0x00, opDo, 0x00, 0x01,
+		opDo, 0x00, 0x01, opAdvance, 0x07, opDo, 0x00, 0x01, opLeap, 0, opDo, 0x00, 0x01,
+		opDo, 0x00, 0x01, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01},
 	// Templates across leaps: the names used before a leap back are the idlest after it, so
 	// da goes when db needs room, and x, used after the leap, stays.
-	{0, opLoad, 6, opNames, opDo, 0x00, 0x00, opAdvance, 0x02, opDo, 0x02, 0x00, opLeap, 1,
+	{0, opLeap, 0, opLoad, 6, opNames, opDo, 0x00, 0x00, opAdvance, 0x02, opDo, 0x02, 0x00, opLeap, 1,
 		opDo, 0x02, 0x00, opDo, 0x01, 0x00, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
 		opLeap, 0, opDo, 0x01, 0x00, opAdvance, 0x27, opDo, 0x00, 0x00},
 }
@@ -237,7 +237,7 @@ func runStateMachine(t *testing.T, ops []byte) {
 	}
 	var entries []open
 	settings := map[string]breaker.ResourceConfig{}
-	leaps := 0 // centuries the clock leapt ahead, less those it leapt back
+	leaps := 0 // centuries the clock leapt ahead, less those it leapt back: 0, 1 or 2
 	step := 0
 	arg := func() byte { // the next byte, or 0 past the end
 		step++
@@ -316,10 +316,11 @@ func runStateMachine(t *testing.T, ops []byte) {
 		case opNames:
 			names = 1 - names
 		case opLeap:
-			// Ahead when the argument is even, back when it is odd, but never more than two
-			// centuries from the start, where the model's time.Duration would overflow.
+			// Ahead when the argument is even, back when it is odd, but only within two
+			// centuries from the start on: then no two times the model holds are 292 years
+			// apart, where its time.Duration arithmetic would overflow.
 			back := arg()%2 == 1
-			if leaps == 2 || leaps == -2 {
+			if leaps == 0 || leaps == 2 {
 				back = leaps == 2
 			}
 			d := fuzzLeap
@@ -353,7 +354,7 @@ func runStateMachine(t *testing.T, ops []byte) {
 }
 
 // fuzzLeap is how far opLeap moves the clock: past the 73 years at which the library's time
-// once stopped; two leaps go past 146 years, where the Manager converts times from a new
+// once stopped; two leaps ahead go past 146 years, where the Manager converts times from a new
 // reading of the clock.
 const fuzzLeap = 100 * 365 * 24 * time.Hour
 
