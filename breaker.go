@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"math"
 	"time"
 
 	"go.uber.org/atomic"
@@ -268,7 +267,10 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 		return b, p.retryAt
 	}
 	length := int64(c.interval) / int64(c.buckets)
-	at := min(floorDiv(now, length)*length+2*length, p.deadline)
+	at := now - floorMod(now, length) + 2*length
+	if p.deadline-at < 0 {
+		at = p.deadline
+	}
 	if b.at != at {
 		b = c.blockError(HalfOpen, at)
 		p.blocked.Store(b)
@@ -375,7 +377,7 @@ func (c *circuit) countRun(p *period, t *tuning, now int64, failed bool, hint in
 
 func (c *circuit) decideProbe(p *period, t *tuning, now int64, res result) {
 	switch {
-	case now >= p.deadline: // a clock that stepped back does not stop the probe deciding (W3)
+	case now-p.deadline >= 0: // a clock that stepped back does not stop the probe deciding
 		c.move(p, c.reopen(p, now), ProbeTimedOut, 0, now)
 	case res.o == Ignore && !c.slowIgnored(t, res):
 		c.releaseProbe(p, ProbeIgnored, now)
@@ -408,17 +410,19 @@ func (c *circuit) slowIgnored(t *tuning, res result) bool {
 }
 
 // retryDue reports whether the OPEN period p lets a probe through at now: its retry time has
-// come, or lies further ahead than p's OPEN time, which only a clock that stepped back can
-// make.
+// come, or lies further ahead than p's OPEN time, which only a clock that stepped back (or
+// jumped so far that the ticks wrapped) can make.
 func (c *circuit) retryDue(p *period, now int64) bool {
-	return now >= p.retryAt || uint64(p.retryAt-now) > uint64(p.openFor)
+	ahead := p.retryAt - now
+	return ahead <= 0 || ahead > p.openFor
 }
 
 // probeOverdue reports whether the probe of the HALF_OPEN period p counts as failed at now:
 // its deadline has passed, or lies further ahead than its ProbeTimeout, which only a clock
-// that stepped back can make.
+// that stepped back (or jumped so far that the ticks wrapped) can make.
 func (c *circuit) probeOverdue(p *period, now int64) bool {
-	return now >= p.deadline || uint64(p.deadline-now) > uint64(p.probeFor)
+	ahead := p.deadline - now
+	return ahead <= 0 || ahead > p.probeFor
 }
 
 // measure returns the ratio or count of bad calls and whether it meets the threshold.
@@ -533,14 +537,6 @@ func (c *circuit) reload(r *Rule) {
 	}
 }
 
-// satAdd adds without overflow.
-func satAdd(a, b int64) int64 {
-	s := a + b
-	if b > 0 && s < a {
-		return math.MaxInt64
-	}
-	if b < 0 && s > a {
-		return math.MinInt64
-	}
-	return s
-}
+// satAdd returns the tick d after t. It no longer saturates: ticks wrap (clock.go), and a
+// retry time or deadline past the largest int64 must still lie d after t.
+func satAdd(t, d int64) int64 { return t + d }

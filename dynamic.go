@@ -219,7 +219,7 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 		return nil
 	}
 	all := make([]idleness, 0, d.names.Load())
-	d.each(func(e *dynamic) { all = append(all, idleness{e.used.Load(), e.made, e}) })
+	d.each(func(e *dynamic) { all = append(all, e.idlenessAt(now)) })
 	batch := max(1, d.limit/16)
 	var changes []StateChange
 	dropped := 0
@@ -261,16 +261,23 @@ func (e *dynamic) tripped() bool {
 	return slices.ContainsFunc(e.res.Load().breakers, func(b *circuit) bool { return b.State() != Closed })
 }
 
-// idleness orders entries for dropping: used longest ago first, then made first.
+// idleness orders entries for dropping: idle the longest first, then made first.
 type idleness struct {
-	used int64
+	idle uint64 // ns since the entry was used
 	made uint64
 	e    *dynamic
 }
 
+// idlenessAt is how idle e is at now. Ticks wrap (clock.go), so idleness is measured back from
+// now, never by comparing two ticks; a use after now, which only a clock that stepped back can
+// make, was before the step, and counts as the longest ago.
+func (e *dynamic) idlenessAt(now int64) idleness {
+	return idleness{idle: uint64(now - e.used.Load()<<20), made: e.made, e: e}
+}
+
 func (a idleness) compare(b idleness) int {
-	if a.used != b.used {
-		return cmp.Compare(a.used, b.used)
+	if a.idle != b.idle {
+		return cmp.Compare(b.idle, a.idle)
 	}
 	return cmp.Compare(a.made, b.made)
 }
@@ -346,18 +353,20 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	d := &m.dyn
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var gone []*dynamic
-	type retired struct {
-		name    string
-		changes []StateChange
+	// Decide for every entry first, then act in the order of the names, so that the
+	// transitions are numbered in the order they are reported.
+	type rebind struct {
+		e      *dynamic
+		res    *resource  // nil: the entry is dropped
+		retire []*circuit // its breakers not kept
 	}
-	var all []retired
+	var all []rebind
 	plans := map[*Rule][]int{} // by the first rule of an entry: the entries of one template share it
 	d.each(func(e *dynamic) {
 		own := next.resources[e.name]
 		t := next.match(e.name)
 		if own != nil && own.breakers != nil || t == nil {
-			gone = append(gone, e)
+			all = append(all, rebind{e: e})
 			return
 		}
 		old := e.res.Load()
@@ -368,41 +377,40 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 			plans[first] = keep
 		}
 		if !slices.ContainsFunc(keep, func(k int) bool { return k >= 0 }) {
-			gone = append(gone, e) // the template changed whole: its next call makes new breakers
+			all = append(all, rebind{e: e}) // the template changed whole: its next call makes new breakers
 			return
 		}
-		res := &resource{timed: t.timed, set: next.settings[e.name]}
+		r := rebind{e: e, res: &resource{timed: t.timed, set: next.settings[e.name]}}
 		kept := make([]bool, len(old.breakers))
 		for j, k := range keep {
 			c, public := m.reuseOrMake(old, k, t.rules[j], e)
 			if k >= 0 {
 				kept[k] = true
 			}
-			c.forcedClosed.Store(res.set.forcedClosed())
-			res.breakers, res.public = append(res.breakers, c), append(res.public, public)
+			c.forcedClosed.Store(r.res.set.forcedClosed())
+			r.res.breakers, r.res.public = append(r.res.breakers, c), append(r.res.public, public)
 		}
-		var changes []StateChange
 		for k, c := range old.breakers {
-			if kept[k] {
-				continue
+			if !kept[k] {
+				r.retire = append(r.retire, c)
 			}
+		}
+		all = append(all, r)
+	})
+	slices.SortFunc(all, func(a, b rebind) int { return cmp.Compare(a.e.name, b.e.name) })
+	var changes []StateChange
+	for _, r := range all {
+		if r.res == nil {
+			changes = append(changes, m.dropDynamic(r.e, RuleChanged, now)...)
+			continue
+		}
+		for _, c := range r.retire {
 			if change, report := c.retire(now, RuleChanged); report {
 				changes = append(changes, change)
 			}
 		}
-		if changes != nil {
-			all = append(all, retired{e.name, changes})
-		}
-		d.count.Add(int64(len(res.breakers) - len(old.breakers)))
-		e.res.Store(res)
-	})
-	for _, e := range gone {
-		all = append(all, retired{e.name, m.dropDynamic(e, RuleChanged, now)})
-	}
-	slices.SortFunc(all, func(a, b retired) int { return cmp.Compare(a.name, b.name) })
-	var changes []StateChange
-	for _, r := range all {
-		changes = append(changes, r.changes...)
+		d.count.Add(int64(len(r.res.breakers) - len(r.e.res.Load().breakers)))
+		r.e.res.Store(r.res)
 	}
 	m.rules.Store(next)
 	d.maxBytes = next.nameBudget

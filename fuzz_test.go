@@ -141,6 +141,7 @@ const (
 	opSettings        // change one resource's settings: force, concurrency limit, or none
 	opReset           // Reset a resource
 	opNames           // switch between the two sets of resource names
+	opLeap            // the clock jumps a century ahead or back, within two from the start
 	opCount
 )
 
@@ -218,6 +219,28 @@ var fuzzSeeds = [][]byte{
 	// Idle is since a call ended: x, entered first and ending last, outlives da.
 	{0, opLoad, 6, opNames, opEnter, 2, opAdvance, 0x02, opDo, 0x00, 0x00, opAdvance, 0x02, opExit, 0, 0,
 		opAdvance, 0x02, opDo, 0x01, 0x00},
+	// A century ahead: a-count trips, waits its retry time, and a probe closes it; then three
+	// failures 2s apart do not trip its 1s window.
+	{0, opLeap, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x00,
+		opAdvance, 0x00, opDo, 0x00, 0x00, opAdvance, 0x27, opDo, 0x00, 0x00, opDo, 0x00, 0x01,
+		opAdvance, 0x07, opDo, 0x00, 0x01, opAdvance, 0x07, opDo, 0x00, 0x01, opDo, 0x00, 0x01},
+	// Two centuries ahead: the retry times of rejections, a probe that times out, one that
+	// fails and backs off (a-probes), and b's ratio window.
+	{0, opLeap, 0, opLeap, 2, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opEnter, 0,
+		opAdvance, 0x27, opEnter, 0, opEnter, 0, opAdvance, 0x27, opEnter, 0, opLoad, 5,
+		opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x13, opDo, 0x00, 0x01, opAdvance, 0x27,
+		opDo, 0x00, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01},
+	// A century back, twice: an OPEN breaker probes at once, a probe in flight is overdue, and
+	// the window starts again rather than keep counting into its newest bucket.
+	{0, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLeap, 1,
+		opEnter, 0, opLeap, 1, opEnter, 0, opAdvance, 0x07, opDo, 0x00, 0x00, opDo, 0x00, 0x01,
+		opDo, 0x00, 0x01, opAdvance, 0x07, opDo, 0x00, 0x01, opLeap, 0, opDo, 0x00, 0x01,
+		opDo, 0x00, 0x01, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01},
+	// Templates across leaps: the names used before a leap back are the idlest after it, so
+	// da goes when db needs room, and x, used after the leap, stays.
+	{0, opLeap, 0, opLoad, 6, opNames, opDo, 0x00, 0x00, opAdvance, 0x02, opDo, 0x02, 0x00, opLeap, 1,
+		opDo, 0x02, 0x00, opDo, 0x01, 0x00, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01, opDo, 0x00, 0x01,
+		opLeap, 0, opDo, 0x01, 0x00, opAdvance, 0x27, opDo, 0x00, 0x00},
 }
 
 func runStateMachine(t *testing.T, ops []byte) {
@@ -248,6 +271,7 @@ func runStateMachine(t *testing.T, ops []byte) {
 	}
 	var entries []open
 	settings := map[string]breaker.ResourceConfig{}
+	leaps := 0 // centuries the clock leapt ahead, less those it leapt back: 0, 1 or 2
 	step := 0
 	arg := func() byte { // the next byte, or 0 past the end
 		step++
@@ -325,6 +349,21 @@ func runStateMachine(t *testing.T, ops []byte) {
 			ref.reset(resource)
 		case opNames:
 			names = 1 - names
+		case opLeap:
+			// Ahead when the argument is even, back when it is odd, but only within two
+			// centuries from the start on: then no two times the model holds are 292 years
+			// apart, where its time.Duration arithmetic would overflow.
+			back := arg()%2 == 1
+			if leaps == 0 || leaps == 2 {
+				back = leaps == 2
+			}
+			d := fuzzLeap
+			if back {
+				d = -d
+			}
+			leaps += int(d / fuzzLeap)
+			clock.Advance(d)
+			ref.now += d
 		case opDo:
 			a := arg()
 			resource, rt := fuzzResource(a), time.Duration(a>>2)*time.Millisecond
@@ -347,6 +386,11 @@ func runStateMachine(t *testing.T, ops []byte) {
 		checkSame(t, step, m, events, ref)
 	}
 }
+
+// fuzzLeap is how far opLeap moves the clock: past the 73 years at which the library's time
+// once stopped; two leaps ahead go past 146 years, where the Manager converts times from a new
+// reading of the clock.
+const fuzzLeap = 100 * 365 * 24 * time.Hour
 
 // fuzzDuration spans 1ms to 64s: the low two bits pick the unit.
 func fuzzDuration(b byte) time.Duration {

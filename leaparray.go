@@ -7,17 +7,19 @@ import (
 	"go.uber.org/atomic"
 )
 
-// leapArray is a sliding window of equal buckets. Times are nanoseconds since the manager's
-// epoch. At time t the window holds the bucket containing t and the buckets before it, one
-// StatInterval in all.
+// leapArray is a sliding window of equal buckets. Times are ticks (clock.go). At time t the
+// window holds the bucket containing t and the buckets before it, one StatInterval in all.
 //
-// The window never runs backwards: a call whose time falls before the newest bucket is counted
-// in that newest bucket, so a clock that steps back loses nothing.
+// A small step back of the clock loses nothing: a call whose time falls before the newest
+// bucket, by less than the window, is counted in that newest bucket. A call a whole window or
+// more before it (the clock stepped far back) starts the window again at its time, empty, so
+// that the window keeps sliding on the clock's new course instead of counting into one bucket
+// until the clock catches up.
 //
 // Counting is lock-free. A call inside the newest bucket, the common case, costs two loads and
-// one atomic add, with no division. A bucket is reset under mu, once, by the first call to
-// reach it in a new lap, and only published after it is zeroed, so no count lands before the
-// reset.
+// one atomic add, with no division. The window moves under mu: a bucket is reset, once, by the
+// first call to reach it in a new lap, and only published after it is zeroed, so no count
+// lands before the reset.
 //
 // A bucket's two counts live in one 64-bit word, so they are added, read and reset together:
 // no reader can pair one lap's total with another's bad count, and bad never exceeds total.
@@ -26,7 +28,8 @@ type leapArray struct {
 	interval  int64
 	newest    atomic.Pointer[bucket] // the bucket with the latest start
 	lastBad   atomic.Int64           // start of the newest bucket that counted a bad call
-	mu        sync.Mutex             // serialises bucket resets
+	mu        sync.Mutex             // serialises moves of the window
+	slot      int                    // the index of newest in buckets; written under mu
 	buckets   []bucket
 }
 
@@ -48,21 +51,17 @@ const (
 // unpack splits a bucket's word into its counts.
 func unpack(w uint64) (total, bad uint64) { return w >> 32, w & (1<<32 - 1) }
 
-// Times are clamped to ±2^61 ns (about 73 years) around the epoch, so window arithmetic can
-// never overflow; noStart is older than any real bucket.
-const (
-	maxTick = 1 << 61
-	minTick = -maxTick
-	noStart = -1 << 62
-)
-
 func newLeapArray(interval time.Duration, buckets uint32) *leapArray {
 	w := &leapArray{
 		bucketLen: int64(interval) / int64(buckets),
 		interval:  int64(interval),
 		buckets:   make([]bucket, buckets),
 	}
-	w.lastBad.Store(noStart)
+	// The buckets start about 146 years before the epoch, on the grid of bucket starts that
+	// passes through it, so a window made near the epoch moves from there onto that grid, and
+	// one made far from it starts again at its first call.
+	noStart := -(1 << 62) / w.bucketLen * w.bucketLen
+	w.lastBad.Store(noStart - w.interval)
 	for i := range w.buckets {
 		w.buckets[i].start.Store(noStart)
 	}
@@ -75,10 +74,9 @@ func newLeapArray(interval time.Duration, buckets uint32) *leapArray {
 func (w *leapArray) add(now int64, bad bool) int64 {
 	b := w.newest.Load()
 	start := b.start.Load()
-	if now >= start+w.bucketLen {
-		b, start = w.advance(now)
+	if uint64(now-start) >= uint64(w.bucketLen) {
+		b, start = w.locate(now)
 	}
-	// Otherwise now falls in the newest bucket, or before it when the clock stepped back.
 	add := goodCall
 	if bad {
 		// Published before the count, so a reader that sees the count sees this too.
@@ -102,50 +100,83 @@ func halve(counts *atomic.Uint64) {
 	}
 }
 
-// advance finds the bucket for now, which is past the newest bucket, resets it if it still
-// holds an older lap, and makes it the newest.
-func (w *leapArray) advance(now int64) (*bucket, int64) {
-	k := floorDiv(now, w.bucketLen)
-	start := k * w.bucketLen
+// locate returns the bucket that counts a call at now, which is not inside the newest bucket,
+// and its start, moving the window when now is past the newest bucket or far before it.
+func (w *leapArray) locate(now int64) (*bucket, int64) {
+	b := w.newest.Load()
+	if start := b.start.Load(); w.inNewest(now - start) {
+		return b, start // another call moved the window first, or the clock stepped back a little
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b = w.newest.Load()
+	start := b.start.Load()
+	d := now - start
+	switch {
+	case w.inNewest(d):
+		return b, start
+	case d > 0:
+		return w.advance(start, d)
+	default:
+		return w.restart(now - floorMod(d, w.bucketLen))
+	}
+}
+
+// inNewest reports whether a call d after the start of the newest bucket counts in it: inside
+// it, or before it by less than the window.
+func (w *leapArray) inNewest(d int64) bool {
+	return d < w.bucketLen && d > -w.interval
+}
+
+// advance makes the bucket of the call d after start, the start of the newest bucket, the
+// newest, on the same grid of bucket starts. The buckets it passes over hold older laps, out
+// of the window from now on. It requires mu held.
+func (w *leapArray) advance(start, d int64) (*bucket, int64) {
+	steps := d / w.bucketLen
 	n := int64(len(w.buckets))
-	b := &w.buckets[(k%n+n)%n]
-	if s := b.start.Load(); s < start {
-		w.mu.Lock()
-		if b.start.Load() < start {
-			// Zeroed before the new start is published: no count of the new lap is lost.
-			b.counts.Store(0)
-			b.start.Store(start)
+	w.slot = int((int64(w.slot) + steps%n) % n)
+	b := &w.buckets[w.slot]
+	start += steps * w.bucketLen
+	// Zeroed before the new start is published: no count of the new lap is lost.
+	b.counts.Store(0)
+	b.start.Store(start)
+	w.newest.Store(b)
+	return b, start
+}
+
+// restart empties the window, with its newest bucket at start: the clock stepped far back, or
+// so far ahead that the difference of ticks wrapped. The other buckets move just out of the
+// window, so that no count of the old course is summed again. A call on its way may still
+// count a bad call of the old window in the new one, so the new window may hold a bad call
+// until it has moved on by a whole window. It requires mu held.
+func (w *leapArray) restart(start int64) (*bucket, int64) {
+	for i := range w.buckets {
+		w.buckets[i].counts.Store(0)
+		if i != w.slot {
+			w.buckets[i].start.Store(start - w.interval)
 		}
-		w.mu.Unlock()
-	} else if s > start {
-		// The window moved a whole lap while this call was on its way: count it in the
-		// newest bucket.
-		newest := w.newest.Load()
-		return newest, newest.start.Load()
 	}
-	for {
-		cur := w.newest.Load()
-		if cur.start.Load() >= start || w.newest.CompareAndSwap(cur, b) {
-			return b, start
-		}
-	}
+	w.lastBad.Store(start)
+	b := &w.buckets[w.slot]
+	b.start.Store(start) // published after the zeroing, as in advance
+	return b, start
 }
 
 // headAt returns the start of the newest bucket of the window at now, without counting.
 func (w *leapArray) headAt(now int64) int64 {
-	newest := w.newest.Load().start.Load()
-	if now < newest+w.bucketLen {
-		return newest
+	start := w.newest.Load().start.Load()
+	d := now - start
+	if w.inNewest(d) {
+		return start
 	}
-	return floorDiv(now, w.bucketLen) * w.bucketLen
+	return now - floorMod(d, w.bucketLen) // where locate would move the window
 }
 
 // sum returns the calls in the window whose newest bucket starts at head.
 func (w *leapArray) sum(head int64) (total, bad uint64) {
-	oldest := head - w.interval
 	for i := range w.buckets {
 		b := &w.buckets[i]
-		if s := b.start.Load(); s > oldest && s <= head {
+		if uint64(head-b.start.Load()) < uint64(w.interval) { // in (head-interval, head]
 			t, f := unpack(b.counts.Load())
 			total += t
 			bad += f
@@ -156,24 +187,26 @@ func (w *leapArray) sum(head int64) (total, bad uint64) {
 
 // mayHoldBad reports whether the window whose newest bucket starts at head may hold a bad
 // call. When it cannot, a good call cannot trip the breaker and the window need not be summed.
+// A last bad start that seems to lie ahead of head (the clock stepped back, or the ticks
+// wrapped) may hold one.
 func (w *leapArray) mayHoldBad(head int64) bool {
-	return w.lastBad.Load() > head-w.interval
+	return head-w.lastBad.Load() < w.interval
 }
 
-// floorDiv divides rounding down, also for negative t.
-func floorDiv(t, step int64) int64 {
-	q := t / step
-	if t%step < 0 {
-		q--
+// floorMod returns t modulo step, in [0, step), also for negative t.
+func floorMod(t, step int64) int64 {
+	r := t % step
+	if r < 0 {
+		r += step
 	}
-	return q
+	return r
 }
 
-// raiseTo sets a to v if v is greater.
+// raiseTo sets a to v if v is later.
 func raiseTo(a *atomic.Int64, v int64) {
 	for {
 		old := a.Load()
-		if v <= old || a.CompareAndSwap(old, v) {
+		if v-old <= 0 || a.CompareAndSwap(old, v) {
 			return
 		}
 	}

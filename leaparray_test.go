@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -56,4 +57,72 @@ func TestBucketResetZeroesBoth(t *testing.T) {
 	total, bad := w.sum(int64(time.Second))
 	assert.Equal(t, uint64(1), total)
 	assert.Equal(t, uint64(0), bad)
+}
+
+// Ticks wrap: a window that spans the wrap of int64 counts the calls on both sides of it, and
+// lets them go a window later.
+func TestWindowSpansTheWrapOfTicks(t *testing.T) {
+	ms := int64(time.Millisecond)
+	w := newLeapArray(time.Second, 10)
+	first := int64(math.MaxInt64) - 250*ms
+	w.add(first, true)
+	w.add(first+300*ms, true) // wrapped to a negative tick
+	total, bad := w.sum(w.headAt(first + 300*ms))
+	assert.Equal(t, uint64(2), total)
+	assert.Equal(t, uint64(2), bad)
+	assert.True(t, w.mayHoldBad(w.headAt(first+300*ms)))
+
+	total, _ = w.sum(w.headAt(first + 1200*ms))
+	assert.Equal(t, uint64(1), total, "the first call left the window")
+	total, _ = w.sum(w.headAt(first + 1500*ms))
+	assert.Equal(t, uint64(0), total)
+}
+
+// A small step back counts in the newest bucket; a step back of a whole window or more starts
+// the window again at the new time, without the calls before the step.
+func TestWindowStepBack(t *testing.T) {
+	ms := int64(time.Millisecond)
+	tests := []struct {
+		name      string
+		give      int64 // the step back from a call 10s after the epoch
+		wantTotal uint64
+	}{
+		{name: "a little back counts in the newest bucket", give: 400 * ms, wantTotal: 2},
+		{name: "just under a window back counts in the newest bucket", give: 1000*ms - 1, wantTotal: 2},
+		{name: "a window back starts the window again", give: 1000 * ms, wantTotal: 1},
+		{name: "an hour back starts the window again", give: 3600 * 1000 * ms, wantTotal: 1},
+		{name: "a century back starts the window again", give: 100 * 365 * 24 * 3600 * 1000 * ms, wantTotal: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newLeapArray(time.Second, 10)
+			w.add(10_000*ms, true)
+			now := 10_000*ms - tt.give
+			head := w.add(now, false)
+			assert.Equal(t, head, w.headAt(now))
+			total, _ := w.sum(head)
+			assert.Equal(t, tt.wantTotal, total)
+
+			total, _ = w.sum(w.headAt(now + 500*ms))
+			assert.Equal(t, tt.wantTotal, total, "half a window later")
+		})
+	}
+}
+
+// A window the clock left far behind counts nothing of its old laps, also when the distance
+// between ticks wraps.
+func TestWindowFarAheadForgetsOldLaps(t *testing.T) {
+	year := 365 * 24 * int64(time.Hour)
+	w := newLeapArray(time.Second, 10)
+	var now int64
+	for i, step := range []int64{0, 200 * year, 200 * year, 1000 * year} {
+		now += step // wraps past 292 years
+		total, _ := w.sum(w.headAt(now))
+		assert.Equal(t, uint64(0), total, "nothing in the window before the calls of step %d", i)
+		w.add(now, true)
+		w.add(now+int64(time.Millisecond), false)
+		total, bad := w.sum(w.headAt(now + int64(time.Millisecond)))
+		assert.Equal(t, uint64(2), total)
+		assert.Equal(t, uint64(1), bad)
+	}
 }

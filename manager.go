@@ -34,6 +34,8 @@ type Manager struct {
 	dyn       dynamics   // the breakers template rules made
 	loadMu    sync.Mutex // serialises LoadRules
 	observers observers
+
+	near atomic.Pointer[reading] // a reading of the clock and its tick, for timeAt (clock.go)
 }
 
 // ruleSet is what LoadRules and LoadResources installed. It is never changed after it is
@@ -55,16 +57,6 @@ type resource struct {
 	timed    bool      // a breaker needs each call's response time
 	set      *settings // nil: the zero ResourceConfig
 }
-
-// Clock tells the time. The Manager reads it once when a call enters (only if a rule needs the
-// response time, a breaker is not CLOSED, or a CallObserver is set) and once when it exits.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
 
 // Option configures a Manager.
 type Option interface {
@@ -119,7 +111,7 @@ func NewManager(opts ...Option) *Manager {
 	for _, o := range opts {
 		o.apply(m)
 	}
-	m.epoch = m.clock.Now()
+	m.startClock()
 	m.rules.Store(&ruleSet{})
 	return m
 }
@@ -525,41 +517,6 @@ func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(co
 		return err
 	})
 	return out, err
-}
-
-// Now returns the time by the Manager's clock, the one BlockError.RetryAt and StateChange.At
-// are read from: for example, to turn RetryAt into a Retry-After header.
-func (m *Manager) Now() time.Time { return m.timeAt(m.now()) }
-
-// now reads the clock as nanoseconds since the epoch, clamped so window arithmetic cannot
-// overflow.
-func (m *Manager) now() int64 {
-	var d time.Duration
-	if m.system {
-		d = time.Since(m.epoch) // monotonic, and cheaper than time.Now
-	} else {
-		d = m.clock.Now().Sub(m.epoch)
-	}
-	return min(max(int64(d), minTick), maxTick)
-}
-
-// timeAt converts nanoseconds since the epoch back to a time of the manager's clock.
-func (m *Manager) timeAt(t int64) time.Time {
-	return m.epoch.Add(time.Duration(t)).Round(0)
-}
-
-// lazyNow reads the clock at most once, and only if asked.
-type lazyNow struct {
-	m    *Manager
-	t    int64
-	read bool
-}
-
-func (l *lazyNow) get() int64 {
-	if !l.read {
-		l.t, l.read = l.m.now(), true
-	}
-	return l.t
 }
 
 var defaultManager = NewManager()

@@ -154,8 +154,11 @@ func (m *model) makeRoom(n int) {
 	for name := range m.dynamic {
 		names = append(names, name)
 	}
+	// Idle is measured back from now: a use after now (the clock stepped back) was before the
+	// step, and counts as the longest ago.
+	idle := func(name string) uint64 { return uint64(int64(m.now) - m.dynamic[name].used<<20) }
 	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(cmp.Compare(m.dynamic[a].used, m.dynamic[b].used), cmp.Compare(m.dynamic[a].made, m.dynamic[b].made))
+		return cmp.Or(cmp.Compare(idle(b), idle(a)), cmp.Compare(m.dynamic[a].made, m.dynamic[b].made))
 	})
 	closed := func(name string) bool {
 		return !slices.ContainsFunc(m.dynamic[name].breakers, func(b *modelBreaker) bool { return b.state != breaker.Closed })
@@ -491,7 +494,8 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 			}
 		}
 	}
-	if n := m.inflight[resource]; n != nil {
+	if _, set := m.settings[resource]; set { // only a resource with settings counts its calls
+		n := m.inflight[resource]
 		if limit := m.settings[resource].MaxConcurrency; limit > 0 && *n >= limit {
 			for _, b := range probes {
 				m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
@@ -603,7 +607,11 @@ func (m *model) count(b *modelBreaker, bad bool) {
 	length := id.StatInterval / time.Duration(id.BucketCount)
 	bucket := m.now - ((m.now%length)+length)%length
 	if len(b.calls) > 0 && bucket < b.head {
-		bucket = b.head // the clock went back: the newest bucket counts it
+		if m.now-b.head > -id.StatInterval {
+			bucket = b.head // the clock went back a little: the newest bucket counts it
+		} else {
+			b.calls = nil // back a whole window or more: the window starts again, empty
+		}
 	}
 	b.head = bucket
 	b.calls = append(b.calls, modelCall{bucket, bad})

@@ -201,7 +201,7 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 				continue
 			}
 			// The latest retry time says when the resource can admit a call again.
-			if blocked == nil || at > latest {
+			if blocked == nil || at-latest > 0 {
 				blocked, latest = err, at
 			}
 		}

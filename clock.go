@@ -1,0 +1,83 @@
+package breaker
+
+import "time"
+
+// Clock tells the time. The Manager reads it once when a call enters (only if a rule needs the
+// response time, a breaker is not CLOSED, or a CallObserver is set) and once when it exits.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Times inside the library are ticks: nanoseconds since the Manager's epoch, the clock's reading
+// when NewManager ran, kept in an int64 that wraps, as TCP sequence numbers do. A tick is never
+// compared with another directly, only through their difference (a-b > 0 for "a is later"),
+// which is right while the two are less than 2^63 ns, about 292 years, apart. So no reading of
+// the clock, decades or centuries from the epoch, ahead or back, stops time for a breaker: the
+// times it compares are those of its recent calls, close to each other wherever they lie.
+
+// reading pairs a reading of the clock with its tick. The Manager keeps one, at first the
+// epoch, to convert ticks back to times: a tick stands for the time within 2^63 ns of it.
+type reading struct {
+	at   time.Time
+	tick int64
+}
+
+// nearReading is how far a reading of the clock may lie from the kept one; one farther away is
+// kept instead. So the tick of every recent call, and any tick within 2^62 ns (about 146
+// years) of one, such as a retry time, converts back to the time it stands for.
+const nearReading = 1 << 62
+
+// startClock reads the clock for the epoch.
+func (m *Manager) startClock() {
+	m.epoch = m.clock.Now()
+	m.near.Store(&reading{at: m.epoch})
+}
+
+// Now returns the time by the Manager's clock, the one BlockError.RetryAt and StateChange.At
+// are read from: for example, to turn RetryAt into a Retry-After header.
+func (m *Manager) Now() time.Time { return m.timeAt(m.now()) }
+
+// now reads the clock as a tick.
+func (m *Manager) now() int64 {
+	if m.system {
+		return int64(time.Since(m.epoch)) // monotonic, and cheaper than time.Now
+	}
+	return m.tickOf(m.clock.Now())
+}
+
+// tickOf converts a reading of a clock other than the system's to a tick. Near the kept
+// reading it is one subtraction; farther, where time.Time.Sub may saturate, the tick is
+// computed from Unix seconds, wrapping, and the reading is kept.
+func (m *Manager) tickOf(t time.Time) int64 {
+	near := m.near.Load()
+	if d := t.Sub(near.at); -nearReading <= d && d <= nearReading {
+		return near.tick + int64(d)
+	}
+	tick := (t.Unix()-m.epoch.Unix())*int64(time.Second) + int64(t.Nanosecond()-m.epoch.Nanosecond())
+	m.near.Store(&reading{at: t, tick: tick})
+	return tick
+}
+
+// timeAt converts a tick back to a time of the Manager's clock.
+func (m *Manager) timeAt(tick int64) time.Time {
+	near := m.near.Load()
+	return near.at.Add(time.Duration(tick - near.tick)).Round(0)
+}
+
+// lazyNow reads the clock at most once, and only if asked.
+type lazyNow struct {
+	m    *Manager
+	t    int64
+	read bool
+}
+
+func (l *lazyNow) get() int64 {
+	if !l.read {
+		l.t, l.read = l.m.now(), true
+	}
+	return l.t
+}
