@@ -35,9 +35,9 @@ test-contrib:
 			go test -count=1 -run 'Allocations$$' ./...) || exit 1; \
 	done
 
-# test-all is what CI runs: the core's tests, the benchmark module's smoke run, then every
-# contrib module's tests.
-test-all: test test-bench test-contrib
+# test-all is what CI runs: the linters, the core's tests, the benchmark module's smoke run,
+# then every contrib module's tests.
+test-all: lint test test-bench test-contrib
 
 # e2e-deps installs Debian's Chromium for the status page's end-to-end test, unless a chromium
 # is on the PATH already (apt-get needs root, as CI has). make test skips that test without it.
@@ -90,12 +90,14 @@ fuzz:
 		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s . || exit 1; \
 	done
 
+# lint checks the formatting of every file, then runs go vet and staticcheck (pinned above) in
+# every module: the core, the peer benchmarks and each contrib module.
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	go vet ./...
 	go run $(STATICCHECK) ./...
-	cd benchmarks && go vet ./...
-	@for mod in $(CONTRIB); do (cd $$mod && go vet ./... && go run $(STATICCHECK) ./...) || exit 1; done
+	cd benchmarks && go vet ./... && go run $(STATICCHECK) ./...
+	@for mod in $(CONTRIB); do echo "== lint $$mod"; (cd $$mod && go vet ./... && go run $(STATICCHECK) ./...) || exit 1; done
 
 cover:
 	go test -count=1 -coverprofile=cover.out ./...
