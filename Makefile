@@ -18,7 +18,7 @@ CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 # million-name bound of template rules without it, which the race detector makes too slow.
 test:
 	go test -race -count=1 ./...
-	go test -count=1 -run '^TestDynamicBound$$' .
+	go test -count=1 -run '^TestTemplateBound$$' .
 
 # test-bench checks that the peer benchmark module still builds and its setups still work (one
 # iteration of each benchmark). Its first run downloads the five peer libraries.

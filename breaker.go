@@ -53,7 +53,7 @@ type Stats struct {
 type circuit struct {
 	m            *Manager
 	name         string                 // the resource its calls are made under; for a template's breaker, not the rule's
-	owner        *dynamic               // the entry of a template's breaker, which its calls mark used; else nil
+	owner        *templateEntry         // the entry of a template's breaker, which its calls mark used; else nil
 	tune         atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
 	strategy     Strategy
 	interval     time.Duration

@@ -55,10 +55,10 @@ func (r Rule) breakerMemory() int64 {
 // ruleMemory is what a rule of a named resource takes: its breaker and its name.
 func (r Rule) ruleMemory() int64 { return r.breakerMemory() + int64(len(r.Resource)) }
 
-// dynamicBytes is what a resource's entry for its breakers from a template takes beside them
-// and its name, rounded up from what TestDynamicBound measures. The names are charged as they
+// templateEntryBytes is what a resource's entry for its breakers from a template takes beside them
+// and its name, rounded up from what TestTemplateBound measures. The names are charged as they
 // come, by their length, against what the budget leaves.
-const dynamicBytes = 256
+const templateEntryBytes = 256
 
 // settingsBytes is what one resource's installed settings take, rounded up.
 const settingsBytes = 512
@@ -86,7 +86,7 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, cfg map[string]Resou
 			Reason: fmt.Sprintf("%d resources with settings take %s, past the memory budget of %s (WithMemoryBudget)",
 				settingsCount(cfg, withSettings, m), formatBytes(sum), formatBytes(m.budget))}
 	}
-	// Templates make breakers on demand, at most WithMaxDynamicBreakers of them: count them all
+	// Templates make breakers on demand, at most WithMaxTemplateBreakers of them: count them all
 	// at the size of the largest.
 	largest := -1
 	for i := range rules {
@@ -95,10 +95,10 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, cfg map[string]Resou
 		}
 	}
 	if largest >= 0 {
-		if sum = satAdd(sum, satMul(int64(m.dyn.limit), rules[largest].breakerMemory()+dynamicBytes)); over(m.budget, sum) {
+		if sum = satAdd(sum, satMul(int64(m.tmpl.limit), rules[largest].breakerMemory()+templateEntryBytes)); over(m.budget, sum) {
 			return sum, &RuleError{Index: largest, Resource: rules[largest].Resource, Field: "BucketCount",
-				Reason: fmt.Sprintf("is a template whose %d dynamic breakers (WithMaxDynamicBreakers) could take "+
-					"%s, past the memory budget of %s (WithMemoryBudget)", m.dyn.limit, formatBytes(sum),
+				Reason: fmt.Sprintf("is a template whose %d template breakers (WithMaxTemplateBreakers) could take "+
+					"%s, past the memory budget of %s (WithMemoryBudget)", m.tmpl.limit, formatBytes(sum),
 					formatBytes(m.budget))}
 		}
 	}

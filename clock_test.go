@@ -174,7 +174,7 @@ func TestBreakerAcrossTheWrapOfTimes(t *testing.T) {
 // the wrap of the library's times: da, made first but used last, outlives db.
 func TestFarClockDropsTheIdlest(t *testing.T) {
 	clock := breakertest.NewClock()
-	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(2))
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxTemplateBreakers(2))
 	rule := errorCount(5, 1)
 	rule.Resource = "d*"
 	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
@@ -186,14 +186,14 @@ func TestFarClockDropsTheIdlest(t *testing.T) {
 	clock.Set(breakertest.Start.AddDate(300, 0, 0))
 	call("da")
 	call("dc") // needs room: db goes
-	assert.Equal(t, []string{"da", "dc"}, m.DynamicResources())
+	assert.Equal(t, []string{"da", "dc"}, m.TemplateResources())
 }
 
 // After the clock jumps back, the template breakers used before the jump count as the
 // idlest: da, used an hour before the jump, goes before db, used after it.
 func TestClockJumpBackDropsThoseUsedBeforeIt(t *testing.T) {
 	clock := breakertest.NewClock()
-	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(2))
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxTemplateBreakers(2))
 	rule := errorCount(5, 1)
 	rule.Resource = "d*"
 	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
@@ -204,5 +204,5 @@ func TestClockJumpBackDropsThoseUsedBeforeIt(t *testing.T) {
 	clock.Set(breakertest.Start.AddDate(-50, 0, 0))
 	call("db")
 	call("dc") // needs room: da goes
-	assert.Equal(t, []string{"db", "dc"}, m.DynamicResources())
+	assert.Equal(t, []string{"db", "dc"}, m.TemplateResources())
 }

@@ -367,8 +367,8 @@ func ExampleWithCallObserver() {
 
 // A template rule (Resource ending in "*") gives each host its own breaker on its first call:
 // the one that fails trips alone.
-func ExampleWithMaxDynamicBreakers() {
-	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()), breaker.WithMaxDynamicBreakers(1000))
+func ExampleWithMaxTemplateBreakers() {
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()), breaker.WithMaxTemplateBreakers(1000))
 	if err := m.LoadRules([]breaker.Rule{{Resource: "GET *", Strategy: breaker.ErrorCount,
 		Threshold: 2, RetryTimeout: time.Minute}}); err != nil {
 		panic(err)
@@ -385,8 +385,8 @@ func ExampleWithMaxDynamicBreakers() {
 	}
 	err := m.Do(ctx, "GET billing:443", up)
 	fmt.Println(errors.Is(err, breaker.ErrOpen), m.Do(ctx, "GET users:443", up))
-	fmt.Println(m.DynamicResources(), m.Do(ctx, "POST users:443", down) != nil, m.Breakers("POST users:443"))
-	fmt.Printf("%+v\n", m.DynamicStats())
+	fmt.Println(m.TemplateResources(), m.Do(ctx, "POST users:443", down) != nil, m.Breakers("POST users:443"))
+	fmt.Printf("%+v\n", m.TemplateStats())
 	// Output:
 	// GET billing:443 (rule "GET *"): CLOSED -> OPEN
 	// true <nil>

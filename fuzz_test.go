@@ -106,9 +106,9 @@ var fuzzRuleSets = [][]breaker.Rule{
 	},
 }
 
-// fuzzDynamicLimit bounds the dynamic breakers of the fuzzed Manager: "da" and "db" with two
+// fuzzTemplateLimit bounds the template breakers of the fuzzed Manager: "da" and "db" with two
 // each and "x" with one do not fit together.
-const fuzzDynamicLimit = 3
+const fuzzTemplateLimit = 3
 
 // fuzzNames are the resources the operations name: a, b and c, or, after opNames, names
 // that templates match.
@@ -253,11 +253,11 @@ func runStateMachine(t *testing.T, ops []byte) {
 	if ops[0]%2 == 1 {
 		opts = append(opts, breaker.WithSlots(slot))
 	}
-	opts = append(opts, breaker.WithMaxDynamicBreakers(fuzzDynamicLimit))
+	opts = append(opts, breaker.WithMaxTemplateBreakers(fuzzTemplateLimit))
 	m := breaker.NewManager(opts...)
 	events := &recorder{}
 	m.AddObserver(events)
-	ref := newModel(fuzzDynamicLimit)
+	ref := newModel(fuzzTemplateLimit)
 	names := 0 // which of fuzzNames
 	fuzzResource := func(b byte) string { return fuzzNames[names][b%3] }
 	if err := m.LoadRules(fuzzRuleSets[0]); err != nil {
@@ -458,15 +458,15 @@ func checkSame(t *testing.T, step int, m *breaker.Manager, events *recorder, ref
 			describe(want), want.At)
 	}
 	var dynamic []string
-	for name := range ref.dynamic {
+	for name := range ref.templated {
 		dynamic = append(dynamic, name)
 	}
 	slices.Sort(dynamic)
-	if got := m.DynamicResources(); !slices.Equal(got, dynamic) {
-		t.Fatalf("step %d: dynamic resources %q, want %q", step, got, dynamic)
+	if got := m.TemplateResources(); !slices.Equal(got, dynamic) {
+		t.Fatalf("step %d: template resources %q, want %q", step, got, dynamic)
 	}
-	if st := m.DynamicStats(); st.Dropped != ref.dropped || st.Breakers != ref.dynamicBreakers() {
-		t.Fatalf("step %d: %+v; want %d breakers, %d dropped", step, st, ref.dynamicBreakers(), ref.dropped)
+	if st := m.TemplateStats(); st.Dropped != ref.dropped || st.Breakers != ref.templateBreakers() {
+		t.Fatalf("step %d: %+v; want %d breakers, %d dropped", step, st, ref.templateBreakers(), ref.dropped)
 	}
 	for _, resource := range slices.Concat(fuzzNames[0][:], fuzzNames[1][:]) {
 		bs := m.Breakers(resource)

@@ -31,8 +31,8 @@ type Manager struct {
 
 	seq       atomic.Uint64 // the last StateChange.Seq handed out
 	rules     atomic.Pointer[ruleSet]
-	dyn       dynamics   // the breakers template rules made
-	loadMu    sync.Mutex // serialises LoadRules
+	tmpl      templateBreakers // the breakers template rules made
+	loadMu    sync.Mutex       // serialises LoadRules
 	observers observers
 
 	near atomic.Pointer[reading] // a reading of the clock and its tick, for timeAt (clock.go)
@@ -107,7 +107,7 @@ func WithLogger(l *slog.Logger) Option {
 func NewManager(opts ...Option) *Manager {
 	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default(), budget: DefaultMemoryBudget,
 		maxName: DefaultMaxNameLength, instance: defaultInstance()}
-	m.dyn.init()
+	m.tmpl.init()
 	for _, o := range opts {
 		o.apply(m)
 	}
@@ -367,7 +367,7 @@ func (m *Manager) existing(resource string) *resource {
 	if res := m.rules.Load().resources[resource]; res != nil && res.breakers != nil {
 		return res
 	}
-	if e := m.dyn.find(resource); e != nil {
+	if e := m.tmpl.find(resource); e != nil {
 		return e.res.Load()
 	}
 	return nil

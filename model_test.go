@@ -17,12 +17,12 @@ import (
 type model struct {
 	now       time.Duration // since breakertest.Start
 	rules     []breaker.Rule
-	resources map[string][]*modelBreaker // of the resources with rules of their own
-	templates []modelTemplate            // longest prefix first (P9)
-	dynamic   map[string]*modelDynamic   // the breakers templates made, by resource
-	limit     int                        // of dynamic breakers
-	made      uint64                     // dynamic entries made so far
-	dropped   uint64                     // dynamic entries dropped for room
+	resources map[string][]*modelBreaker     // of the resources with rules of their own
+	templates []modelTemplate                // longest prefix first (P9)
+	templated map[string]*modelTemplateEntry // the breakers templates made, by resource
+	limit     int                            // of template breakers
+	made      uint64                         // template entries made so far
+	dropped   uint64                         // template entries dropped for room
 	changes   []breaker.StateChange
 	blocking  bool // the test slot blocks calls
 	settings  map[string]breaker.ResourceConfig
@@ -36,8 +36,8 @@ type modelTemplate struct {
 	rules  []breaker.Rule
 }
 
-// modelDynamic is the breakers a template made for one resource.
-type modelDynamic struct {
+// modelTemplateEntry is the breakers a template made for one resource.
+type modelTemplateEntry struct {
 	breakers []*modelBreaker
 	used     int64 // when a call last completed or a breaker rejected one, in 2^20 ns
 	made     uint64
@@ -70,7 +70,7 @@ type modelCall struct {
 // modelEntry is a call the model let through: the generation of each breaker that admitted it.
 type modelEntry struct {
 	resource string
-	dyn      *modelDynamic // the template's breakers that admitted it, if any
+	dyn      *modelTemplateEntry // the template's breakers that admitted it, if any
 	start    time.Duration
 	admitted []modelAdmission
 	inflight *int // the count the call is in, if any
@@ -91,7 +91,7 @@ const (
 )
 
 func newModel(limit int) *model {
-	return &model{resources: map[string][]*modelBreaker{}, dynamic: map[string]*modelDynamic{},
+	return &model{resources: map[string][]*modelBreaker{}, templated: map[string]*modelTemplateEntry{},
 		inflight: map[string]*int{}, limit: limit}
 }
 
@@ -102,7 +102,7 @@ func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 	if own := m.resources[resource]; own != nil {
 		return own
 	}
-	if d := m.dynamic[resource]; d != nil {
+	if d := m.templated[resource]; d != nil {
 		return d.breakers
 	}
 	t := m.match(resource)
@@ -111,16 +111,16 @@ func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 	}
 	m.makeRoom(len(t.rules))
 	m.made++
-	d := &modelDynamic{used: int64(m.now) >> 20, made: m.made}
+	d := &modelTemplateEntry{used: int64(m.now) >> 20, made: m.made}
 	for _, r := range t.rules {
 		d.breakers = append(d.breakers, &modelBreaker{name: resource, rule: r})
 	}
-	m.dynamic[resource] = d
+	m.templated[resource] = d
 	return d.breakers
 }
 
 // touch marks d used now, when a call of its completes or a breaker rejects one.
-func (m *model) touch(d *modelDynamic) {
+func (m *model) touch(d *modelTemplateEntry) {
 	if d != nil {
 		d.used = int64(m.now) >> 20
 	}
@@ -136,9 +136,9 @@ func (m *model) match(resource string) *modelTemplate {
 	return nil
 }
 
-func (m *model) dynamicBreakers() int {
+func (m *model) templateBreakers() int {
 	n := 0
-	for _, d := range m.dynamic {
+	for _, d := range m.templated {
 		n += len(d.breakers)
 	}
 	return n
@@ -147,23 +147,23 @@ func (m *model) dynamicBreakers() int {
 // makeRoom drops the idlest entries until n more breakers fit: at least a sixteenth of the
 // limit of those all CLOSED, then tripped ones only while there is still no room.
 func (m *model) makeRoom(n int) {
-	if m.dynamicBreakers()+n <= m.limit {
+	if m.templateBreakers()+n <= m.limit {
 		return
 	}
 	var names []string
-	for name := range m.dynamic {
+	for name := range m.templated {
 		names = append(names, name)
 	}
 	// Idle is measured back from now: a use after now (the clock stepped back) was before the
 	// step, and counts as the longest ago.
-	idle := func(name string) uint64 { return uint64(int64(m.now) - m.dynamic[name].used<<20) }
+	idle := func(name string) uint64 { return uint64(int64(m.now) - m.templated[name].used<<20) }
 	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(cmp.Compare(idle(b), idle(a)), cmp.Compare(m.dynamic[a].made, m.dynamic[b].made))
+		return cmp.Or(cmp.Compare(idle(b), idle(a)), cmp.Compare(m.templated[a].made, m.templated[b].made))
 	})
 	closed := func(name string) bool {
-		return !slices.ContainsFunc(m.dynamic[name].breakers, func(b *modelBreaker) bool { return b.state != breaker.Closed })
+		return !slices.ContainsFunc(m.templated[name].breakers, func(b *modelBreaker) bool { return b.state != breaker.Closed })
 	}
-	room := func() bool { return m.dynamicBreakers()+n <= m.limit }
+	room := func() bool { return m.templateBreakers()+n <= m.limit }
 	dropped := 0
 	for _, name := range names { // a batch of CLOSED ones
 		if dropped >= max(1, m.limit/16) && room() {
@@ -178,7 +178,7 @@ func (m *model) makeRoom(n int) {
 		if room() {
 			break
 		}
-		if m.dynamic[name] != nil {
+		if m.templated[name] != nil {
 			m.drop(name, breaker.Evicted)
 			dropped++
 		}
@@ -188,10 +188,10 @@ func (m *model) makeRoom(n int) {
 
 // drop retires the breakers a template made for resource.
 func (m *model) drop(resource string, reason breaker.Reason) {
-	for _, b := range m.dynamic[resource].breakers {
+	for _, b := range m.templated[resource].breakers {
 		m.retire(b, reason)
 	}
-	delete(m.dynamic, resource)
+	delete(m.templated, resource)
 }
 
 func (m *model) retire(b *modelBreaker, reason breaker.Reason) {
@@ -352,12 +352,12 @@ func (m *model) load(rules []breaker.Rule) {
 	// A template's breakers stay while the name has no rule of its own and its template, the
 	// longest match, keeps at least one of them; each follows its rule as reloaded.
 	var dynNames []string
-	for name := range m.dynamic {
+	for name := range m.templated {
 		dynNames = append(dynNames, name)
 	}
 	slices.Sort(dynNames)
 	for _, name := range dynNames {
-		d := m.dynamic[name]
+		d := m.templated[name]
 		t := m.match(name)
 		var keep []*modelBreaker
 		if t != nil && m.resources[name] == nil {
@@ -438,7 +438,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	e := &modelEntry{resource: resource, start: m.now}
 	breakers := m.breakersOf(resource, true) // made before the settings are read, as the library does
 	if m.resources[resource] == nil {
-		e.dyn = m.dynamic[resource]
+		e.dyn = m.templated[resource]
 	}
 	if m.settings[resource].Force == breaker.ForceOpen {
 		return nil, &modelBlock{cause: breaker.ErrForcedOpen}

@@ -34,7 +34,7 @@ const (
 	// Reset: OPEN or HALF_OPEN → CLOSED, by Manager.Reset; the window starts empty.
 	Reset
 	// Evicted: OPEN or HALF_OPEN → CLOSED, a template's breaker was dropped to make room for
-	// another resource's (WithMaxDynamicBreakers).
+	// another resource's (WithMaxTemplateBreakers).
 	Evicted
 )
 

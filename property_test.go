@@ -286,8 +286,8 @@ func checkChains(t *testing.T, all []breaker.StateChange) {
 
 // P9 under concurrency: goroutines call a dozen names that two templates match, with random
 // outcomes and times, while others reload the templates (the same under new IDs, or changed),
-// force names open and closed, and read the dynamic breakers. At every read the Manager holds
-// no more dynamic breakers than its limit; every transition names the resource called and a
+// force names open and closed, and read the template breakers. At every read the Manager holds
+// no more template breakers than its limit; every transition names the resource called and a
 // template that matches it, within the ratio and count bounds; each breaker's transitions
 // chain; and the call observer hears exactly the calls that ran or were blocked.
 func TestPropertyTemplates(t *testing.T) {
@@ -316,7 +316,7 @@ func TestPropertyTemplates(t *testing.T) {
 		const goroutines, callsEach = 6, 200
 		clock := breakertest.NewClock()
 		var heard atomic.Int64
-		m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(limit),
+		m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxTemplateBreakers(limit),
 			breaker.WithCallObserver(breaker.CallObserverFunc(func(breaker.CallInfo) { heard.Add(1) })))
 		var failed atomic.Uint64
 		var made atomic.Int64
@@ -331,11 +331,11 @@ func TestPropertyTemplates(t *testing.T) {
 		}))
 		require.NoError(t, m.LoadRules(ruleSets[0]))
 		checkHeld := func() {
-			st := m.DynamicStats()
+			st := m.TemplateStats()
 			if st.Breakers > limit || st.Resources > st.Breakers || st.Limit != limit {
-				violate("dynamic breakers: %+v, limit %d", st, limit)
+				violate("template breakers: %+v, limit %d", st, limit)
 			}
-			for _, name := range m.DynamicResources() {
+			for _, name := range m.TemplateResources() {
 				for _, b := range m.Breakers(name) {
 					if !b.Rule().IsTemplate() {
 						violate("%s listed as dynamic has the rule %+v", name, b.Rule())
@@ -455,7 +455,7 @@ func TestPropertyEvictionAndTuning(t *testing.T) {
 	changes := 0
 	episodes := runFor(t, propertyTime(t), func(n int) bool {
 		clock := breakertest.NewClock()
-		m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(2*limit))
+		m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxTemplateBreakers(2*limit))
 		log := &episodeLog{}
 		var failed atomic.Uint64
 		m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
@@ -506,7 +506,7 @@ func TestPropertyEvictionAndTuning(t *testing.T) {
 				log.violate("n-down-%d lost its breakers", i)
 			}
 		}
-		if st := m.DynamicStats(); st.Breakers > 2*limit {
+		if st := m.TemplateStats(); st.Breakers > 2*limit {
 			log.violate("%d breakers past the bound of %d", st.Breakers, 2*limit)
 		}
 		changes += log.check(t)

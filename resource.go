@@ -16,9 +16,9 @@ type Resource struct {
 }
 
 type lookup struct {
-	set *ruleSet
-	res *resource
-	dyn *dynamic // res was made from a template: until it is dropped, res is dyn's
+	set   *ruleSet
+	res   *resource
+	entry *templateEntry // res was made from a template: until it is dropped, res is entry's
 }
 
 // Resource returns a handle on the resource name. It may be taken before any rule for it is
@@ -43,17 +43,17 @@ func (r *Resource) Do(ctx context.Context, fn func(context.Context) error) error
 func (r *Resource) breakers() *resource {
 	set := r.m.rules.Load()
 	if f := r.found.Load(); f != nil && f.set == set {
-		if f.dyn == nil {
+		if f.entry == nil {
 			return f.res
 		}
-		if !f.dyn.dropped.Load() {
-			return f.dyn.res.Load()
+		if !f.entry.dropped.Load() {
+			return f.entry.res.Load()
 		}
 	}
 	res := r.m.find(set, r.name)
 	f := &lookup{set: set, res: res}
-	if e := r.m.dyn.find(r.name); e != nil && e.res.Load() == res {
-		f.dyn = e
+	if e := r.m.tmpl.find(r.name); e != nil && e.res.Load() == res {
+		f.entry = e
 	}
 	r.found.Store(f)
 	return res

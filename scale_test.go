@@ -152,9 +152,9 @@ func TestMemoryBudgetCountsSettings(t *testing.T) {
 }
 
 // P9: a million distinct names under a "*" template leave the Manager holding at most its
-// bound of dynamic breakers, in a heap that stays within what the memory budget counts for
-// them (dynamicBytes and the breaker's size), however many names went through.
-func TestDynamicBound(t *testing.T) {
+// bound of template breakers, in a heap that stays within what the memory budget counts for
+// them (templateEntryBytes and the breaker's size), however many names went through.
+func TestTemplateBound(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a million names take minutes under -race; make test runs this test without it")
 	}
@@ -162,7 +162,7 @@ func TestDynamicBound(t *testing.T) {
 	rule := breaker.Rule{Resource: "*", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second}
 	clock := breakertest.NewClock()
 	before := heapInUse()
-	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxDynamicBreakers(limit))
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxTemplateBreakers(limit))
 	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
 	ctx := context.Background()
 	ok := func(context.Context) error { return nil }
@@ -176,12 +176,12 @@ func TestDynamicBound(t *testing.T) {
 			peak = max(peak, heapInUse()-before)
 		}
 	}
-	st := m.DynamicStats()
+	st := m.TemplateStats()
 	assert.LessOrEqual(t, st.Breakers, limit)
 	assert.Equal(t, st.Breakers, st.Resources)
 	assert.Equal(t, uint64(names), st.Dropped+uint64(st.Resources), "every name made is held or was dropped")
-	perBreaker := int64(640+10*16*9/8) + 256 // breakerBytes with 10 buckets, and dynamicBytes
-	t.Logf("%d dynamic breakers, %d dropped, peak heap %d bytes (%d per breaker), %d counted per breaker",
+	perBreaker := int64(640+10*16*9/8) + 256 // breakerBytes with 10 buckets, and templateEntryBytes
+	t.Logf("%d template breakers, %d dropped, peak heap %d bytes (%d per breaker), %d counted per breaker",
 		st.Breakers, st.Dropped, peak, peak/limit, perBreaker)
 	assert.LessOrEqual(t, peak, uint64(limit*perBreaker))
 

@@ -9,7 +9,7 @@ import (
 // A rule whose Resource ends in "*" is a template: each resource whose name starts with what
 // comes before the "*", and that has no rule of its own, gets its own breakers from the
 // template's rules when its first call arrives. The longest prefix wins; "*" alone matches
-// every name. See WithMaxDynamicBreakers for the bound on how many a Manager holds.
+// every name. See WithMaxTemplateBreakers for the bound on how many a Manager holds.
 
 // template is the rules of one Resource pattern ending in "*".
 type template struct {
@@ -53,7 +53,7 @@ func (rs *ruleSet) match(name string) *template {
 	return nil
 }
 
-// checkTemplates refuses a template with more rules than the Manager may hold dynamic breakers:
+// checkTemplates refuses a template with more rules than the Manager may hold template breakers:
 // no resource could ever get its breakers.
 func (m *Manager) checkTemplates(rules []Rule) error {
 	perTemplate := map[string]int{}
@@ -61,10 +61,10 @@ func (m *Manager) checkTemplates(rules []Rule) error {
 		if !r.IsTemplate() {
 			continue
 		}
-		if perTemplate[r.Resource]++; perTemplate[r.Resource] > m.dyn.limit {
+		if perTemplate[r.Resource]++; perTemplate[r.Resource] > m.tmpl.limit {
 			return &RuleError{Index: i, Resource: r.Resource, Field: "Resource",
-				Reason: fmt.Sprintf("is a template with %d rules, more than the %d dynamic breakers this "+
-					"Manager may hold (WithMaxDynamicBreakers)", perTemplate[r.Resource], m.dyn.limit)}
+				Reason: fmt.Sprintf("is a template with %d rules, more than the %d template breakers this "+
+					"Manager may hold (WithMaxTemplateBreakers)", perTemplate[r.Resource], m.tmpl.limit)}
 		}
 	}
 	return nil

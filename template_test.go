@@ -23,25 +23,25 @@ func tripsOnOne(resource string) breaker.Rule {
 	return breaker.Rule{Resource: resource, Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Second}
 }
 
-// newDynamicHarness is newHarness for a Manager that holds at most limit dynamic breakers.
-func newDynamicHarness(t *testing.T, limit int, rules ...breaker.Rule) *harness {
+// newTemplateHarness is newHarness for a Manager that holds at most limit template breakers.
+func newTemplateHarness(t *testing.T, limit int, rules ...breaker.Rule) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: breakertest.NewClock(), events: &recorder{}}
-	h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithMaxDynamicBreakers(limit))
+	h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithMaxTemplateBreakers(limit))
 	h.m.AddObserver(h.events)
 	require.NoError(t, h.m.LoadRules(rules))
 	return h
 }
 
 func TestTemplateGivesEachNameItsOwnBreaker(t *testing.T) {
-	h := newDynamicHarness(t, 10, tripsOnOne("api:*"))
+	h := newTemplateHarness(t, 10, tripsOnOne("api:*"))
 	assert.Empty(t, h.m.Breakers("api:orders"), "no breaker before the first call")
 	assert.Empty(t, h.m.Breakers("api:*"), "the template itself is not a resource")
 
 	h.completeN("api:orders", 1, errDown)
 	bs := h.m.Breakers("api:orders")
 	require.Len(t, bs, 1)
-	assert.Equal(t, "api:*", bs[0].Rule().Resource, "a dynamic breaker's rule is the template")
+	assert.Equal(t, "api:*", bs[0].Rule().Resource, "a template breaker's rule is the template")
 	assert.Equal(t, breaker.Open, bs[0].State())
 
 	change := h.events.last()
@@ -56,8 +56,8 @@ func TestTemplateGivesEachNameItsOwnBreaker(t *testing.T) {
 	// Another name of the template has its own breaker, still CLOSED.
 	require.NoError(t, h.complete("api:users", 0, nil))
 	assert.Equal(t, breaker.Closed, h.state("api:users", 0))
-	assert.Equal(t, []string{"api:orders", "api:users"}, h.m.DynamicResources())
-	assert.Equal(t, breaker.DynamicStats{Templates: 1, Resources: 2, Breakers: 2, Limit: 10}, h.m.DynamicStats())
+	assert.Equal(t, []string{"api:orders", "api:users"}, h.m.TemplateResources())
+	assert.Equal(t, breaker.TemplateStats{Templates: 1, Resources: 2, Breakers: 2, Limit: 10}, h.m.TemplateStats())
 
 	// A name outside the template has none.
 	require.NoError(t, h.complete("db", 0, errDown))
@@ -71,7 +71,7 @@ func TestTemplateLongestPrefixWinsAndOwnRulesWin(t *testing.T) {
 	api.ID = "api"
 	orders := breaker.Rule{ID: "orders", Resource: "api/orders", Strategy: breaker.ErrorCount, Threshold: 5,
 		RetryTimeout: time.Second}
-	h := newDynamicHarness(t, 10, all, api, orders)
+	h := newTemplateHarness(t, 10, all, api, orders)
 
 	for _, tt := range []struct{ name, rule string }{
 		{"api/users", "api"},
@@ -85,31 +85,31 @@ func TestTemplateLongestPrefixWinsAndOwnRulesWin(t *testing.T) {
 		require.Len(t, bs, 1, tt.name)
 		assert.Equal(t, tt.rule, bs[0].Rule().ID, "the rule of %q", tt.name)
 	}
-	assert.Equal(t, []string{"", "api/users", "apiary", "db"}, h.m.DynamicResources(),
-		"a resource with its own rule gets no dynamic breaker")
-	assert.Equal(t, 2, h.m.DynamicStats().Templates, "two patterns")
+	assert.Equal(t, []string{"", "api/users", "apiary", "db"}, h.m.TemplateResources(),
+		"a resource with its own rule gets no template breaker")
+	assert.Equal(t, 2, h.m.TemplateStats().Templates, "two patterns")
 }
 
 func TestTemplateWithSeveralRules(t *testing.T) {
 	slow := breaker.Rule{Resource: "svc*", Strategy: breaker.SlowRequestRatio, Threshold: 1,
 		MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 1, RetryTimeout: time.Second}
-	h := newDynamicHarness(t, 4, slow, tripsOnOne("svc*"))
+	h := newTemplateHarness(t, 4, slow, tripsOnOne("svc*"))
 
 	require.NoError(t, h.complete("svc-a", 20*time.Millisecond, nil))
 	assert.Equal(t, breaker.Open, h.state("svc-a", 0), "the slow rule timed the call")
 	assert.Equal(t, breaker.Closed, h.state("svc-a", 1))
 	require.NoError(t, h.complete("svc-b", 0, nil))
-	assert.Equal(t, breaker.DynamicStats{Templates: 1, Resources: 2, Breakers: 4, Limit: 4}, h.m.DynamicStats())
+	assert.Equal(t, breaker.TemplateStats{Templates: 1, Resources: 2, Breakers: 4, Limit: 4}, h.m.TemplateStats())
 
 	// A third name needs two more breakers: svc-b, CLOSED, goes first though svc-a is idler.
 	h.clock.Advance(time.Second)
 	require.NoError(t, h.complete("svc-c", 0, nil))
-	assert.Equal(t, []string{"svc-a", "svc-c"}, h.m.DynamicResources())
-	assert.Equal(t, uint64(1), h.m.DynamicStats().Dropped)
+	assert.Equal(t, []string{"svc-a", "svc-c"}, h.m.TemplateResources())
+	assert.Equal(t, uint64(1), h.m.TemplateStats().Dropped)
 }
 
 func TestTemplateBoundDropsLongestIdleClosedFirst(t *testing.T) {
-	h := newDynamicHarness(t, 3, tripsOnOne("*"))
+	h := newTemplateHarness(t, 3, tripsOnOne("*"))
 	for _, name := range []string{"a", "b", "c"} {
 		require.NoError(t, h.complete(name, 0, nil))
 		h.clock.Advance(10 * time.Millisecond)
@@ -118,7 +118,7 @@ func TestTemplateBoundDropsLongestIdleClosedFirst(t *testing.T) {
 	h.clock.Advance(10 * time.Millisecond)
 
 	require.NoError(t, h.complete("d", 0, nil))
-	assert.Equal(t, []string{"a", "c", "d"}, h.m.DynamicResources())
+	assert.Equal(t, []string{"a", "c", "d"}, h.m.TemplateResources())
 
 	// An OPEN breaker is kept over CLOSED ones that were used after it.
 	h.clock.Advance(10 * time.Millisecond)
@@ -129,7 +129,7 @@ func TestTemplateBoundDropsLongestIdleClosedFirst(t *testing.T) {
 	require.NoError(t, h.complete("d", 0, nil))
 	h.clock.Advance(10 * time.Millisecond)
 	require.NoError(t, h.complete("e", 0, nil))
-	assert.Equal(t, []string{"c", "d", "e"}, h.m.DynamicResources(), "a, CLOSED, goes before c, OPEN")
+	assert.Equal(t, []string{"c", "d", "e"}, h.m.TemplateResources(), "a, CLOSED, goes before c, OPEN")
 	assert.Equal(t, breaker.Open, h.state("c", 0))
 
 	// With every breaker OPEN, the idlest goes, and observers hear it.
@@ -140,13 +140,13 @@ func TestTemplateBoundDropsLongestIdleClosedFirst(t *testing.T) {
 	h.events.reset()
 	h.clock.Advance(10 * time.Millisecond)
 	require.NoError(t, h.complete("f", 0, nil))
-	assert.Equal(t, []string{"d", "e", "f"}, h.m.DynamicResources())
+	assert.Equal(t, []string{"d", "e", "f"}, h.m.TemplateResources())
 	change := h.events.last()
 	assert.Equal(t, "c", change.Resource)
 	assert.Equal(t, breaker.Evicted, change.Reason)
 	assert.Equal(t, breaker.Open, change.From)
 	assert.Equal(t, breaker.Closed, change.To)
-	assert.Equal(t, uint64(3), h.m.DynamicStats().Dropped)
+	assert.Equal(t, uint64(3), h.m.TemplateStats().Dropped)
 
 	// A dropped name starts again with a fresh breaker.
 	h.clock.Advance(10 * time.Millisecond)
@@ -155,22 +155,22 @@ func TestTemplateBoundDropsLongestIdleClosedFirst(t *testing.T) {
 }
 
 func TestTemplateBoundDropsASixteenthAtOnce(t *testing.T) {
-	h := newDynamicHarness(t, 64, tripsOnOne("n*"))
+	h := newTemplateHarness(t, 64, tripsOnOne("n*"))
 	for i := range 64 {
 		require.NoError(t, h.complete(fmt.Sprintf("n%02d", i), 0, nil))
 		h.clock.Advance(time.Millisecond * 2)
 	}
 	require.NoError(t, h.complete("n64", 0, nil))
-	st := h.m.DynamicStats()
-	assert.Equal(t, breaker.DynamicStats{Templates: 1, Resources: 61, Breakers: 61, Limit: 64, Dropped: 4}, st)
-	names := h.m.DynamicResources()
+	st := h.m.TemplateStats()
+	assert.Equal(t, breaker.TemplateStats{Templates: 1, Resources: 61, Breakers: 61, Limit: 64, Dropped: 4}, st)
+	names := h.m.TemplateResources()
 	assert.Equal(t, "n04", names[0], "n00 to n03, the idlest, were dropped")
 }
 
 func TestTemplateReload(t *testing.T) {
 	tmpl := tripsOnOne("api*")
 	tmpl.ID = "v1"
-	h := newDynamicHarness(t, 10, tmpl)
+	h := newTemplateHarness(t, 10, tmpl)
 	h.completeN("api/a", 1, errDown)
 	require.NoError(t, h.complete("api/b", 0, nil))
 
@@ -193,8 +193,8 @@ func TestTemplateReload(t *testing.T) {
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{changed}))
 	assert.Equal(t, []string{"OPEN->CLOSED RuleChanged"}, h.events.transitions())
 	assert.Equal(t, "api/a", h.events.last().Resource)
-	assert.Empty(t, h.m.DynamicResources())
-	assert.Equal(t, uint64(0), h.m.DynamicStats().Dropped, "a reload is not a drop for room")
+	assert.Empty(t, h.m.TemplateResources())
+	assert.Equal(t, uint64(0), h.m.TemplateStats().Dropped, "a reload is not a drop for room")
 
 	// A rule of its own, or a longer template, takes a name from the template.
 	require.NoError(t, h.complete("api/a", 0, nil))
@@ -202,21 +202,21 @@ func TestTemplateReload(t *testing.T) {
 	own := breaker.Rule{Resource: "api/a", Strategy: breaker.ErrorCount, Threshold: 9, RetryTimeout: time.Second}
 	longer := tripsOnOne("api/b*")
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{changed, own, longer}))
-	assert.Empty(t, h.m.DynamicResources())
+	assert.Empty(t, h.m.TemplateResources())
 	require.NoError(t, h.complete("api/b", 0, nil))
 	assert.Equal(t, "api/b*", h.m.Breakers("api/b")[0].Rule().Resource)
 	assert.Equal(t, float64(9), h.m.Breakers("api/a")[0].Rule().Threshold)
 
 	// Removing the templates removes their breakers.
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{own}))
-	assert.Empty(t, h.m.DynamicResources())
-	assert.Zero(t, h.m.DynamicStats().Templates)
+	assert.Empty(t, h.m.TemplateResources())
+	assert.Zero(t, h.m.TemplateStats().Templates)
 	require.NoError(t, h.complete("api/c", 0, errDown))
 	assert.Empty(t, h.m.Breakers("api/c"))
 }
 
 func TestTemplateCallInFlightAcrossDrop(t *testing.T) {
-	h := newDynamicHarness(t, 1, tripsOnOne("*"))
+	h := newTemplateHarness(t, 1, tripsOnOne("*"))
 	e, err := h.m.Enter("a")
 	require.NoError(t, err)
 	h.clock.Advance(time.Millisecond * 2)
@@ -229,7 +229,7 @@ func TestTemplateCallInFlightAcrossDrop(t *testing.T) {
 }
 
 func TestTemplateWithSettingsAndReset(t *testing.T) {
-	h := newDynamicHarness(t, 10, tripsOnOne("*"))
+	h := newTemplateHarness(t, 10, tripsOnOne("*"))
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{
 		"forced": {Force: breaker.ForceOpen},
 		"dry":    {Force: breaker.ForceClosed},
@@ -238,7 +238,7 @@ func TestTemplateWithSettingsAndReset(t *testing.T) {
 
 	h.completeN("dry", 1, errDown)
 	assert.Equal(t, breaker.Open, h.state("dry", 0))
-	assert.True(t, h.events.last().DryRun, "ForceClosed makes a dynamic breaker dry")
+	assert.True(t, h.events.last().DryRun, "ForceClosed makes a template breaker dry")
 	require.NoError(t, h.complete("dry", 0, nil), "ForceClosed lets the call through")
 
 	// Settings loaded after the breaker was made apply to it.
@@ -256,7 +256,7 @@ func TestTemplateWithSettingsAndReset(t *testing.T) {
 }
 
 func TestTemplateResourceHandleFollowsDrops(t *testing.T) {
-	h := newDynamicHarness(t, 1, tripsOnOne("*"))
+	h := newTemplateHarness(t, 1, tripsOnOne("*"))
 	ctx := context.Background()
 	a := h.m.Resource("a")
 	require.NoError(t, a.Do(ctx, func(context.Context) error { return nil }))
@@ -274,14 +274,14 @@ func TestTemplateLoadErrors(t *testing.T) {
 	two := []breaker.Rule{tripsOnOne("x*"), {Resource: "x*", Strategy: breaker.ErrorRatio, Threshold: 0.5,
 		RetryTimeout: time.Second}}
 
-	m := breaker.NewManager(breaker.WithMaxDynamicBreakers(1))
+	m := breaker.NewManager(breaker.WithMaxTemplateBreakers(1))
 	var re *breaker.RuleError
 	require.ErrorAs(t, m.LoadRules(two), &re)
 	assert.Equal(t, 1, re.Index)
 	assert.Equal(t, "Resource", re.Field)
-	assert.Contains(t, re.Error(), "WithMaxDynamicBreakers")
+	assert.Contains(t, re.Error(), "WithMaxTemplateBreakers")
 
-	m = breaker.NewManager(breaker.WithMaxDynamicBreakers(0))
+	m = breaker.NewManager(breaker.WithMaxTemplateBreakers(0))
 	require.ErrorIs(t, m.LoadRules(two[:1]), breaker.ErrInvalidRule)
 	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("x")}), "plain rules still load")
 
@@ -292,12 +292,12 @@ func TestTemplateLoadErrors(t *testing.T) {
 	require.ErrorAs(t, m.LoadRules([]breaker.Rule{tripsOnOne("x"), big}), &re)
 	assert.Equal(t, 1, re.Index)
 	assert.Contains(t, re.Error(), "WithMemoryBudget")
-	m = breaker.NewManager(breaker.WithMemoryBudget(100<<20), breaker.WithMaxDynamicBreakers(1000))
+	m = breaker.NewManager(breaker.WithMemoryBudget(100<<20), breaker.WithMaxTemplateBreakers(1000))
 	require.NoError(t, m.LoadRules([]breaker.Rule{big}), "1,000 of them fit")
 }
 
-func TestTemplateExistingDynamicBreakerAllocatesNothing(t *testing.T) {
-	m := breaker.NewManager(breaker.WithMaxDynamicBreakers(10))
+func TestTemplateExistingBreakerAllocatesNothing(t *testing.T) {
+	m := breaker.NewManager(breaker.WithMaxTemplateBreakers(10))
 	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("svc*")}))
 	ctx := context.Background()
 	fn := func(context.Context) error { return nil }
@@ -311,11 +311,11 @@ func TestTemplateExistingDynamicBreakerAllocatesNothing(t *testing.T) {
 	e, err := m.Enter("svc-a")
 	require.NoError(t, err)
 	e.Exit()
-	assert.Equal(t, 2, m.DynamicStats().Resources)
+	assert.Equal(t, 2, m.TemplateStats().Resources)
 }
 
 func TestTemplateErrorsMatchErrOpen(t *testing.T) {
-	h := newDynamicHarness(t, 10, tripsOnOne("*"))
+	h := newTemplateHarness(t, 10, tripsOnOne("*"))
 	h.completeN("x", 1, errDown)
 	err := h.complete("x", 0, nil)
 	assert.True(t, errors.Is(err, breaker.ErrOpen))
@@ -324,7 +324,7 @@ func TestTemplateErrorsMatchErrOpen(t *testing.T) {
 // Idle means no call completed and no breaker rejected one: a call in flight since long ago
 // makes its resource used when it ends, and an OPEN breaker that keeps rejecting stays used.
 func TestTemplateIdleMeansNoCallEnded(t *testing.T) {
-	h := newDynamicHarness(t, 3, tripsOnOne("*"))
+	h := newTemplateHarness(t, 3, tripsOnOne("*"))
 	slow, err := h.m.Enter("slow") // made at 0, ends at 30ms
 	require.NoError(t, err)
 	h.clock.Advance(10 * time.Millisecond)
@@ -338,13 +338,13 @@ func TestTemplateIdleMeansNoCallEnded(t *testing.T) {
 
 	h.clock.Advance(10 * time.Millisecond)
 	require.NoError(t, h.complete("new", 0, nil))
-	assert.Equal(t, []string{"down", "new", "slow"}, h.m.DynamicResources(), "quick was idle the longest")
+	assert.Equal(t, []string{"down", "new", "slow"}, h.m.TemplateResources(), "quick was idle the longest")
 }
 
 // A breaker that rejects a call marks its resource used: of two OPEN resources, the one still
 // called is kept.
 func TestTemplateRejectedCallsKeepAResourceUsed(t *testing.T) {
-	h := newDynamicHarness(t, 2, tripsOnOne("*"))
+	h := newTemplateHarness(t, 2, tripsOnOne("*"))
 	h.completeN("called", 1, errDown) // trips at 0
 	h.clock.Advance(10 * time.Millisecond)
 	h.completeN("forgotten", 1, errDown) // trips at 10ms
@@ -352,7 +352,7 @@ func TestTemplateRejectedCallsKeepAResourceUsed(t *testing.T) {
 	require.ErrorIs(t, h.complete("called", 0, nil), breaker.ErrOpen) // rejected at 20ms
 	h.clock.Advance(10 * time.Millisecond)
 	require.NoError(t, h.complete("new", 0, nil))
-	assert.Equal(t, []string{"called", "new"}, h.m.DynamicResources())
+	assert.Equal(t, []string{"called", "new"}, h.m.TemplateResources())
 	assert.Equal(t, breaker.Evicted, h.events.last().Reason)
 	assert.Equal(t, "forgotten", h.events.last().Resource)
 }
@@ -363,7 +363,7 @@ func TestTemplateRuleEditKeepsSiblings(t *testing.T) {
 	count := tripsOnOne("api*")
 	slow := breaker.Rule{Resource: "api*", Strategy: breaker.SlowRequestRatio, Threshold: 1,
 		MaxAllowedRT: time.Second, MinRequestAmount: 1, RetryTimeout: time.Second}
-	h := newDynamicHarness(t, 100, count, slow)
+	h := newTemplateHarness(t, 100, count, slow)
 	h.completeN("api/a", 1, errDown)
 	tripped := h.m.Breakers("api/a")[0]
 	require.Equal(t, breaker.Open, tripped.State())
@@ -390,14 +390,14 @@ func TestTemplateRuleEditKeepsSiblings(t *testing.T) {
 	for _, c := range h.events.all() {
 		assert.NotEqual(t, breaker.ErrorCount, c.Rule.Strategy, "the tripped breaker was never reset: %v", c)
 	}
-	assert.Equal(t, 2, h.m.DynamicStats().Breakers, "api/a's two breakers, and none left over")
+	assert.Equal(t, 2, h.m.TemplateStats().Breakers, "api/a's two breakers, and none left over")
 }
 
 // A new name past the bound drops CLOSED breakers only, and a tripped one only while there is
 // still no room: with a bound of 320 (a batch of 20), 319 names OPEN and one CLOSED, a new
 // name drops the CLOSED one alone, and no dependency known to be down is called again.
 func TestEvictionKeepsTrippedBreakers(t *testing.T) {
-	h := newDynamicHarness(t, 320, tripsOnOne("n*"))
+	h := newTemplateHarness(t, 320, tripsOnOne("n*"))
 	for i := range 319 {
 		h.completeN(fmt.Sprintf("n%03d", i), 1, errDown)
 	}
@@ -406,7 +406,7 @@ func TestEvictionKeepsTrippedBreakers(t *testing.T) {
 	h.events.reset()
 
 	require.NoError(t, h.complete("n320", 0, nil))
-	assert.Equal(t, uint64(1), h.m.DynamicStats().Dropped, "only the CLOSED one")
+	assert.Equal(t, uint64(1), h.m.TemplateStats().Dropped, "only the CLOSED one")
 	assert.Empty(t, h.m.Breakers("n319"))
 	assert.Empty(t, h.events.all(), "no tripped breaker was evicted")
 	for i := range 319 {
@@ -423,7 +423,7 @@ func TestEvictionKeepsTrippedBreakers(t *testing.T) {
 
 // A template name longer than the bound is refused with ErrNameTooLong and kept nowhere.
 func TestTemplateRefusesLongNames(t *testing.T) {
-	h := newDynamicHarness(t, 10, tripsOnOne("api*"))
+	h := newTemplateHarness(t, 10, tripsOnOne("api*"))
 	long := "api" + strings.Repeat("x", breaker.DefaultMaxNameLength)
 	err := h.complete(long, 0, nil)
 	require.ErrorIs(t, err, breaker.ErrNameTooLong)
@@ -431,9 +431,9 @@ func TestTemplateRefusesLongNames(t *testing.T) {
 	assert.NotErrorIs(t, err, breaker.ErrOpen)
 	assert.Equal(t, breaker.BlockedByName, blockOf(t, err).Kind())
 	assert.Less(t, len(err.Error()), 300, "the message does not repeat the whole name")
-	assert.Zero(t, h.m.DynamicStats().Resources)
+	assert.Zero(t, h.m.TemplateStats().Resources)
 	require.NoError(t, h.complete(long[:breaker.DefaultMaxNameLength], 0, nil), "a name at the bound is kept")
-	assert.Equal(t, 1, h.m.DynamicStats().Resources)
+	assert.Equal(t, 1, h.m.TemplateStats().Resources)
 	require.NoError(t, h.complete(strings.Repeat("y", 5000), 0, nil), "names no template matches are not kept")
 }
 
@@ -443,7 +443,7 @@ func TestTemplateRefusesLongNames(t *testing.T) {
 func TestTemplateNamesChargedByLength(t *testing.T) {
 	const budget = 4 << 20
 	m := breaker.NewManager(breaker.WithMemoryBudget(budget), breaker.WithMaxNameLength(8<<20),
-		breaker.WithMaxDynamicBreakers(32))
+		breaker.WithMaxTemplateBreakers(32))
 	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("api*")}))
 	before := heapInUse()
 	for i := range 16 {
@@ -453,8 +453,8 @@ func TestTemplateNamesChargedByLength(t *testing.T) {
 	kept := int64(heapInUse()) - int64(before)
 	t.Logf("kept %d bytes of names under a budget of %d", kept, budget)
 	assert.LessOrEqual(t, kept, int64(budget))
-	assert.Less(t, m.DynamicStats().Resources, 4, "the budget holds fewer than four such names")
-	assert.Equal(t, uint64(16-m.DynamicStats().Resources), m.DynamicStats().Dropped)
+	assert.Less(t, m.TemplateStats().Resources, 4, "the budget holds fewer than four such names")
+	assert.Equal(t, uint64(16-m.TemplateStats().Resources), m.TemplateStats().Dropped)
 
 	err := m.Do(context.Background(), "api"+strings.Repeat("x", budget), func(context.Context) error { return nil })
 	assert.ErrorIs(t, err, breaker.ErrNameTooLong)
@@ -478,7 +478,7 @@ func TestLoadRefusesLongNames(t *testing.T) {
 // No bound can overflow the budget's sums: the largest bound on template breakers makes a
 // template too large for the budget, not a negative size that fits.
 func TestBudgetSumsSaturate(t *testing.T) {
-	m := breaker.NewManager(breaker.WithMaxDynamicBreakers(math.MaxInt))
+	m := breaker.NewManager(breaker.WithMaxTemplateBreakers(math.MaxInt))
 	err := m.LoadRules([]breaker.Rule{tripsOnOne("api*")})
 	require.ErrorIs(t, err, breaker.ErrInvalidRule)
 	assert.Contains(t, err.Error(), "memory budget of 256 MiB")

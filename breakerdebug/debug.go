@@ -52,14 +52,14 @@
 //
 // A resource whose breakers a template rule made (Resource ending in "*") is listed under its
 // own name, each breaker with the template as its rule: at most 100 such resources
-// ([WithDynamic]), those with a breaker not CLOSED first, then the most called. The document
-// then has "dynamic": {"resources": 2, "breakers": 2, "limit": 10000, "dropped": 0,
+// ([WithTemplates]), those with a breaker not CLOSED first, then the most called. The document
+// then has "templates": {"resources": 2, "breakers": 2, "limit": 10000, "dropped": 0,
 // "unlisted": 0}, the resources and breakers templates made, their bound
-// ([breaker.WithMaxDynamicBreakers]), how many resources were dropped to stay within it, and
+// ([breaker.WithMaxTemplateBreakers]), how many resources were dropped to stay within it, and
 // how many the status leaves out; the page adds it to its summary line.
 //
 // The handler keeps nothing per resource name: the resources are read from the Manager's
-// rules, settings and template breakers (at most WithDynamic of those) at each request, and
+// rules, settings and template breakers (at most WithTemplates of those) at each request, and
 // the transitions are a ring of the last 100, whichever resources made them, so calls under
 // names without rules, however many, add nothing to the page or to memory.
 //
@@ -135,7 +135,7 @@ func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 	if m == nil {
 		m = breaker.Default()
 	}
-	h := &handler{m: m, recent: &recent{}, unruled: defaultUnruled, dynamic: defaultDynamic}
+	h := &handler{m: m, recent: &recent{}, unruled: defaultUnruled, templates: defaultTemplates}
 	for _, o := range opts {
 		o.apply(h)
 	}
@@ -147,9 +147,9 @@ func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 // status lists by default.
 const defaultUnruled = 10
 
-// defaultDynamic is how many resources with breakers from templates the status lists by
+// defaultTemplates is how many resources with breakers from templates the status lists by
 // default.
-const defaultDynamic = 100
+const defaultTemplates = 100
 
 // Option configures a Handler.
 type Option interface {
@@ -169,12 +169,12 @@ func WithRecorder(r *Recorder) Option {
 	return optionFunc(func(h *handler) { h.rec = r })
 }
 
-// WithDynamic sets how many resources whose breakers a template rule made the status lists
+// WithTemplates sets how many resources whose breakers a template rule made the status lists
 // (100 by default; 0 lists none): those with a breaker not CLOSED first, then, with
-// WithRecorder, the most called in the last minute, then by name. "dynamic.unlisted" counts
+// WithRecorder, the most called in the last minute, then by name. "templates.unlisted" counts
 // the others, so that a Manager holding thousands of them does not make a page of thousands.
-func WithDynamic(n int) Option {
-	return optionFunc(func(h *handler) { h.dynamic = max(n, 0) })
+func WithTemplates(n int) Option {
+	return optionFunc(func(h *handler) { h.templates = max(n, 0) })
 }
 
 // WithUnruled sets how many resources without rules, settings or a matching template, the most
@@ -189,7 +189,7 @@ type handler struct {
 	recent  *recent
 	rec     *Recorder // nil: no call counts
 	unruled int
-	dynamic int
+	templates int
 }
 
 // status is the JSON document, and the data the HTML page starts from.
@@ -200,16 +200,16 @@ type status struct {
 	// Unruled are the resources with calls in the last minute, neither rules nor settings, and
 	// no template matching their name, the most called first; set with a Recorder.
 	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
-	// Dynamic counts the breakers template rules made; set while a template is loaded.
-	Dynamic *dynamicStatus `json:"dynamic,omitempty"`
+	// Templates counts the breakers template rules made; set while a template is loaded.
+	Templates *templateStatus `json:"templates,omitempty"`
 }
 
-type dynamicStatus struct {
+type templateStatus struct {
 	Resources int    `json:"resources"`
 	Breakers  int    `json:"breakers"`
 	Limit     int    `json:"limit"`
 	Dropped   uint64 `json:"dropped"`
-	Unlisted  int    `json:"unlisted"` // resources past WithDynamic, left out of "resources"
+	Unlisted  int    `json:"unlisted"` // resources past WithTemplates, left out of "resources"
 }
 
 type unruledStatus struct {
@@ -290,20 +290,20 @@ func (h *handler) status() *status {
 	for name := range settings {
 		names = append(names, name)
 	}
-	if d := h.m.DynamicStats(); d.Templates > 0 {
-		st.Dynamic = &dynamicStatus{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit, Dropped: d.Dropped}
+	if d := h.m.TemplateStats(); d.Templates > 0 {
+		st.Templates = &templateStatus{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit, Dropped: d.Dropped}
 	}
 	var calls map[string]callStats
 	if h.rec != nil {
 		calls = h.rec.read(st.Now)
 	}
-	listed, unlisted := h.listDynamic(h.m.DynamicResources(), calls)
+	listed, unlisted := h.listTemplates(h.m.TemplateResources(), calls)
 	names = append(names, listed...)
 	for _, name := range unlisted {
 		delete(calls, name) // it has breakers: not one to list as unruled
 	}
-	if st.Dynamic != nil {
-		st.Dynamic.Unlisted = len(unlisted)
+	if st.Templates != nil {
+		st.Templates.Unlisted = len(unlisted)
 	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
@@ -421,11 +421,11 @@ func write(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 }
 
-// listDynamic splits names, the resources with breakers from templates, into those the status
-// lists, at most WithDynamic of them, and the others: those with a breaker not CLOSED first,
+// listTemplates splits names, the resources with breakers from templates, into those the status
+// lists, at most WithTemplates of them, and the others: those with a breaker not CLOSED first,
 // then the most called in calls, then by name.
-func (h *handler) listDynamic(names []string, calls map[string]callStats) (listed, unlisted []string) {
-	if len(names) <= h.dynamic {
+func (h *handler) listTemplates(names []string, calls map[string]callStats) (listed, unlisted []string) {
+	if len(names) <= h.templates {
 		return names, nil
 	}
 	type candidate struct {
@@ -453,7 +453,7 @@ func (h *handler) listDynamic(names []string, calls map[string]callStats) (liste
 		return cmp.Compare(a.name, b.name)
 	})
 	for i, c := range all {
-		if i < h.dynamic {
+		if i < h.templates {
 			listed = append(listed, c.name)
 		} else {
 			unlisted = append(unlisted, c.name)

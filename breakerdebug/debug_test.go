@@ -495,7 +495,7 @@ func TestNilManagerIsTheDefault(t *testing.T) {
 	assert.Len(t, got.Resources, len(breaker.Default().Rules()))
 }
 
-// A template's breakers are listed under the names called, and "dynamic" counts them.
+// A template's breakers are listed under the names called, and "templates" counts them.
 func TestJSONShowsTemplateBreakers(t *testing.T) {
 	template := breaker.Rule{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Minute}
 	m, _, h := newManager(t, template)
@@ -507,15 +507,15 @@ func TestJSONShowsTemplateBreakers(t *testing.T) {
 				Rule  breaker.Rule `json:"rule"`
 			} `json:"breakers"`
 		} `json:"resources"`
-		Dynamic *struct {
+		Templates *struct {
 			Resources, Breakers, Limit int
 			Dropped                    uint64
-		} `json:"dynamic"`
+		} `json:"templates"`
 	}
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
 	assert.Empty(t, got.Resources, "no breakers before the first call")
-	require.NotNil(t, got.Dynamic, "a template is loaded")
-	assert.Equal(t, breaker.DefaultMaxDynamicBreakers, got.Dynamic.Limit)
+	require.NotNil(t, got.Templates, "a template is loaded")
+	assert.Equal(t, breaker.DefaultMaxTemplateBreakers, got.Templates.Limit)
 
 	call(m, "api/users", fail)
 	call(m, "api/orders", succeed)
@@ -526,26 +526,26 @@ func TestJSONShowsTemplateBreakers(t *testing.T) {
 	assert.Equal(t, "api/users", got.Resources[1].Resource)
 	assert.Equal(t, "OPEN", got.Resources[1].Breakers[0].State)
 	assert.Equal(t, "api/*", got.Resources[1].Breakers[0].Rule.Resource)
-	assert.Equal(t, 2, got.Dynamic.Resources)
-	assert.Equal(t, 2, got.Dynamic.Breakers)
-	assert.Zero(t, got.Dynamic.Dropped)
+	assert.Equal(t, 2, got.Templates.Resources)
+	assert.Equal(t, 2, got.Templates.Breakers)
+	assert.Zero(t, got.Templates.Dropped)
 
 	require.NoError(t, m.LoadRules(nil))
-	got.Dynamic = nil
+	got.Templates = nil
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
-	assert.Nil(t, got.Dynamic, "no template, no dynamic breakers")
+	assert.Nil(t, got.Templates, "no template, no template breakers")
 }
 
-// Given more template resources than WithDynamic, the status lists those not CLOSED first,
+// Given more template resources than WithTemplates, the status lists those not CLOSED first,
 // then the most called, then by name; counts the rest as unlisted; and lists none of them as
 // unruled.
-func TestDynamicListIsBounded(t *testing.T) {
+func TestTemplateListIsBounded(t *testing.T) {
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
 	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
 	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
 		Threshold: 1, RetryTimeout: time.Minute}}))
-	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithDynamic(3))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithTemplates(3))
 
 	for _, name := range []string{"api/a", "api/b", "api/c", "api/d"} {
 		call(m, name, succeed)
@@ -559,10 +559,10 @@ func TestDynamicListIsBounded(t *testing.T) {
 		Unruled []struct {
 			Resource string `json:"resource"`
 		} `json:"unruled"`
-		Dynamic struct {
+		Templates struct {
 			Resources int `json:"resources"`
 			Unlisted  int `json:"unlisted"`
-		} `json:"dynamic"`
+		} `json:"templates"`
 	}
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
 	var listed []string
@@ -570,25 +570,25 @@ func TestDynamicListIsBounded(t *testing.T) {
 		listed = append(listed, r.Resource)
 	}
 	assert.Equal(t, []string{"api/a", "api/c", "api/z"}, listed, "OPEN z, most called c, then a by name")
-	assert.Equal(t, 5, got.Dynamic.Resources)
-	assert.Equal(t, 2, got.Dynamic.Unlisted)
+	assert.Equal(t, 5, got.Templates.Resources)
+	assert.Equal(t, 2, got.Templates.Unlisted)
 	assert.Empty(t, got.Unruled, "unlisted resources have breakers: they are not unruled")
 
 	// Below the bound every one is listed.
 	h = breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
 	assert.Len(t, got.Resources, 5)
-	assert.Zero(t, got.Dynamic.Unlisted)
+	assert.Zero(t, got.Templates.Unlisted)
 }
 
 // Given a template resource whose breakers were dropped to stay within
-// WithMaxDynamicBreakers, when the status is read, then it is not listed as called without
+// WithMaxTemplateBreakers, when the status is read, then it is not listed as called without
 // rules: a template matches it. A name no template matches still is.
 func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
 	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec),
-		breaker.WithMaxDynamicBreakers(2))
+		breaker.WithMaxTemplateBreakers(2))
 	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
 		Threshold: 1, RetryTimeout: time.Minute}}))
 	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
@@ -598,9 +598,9 @@ func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 		clk.Advance(time.Millisecond)
 	}
 	call(m, "inventroy", succeed) // no template matches it
-	d := m.DynamicStats()
+	d := m.TemplateStats()
 	require.NotZero(t, d.Dropped, "api/c needed room")
-	require.NotContains(t, m.DynamicResources(), "api/a", "the longest idle was dropped")
+	require.NotContains(t, m.TemplateResources(), "api/a", "the longest idle was dropped")
 
 	st := readStatus(t, h)
 	var unruled []string
@@ -612,5 +612,5 @@ func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 	for _, r := range st.Resources {
 		listed = append(listed, r.Resource)
 	}
-	assert.Equal(t, m.DynamicResources(), listed, "the template resources that have breakers now")
+	assert.Equal(t, m.TemplateResources(), listed, "the template resources that have breakers now")
 }

@@ -312,7 +312,7 @@
     if (counts.dryRun) summary += "; " + counts.dryRun + " dry run (rejecting nothing)";
     if (forced.open) summary += "; " + plural(forced.open, "resource") + " forced open";
     if (forced.closed) summary += "; " + plural(forced.closed, "resource") + " forced closed";
-    const d = st.dynamic;
+    const d = st.templates;
     if (d) {
       summary += "; " + plural(d.resources, "resource") + " with breakers from templates (" + d.breakers +
         " of at most " + d.limit + " breakers, " + d.dropped + " dropped" +

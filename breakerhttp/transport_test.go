@@ -505,7 +505,7 @@ func TestTransportTemplateProtectsEveryHost(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 	}
 	assert.Equal(t, int64(5), good.hits.Load())
-	assert.ElementsMatch(t, []string{bad.resource(), good.resource()}, m.DynamicResources())
+	assert.ElementsMatch(t, []string{bad.resource(), good.resource()}, m.TemplateResources())
 	assert.Equal(t, breaker.Open, m.Breakers(bad.resource())[0].State())
 	assert.Equal(t, breaker.Closed, m.Breakers(good.resource())[0].State())
 }

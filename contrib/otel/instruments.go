@@ -30,10 +30,10 @@ const (
 	ConcurrencyLimitName = "breaker.concurrency.limit"
 	TimeoutName          = "breaker.timeout"
 	// The breakers that template rules (a Resource ending in "*") made
-	// (breaker.Manager.DynamicStats), observed while the Manager has a template rule.
-	DynamicBreakersName = "breaker.dynamic.breakers"
-	DynamicLimitName    = "breaker.dynamic.limit"
-	DynamicDroppedName  = "breaker.dynamic.dropped"
+	// (breaker.Manager.TemplateStats), observed while the Manager has a template rule.
+	TemplateBreakersName = "breaker.template.breakers"
+	TemplateLimitName    = "breaker.template.limit"
+	TemplateDroppedName  = "breaker.template.dropped"
 )
 
 // Attribute keys.
@@ -192,13 +192,13 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.timeout, errs[7] = meter.Float64ObservableGauge(TimeoutName,
 		metric.WithUnit("s"),
 		metric.WithDescription("Timeout of each resource with settings; 0 means none."))
-	ins.dynBreakers, errs[8] = meter.Int64ObservableGauge(DynamicBreakersName,
+	ins.dynBreakers, errs[8] = meter.Int64ObservableGauge(TemplateBreakersName,
 		metric.WithUnit("{breaker}"),
 		metric.WithDescription("Breakers that template rules (Resource ending in *) made and the Manager holds."))
-	ins.dynLimit, errs[9] = meter.Int64ObservableGauge(DynamicLimitName,
+	ins.dynLimit, errs[9] = meter.Int64ObservableGauge(TemplateLimitName,
 		metric.WithUnit("{breaker}"),
-		metric.WithDescription("The most breakers template rules may make (WithMaxDynamicBreakers)."))
-	ins.dynDropped, errs[10] = meter.Int64ObservableCounter(DynamicDroppedName,
+		metric.WithDescription("The most breakers template rules may make (WithMaxTemplateBreakers)."))
+	ins.dynDropped, errs[10] = meter.Int64ObservableCounter(TemplateDroppedName,
 		metric.WithUnit("{resource}"),
 		metric.WithDescription("Resources whose template breakers were dropped to stay within the limit."))
 	if err := errors.Join(errs[:]...); err != nil {
@@ -217,7 +217,7 @@ func (ins *Instruments) ManagerOption() breaker.Option {
 // Observe reports the state of m's breakers through the state gauge, their state changes
 // through the transitions counter, the settings of m's resources through the force,
 // in-flight, concurrency-limit and timeout gauges, and its template breakers through the
-// dynamic instruments, until Close. It returns ErrObserving after an earlier Observe
+// template instruments, until Close. It returns ErrObserving after an earlier Observe
 // succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
 func (ins *Instruments) Observe(m *breaker.Manager) error {
 	if m == nil {
@@ -235,7 +235,7 @@ func (ins *Instruments) Observe(m *breaker.Manager) error {
 		settings := m.Resources()
 		ins.observeStates(o, m, settings)
 		ins.observeSettings(o, m, settings)
-		ins.observeDynamic(o, m)
+		ins.observeTemplates(o, m)
 		return nil
 	}, ins.state, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.dynBreakers, ins.dynLimit, ins.dynDropped)
 	if err != nil {

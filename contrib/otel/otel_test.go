@@ -328,9 +328,9 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.in_flight", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.concurrency.limit", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.timeout", wantUnit: "s", wantKind: metricdata.Gauge[float64]{}},
-		{give: "breaker.dynamic.breakers", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
-		{give: "breaker.dynamic.limit", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
-		{give: "breaker.dynamic.dropped", wantUnit: "{resource}", wantKind: metricdata.Sum[int64]{}},
+		{give: "breaker.template.breakers", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.template.limit", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.template.dropped", wantUnit: "{resource}", wantKind: metricdata.Sum[int64]{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
@@ -509,22 +509,22 @@ func TestTemplateStates(t *testing.T) {
 	_ = f.call("api/a", time.Millisecond, errDown)
 	_ = f.call("api/b", time.Millisecond, nil)
 	_ = f.call("api/c", time.Millisecond, errDown) // measured as _other
-	require.Len(t, f.m.DynamicResources(), 3)
+	require.Len(t, f.m.TemplateResources(), 3)
 	f.assertData(breakerotel.StateName, gauge(
 		state("api/a", "per-host", breaker.Open),
 		state("api/b", "per-host", breaker.Closed),
 	))
 }
 
-// Given a template rule, then the dynamic instruments count the breakers it made, their bound
+// Given a template rule, then the template instruments count the breakers it made, their bound
 // and the drops, with the attributes of WithAttributes; before any template they report
 // nothing.
-func TestDynamicInstruments(t *testing.T) {
+func TestTemplateInstruments(t *testing.T) {
 	manager := attribute.String("breaker.manager", "payments")
 	f := newFixtureWith(t, nil, []breakerotel.Option{breakerotel.WithAttributes(manager)},
-		breaker.WithMaxDynamicBreakers(2))
-	for _, name := range []string{breakerotel.DynamicBreakersName, breakerotel.DynamicLimitName,
-		breakerotel.DynamicDroppedName} {
+		breaker.WithMaxTemplateBreakers(2))
+	for _, name := range []string{breakerotel.TemplateBreakersName, breakerotel.TemplateLimitName,
+		breakerotel.TemplateDroppedName} {
 		_, ok := f.metric(name)
 		assert.False(t, ok, "%s before a template", name)
 	}
@@ -533,14 +533,14 @@ func TestDynamicInstruments(t *testing.T) {
 	value := func(n int64) metricdata.DataPoint[int64] {
 		return metricdata.DataPoint[int64]{Value: n, Attributes: set(manager)}
 	}
-	f.assertData(breakerotel.DynamicBreakersName, gauge(value(0)))
+	f.assertData(breakerotel.TemplateBreakersName, gauge(value(0)))
 
 	_ = f.call("api/a", time.Millisecond, errDown) // trips api/a
 	_ = f.call("api/b", time.Millisecond, nil)
 	f.clock.Advance(time.Second)
 	_ = f.call("api/c", time.Millisecond, nil) // drops api/b, the idle CLOSED one
-	assert.Equal(t, []string{"api/a", "api/c"}, f.m.DynamicResources())
-	f.assertData(breakerotel.DynamicBreakersName, gauge(value(2)))
-	f.assertData(breakerotel.DynamicLimitName, gauge(value(2)))
-	f.assertData(breakerotel.DynamicDroppedName, counter(value(1)))
+	assert.Equal(t, []string{"api/a", "api/c"}, f.m.TemplateResources())
+	f.assertData(breakerotel.TemplateBreakersName, gauge(value(2)))
+	f.assertData(breakerotel.TemplateLimitName, gauge(value(2)))
+	f.assertData(breakerotel.TemplateDroppedName, counter(value(1)))
 }

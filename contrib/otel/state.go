@@ -25,7 +25,7 @@ func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, set
 		seen[r.Resource] = true
 		ins.observeResource(o, m, r.Resource, settings[r.Resource])
 	}
-	for _, name := range m.DynamicResources() {
+	for _, name := range m.TemplateResources() {
 		if ins.resourceSets(name) != ins.overflow {
 			ins.observeResource(o, m, name, settings[name])
 		}
@@ -58,10 +58,10 @@ func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, s
 	}
 }
 
-// observeDynamic reports how many breakers m's template rules made, their bound and the drops,
+// observeTemplates reports how many breakers m's template rules made, their bound and the drops,
 // while m has a template rule.
-func (ins *Instruments) observeDynamic(o metric.Observer, m *breaker.Manager) {
-	d := m.DynamicStats()
+func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager) {
+	d := m.TemplateStats()
 	if d.Templates == 0 {
 		return
 	}

@@ -22,9 +22,9 @@
 //	breaker_in_flight{resource}                                 gauge
 //	breaker_max_concurrency{resource}                           gauge
 //	breaker_timeout_seconds{resource}                           gauge
-//	breaker_dynamic_breakers                                    gauge
-//	breaker_dynamic_limit                                       gauge
-//	breaker_dynamic_dropped_total                               counter
+//	breaker_template_breakers                                    gauge
+//	breaker_template_limit                                       gauge
+//	breaker_template_dropped_total                               counter
 //
 // Every call that ran counts once as outcome "passed"; those of them that failed count also
 // as "failed", and those that a SlowRequestRatio rule found slow also as "slow" (a call may be
@@ -36,9 +36,9 @@
 // breaker that rejects nothing, so a DryRun or ForceClosed breaker that trips is not mistaken
 // for one that rejects calls. breaker_force, breaker_in_flight, breaker_max_concurrency and
 // breaker_timeout_seconds are the settings of each resource that has them
-// (Manager.LoadResources) and its calls in flight. The breaker_dynamic metrics, sent while a
+// (Manager.LoadResources) and its calls in flight. The breaker_template metrics, sent while a
 // template rule is loaded, are the breakers template rules made, their bound
-// (WithMaxDynamicBreakers) and the resources dropped to stay within it. See the README for
+// (WithMaxTemplateBreakers) and the resources dropped to stay within it. See the README for
 // every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
@@ -89,7 +89,7 @@ type Collector struct {
 	inFlight    *prometheus.Desc
 	maxConc     *prometheus.Desc
 	timeout     *prometheus.Desc
-	dynamic     *prometheus.Desc
+	templates   *prometheus.Desc
 	dynLimit    *prometheus.Desc
 	dynDropped  *prometheus.Desc
 
@@ -160,11 +160,11 @@ func New(opts ...Option) *Collector {
 		timeout: prometheus.NewDesc("breaker_timeout_seconds",
 			"Timeout of each resource with settings; 0 means none.",
 			[]string{"resource"}, nil),
-		dynamic: prometheus.NewDesc("breaker_dynamic_breakers",
+		templates: prometheus.NewDesc("breaker_template_breakers",
 			"Breakers that template rules (Resource ending in *) made and the Manager holds.", nil, nil),
-		dynLimit: prometheus.NewDesc("breaker_dynamic_limit",
-			"The most breakers template rules may make (WithMaxDynamicBreakers).", nil, nil),
-		dynDropped: prometheus.NewDesc("breaker_dynamic_dropped_total",
+		dynLimit: prometheus.NewDesc("breaker_template_limit",
+			"The most breakers template rules may make (WithMaxTemplateBreakers).", nil, nil),
+		dynDropped: prometheus.NewDesc("breaker_template_dropped_total",
 			"Resources whose template breakers were dropped to stay within the limit.", nil, nil),
 	}
 }
@@ -222,7 +222,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.inFlight
 	ch <- c.maxConc
 	ch <- c.timeout
-	ch <- c.dynamic
+	ch <- c.templates
 	ch <- c.dynLimit
 	ch <- c.dynDropped
 }
@@ -234,7 +234,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		settings := m.Resources()
 		c.collectStates(m, settings, ch)
 		c.collectSettings(m, settings, ch)
-		c.collectDynamic(m, ch)
+		c.collectTemplates(m, ch)
 	}
 	c.calls.Collect(ch)
 	c.rejected.Collect(ch)
@@ -257,20 +257,20 @@ func (c *Collector) collectStates(m *breaker.Manager, settings map[string]breake
 		seen[r.Resource] = true
 		c.sendStates(ch, m.Breakers(r.Resource), labelValue(r.Resource), settings[r.Resource])
 	}
-	for _, name := range m.DynamicResources() {
+	for _, name := range m.TemplateResources() {
 		if e := c.entryOf(name); e != c.overflow {
 			c.sendStates(ch, m.Breakers(name), e.label, settings[name])
 		}
 	}
 }
 
-// collectDynamic sends the breaker_dynamic metrics while m has a template rule.
-func (c *Collector) collectDynamic(m *breaker.Manager, ch chan<- prometheus.Metric) {
-	d := m.DynamicStats()
+// collectTemplates sends the breaker_template metrics while m has a template rule.
+func (c *Collector) collectTemplates(m *breaker.Manager, ch chan<- prometheus.Metric) {
+	d := m.TemplateStats()
 	if d.Templates == 0 {
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(c.dynamic, prometheus.GaugeValue, float64(d.Breakers))
+	ch <- prometheus.MustNewConstMetric(c.templates, prometheus.GaugeValue, float64(d.Breakers))
 	ch <- prometheus.MustNewConstMetric(c.dynLimit, prometheus.GaugeValue, float64(d.Limit))
 	ch <- prometheus.MustNewConstMetric(c.dynDropped, prometheus.CounterValue, float64(d.Dropped))
 }

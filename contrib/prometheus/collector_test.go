@@ -579,22 +579,22 @@ func TestLint(t *testing.T) {
 }
 
 // Given a template rule, then each name it made breakers for has breaker_state while it has
-// series of its own, a name counted under "_other" has none, and the breaker_dynamic metrics
+// series of its own, a name counted under "_other" has none, and the breaker_template metrics
 // count the breakers, the limit and the drops.
 func TestTemplateBreakers(t *testing.T) {
 	c := breakerprom.New(testBuckets, breakerprom.WithMaxResources(2))
 	clock := newClock()
-	m := breaker.NewManager(breaker.WithClock(clock), c.Option(), breaker.WithMaxDynamicBreakers(2))
+	m := breaker.NewManager(breaker.WithClock(clock), c.Option(), breaker.WithMaxTemplateBreakers(2))
 	c.Watch(m)
-	assert.Zero(t, testutil.CollectAndCount(c, "breaker_dynamic_breakers"), "no template, no metric")
+	assert.Zero(t, testutil.CollectAndCount(c, "breaker_template_breakers"), "no template, no metric")
 	tmpl := errorCount("api/*", 1)
 	tmpl.ID = "per-host"
 	require.NoError(t, m.LoadRules([]breaker.Rule{tmpl}))
 	assertMetrics(t, c, `
-		breaker_dynamic_breakers 0
-		breaker_dynamic_limit 2
-		breaker_dynamic_dropped_total 0
-	`, "breaker_dynamic_breakers", "breaker_dynamic_limit", "breaker_dynamic_dropped_total")
+		breaker_template_breakers 0
+		breaker_template_limit 2
+		breaker_template_dropped_total 0
+	`, "breaker_template_breakers", "breaker_template_limit", "breaker_template_dropped_total")
 
 	f := &fixture{t: t, clock: clock, m: m, c: c}
 	assert.ErrorIs(t, f.call("api/a", 0, errDown), errDown) // trips api/a
@@ -605,8 +605,8 @@ func TestTemplateBreakers(t *testing.T) {
 		breaker_state{dry_run="false",resource="api/a",rule="per-host"} 1
 	`, "breaker_state")
 	assertMetrics(t, c, `
-		breaker_dynamic_breakers 2
-		breaker_dynamic_limit 2
-		breaker_dynamic_dropped_total 1
-	`, "breaker_dynamic_breakers", "breaker_dynamic_limit", "breaker_dynamic_dropped_total")
+		breaker_template_breakers 2
+		breaker_template_limit 2
+		breaker_template_dropped_total 1
+	`, "breaker_template_breakers", "breaker_template_limit", "breaker_template_dropped_total")
 }

@@ -123,13 +123,13 @@ var headers = map[string]string{
 	"breaker_timeout_seconds": `# HELP breaker_timeout_seconds Timeout of each resource with settings; 0 means none.
 # TYPE breaker_timeout_seconds gauge
 `,
-	"breaker_dynamic_breakers": `# HELP breaker_dynamic_breakers Breakers that template rules (Resource ending in *) made and the Manager holds.
-# TYPE breaker_dynamic_breakers gauge
+	"breaker_template_breakers": `# HELP breaker_template_breakers Breakers that template rules (Resource ending in *) made and the Manager holds.
+# TYPE breaker_template_breakers gauge
 `,
-	"breaker_dynamic_limit": `# HELP breaker_dynamic_limit The most breakers template rules may make (WithMaxDynamicBreakers).
-# TYPE breaker_dynamic_limit gauge
+	"breaker_template_limit": `# HELP breaker_template_limit The most breakers template rules may make (WithMaxTemplateBreakers).
+# TYPE breaker_template_limit gauge
 `,
-	"breaker_dynamic_dropped_total": `# HELP breaker_dynamic_dropped_total Resources whose template breakers were dropped to stay within the limit.
-# TYPE breaker_dynamic_dropped_total counter
+	"breaker_template_dropped_total": `# HELP breaker_template_dropped_total Resources whose template breakers were dropped to stay within the limit.
+# TYPE breaker_template_dropped_total counter
 `,
 }

@@ -10,63 +10,63 @@ import (
 	"go.uber.org/atomic"
 )
 
-// DefaultMaxDynamicBreakers is how many breakers made from template rules a Manager holds at
-// most, unless WithMaxDynamicBreakers says otherwise.
-const DefaultMaxDynamicBreakers = 10_000
+// DefaultMaxTemplateBreakers is how many breakers made from template rules a Manager holds at
+// most, unless WithMaxTemplateBreakers says otherwise.
+const DefaultMaxTemplateBreakers = 10_000
 
-// WithMaxDynamicBreakers bounds the breakers that template rules (a Resource ending in "*")
+// WithMaxTemplateBreakers bounds the breakers that template rules (a Resource ending in "*")
 // make, over all templates: a template of two rules makes two per resource. When a new
 // resource needs breakers past the bound, the Manager first drops the breakers of the
 // resources idle the longest whose breakers are all CLOSED, then, if that is not enough, the
 // longest idle of the others, which observers hear of as a change to CLOSED with Reason
 // Evicted. It drops at least a sixteenth of the bound at once, so a stream of new names costs
-// little per name. DynamicStats counts the drops.
+// little per name. TemplateStats counts the drops.
 //
-// The default is DefaultMaxDynamicBreakers. With n <= 0 templates make no breakers, and
+// The default is DefaultMaxTemplateBreakers. With n <= 0 templates make no breakers, and
 // LoadRules refuses them.
-func WithMaxDynamicBreakers(n int) Option {
-	return optionFunc(func(m *Manager) { m.dyn.limit = max(n, 0) })
+func WithMaxTemplateBreakers(n int) Option {
+	return optionFunc(func(m *Manager) { m.tmpl.limit = max(n, 0) })
 }
 
-// DynamicStats is what a Manager holds of the breakers its template rules made.
-type DynamicStats struct {
+// TemplateStats is what a Manager holds of the breakers its template rules made.
+type TemplateStats struct {
 	// Templates is how many template patterns the loaded rules have: distinct Resources
-	// ending in "*". While it is 0, the Manager holds no dynamic breakers.
+	// ending in "*". While it is 0, the Manager holds no template breakers.
 	Templates int
 	// Resources and Breakers are how many resources have breakers from a template, and how
 	// many breakers that is.
 	Resources, Breakers int
-	// Limit is the bound on Breakers (WithMaxDynamicBreakers).
+	// Limit is the bound on Breakers (WithMaxTemplateBreakers).
 	Limit int
-	// Dropped counts the resources whose dynamic breakers were dropped to stay within Limit.
+	// Dropped counts the resources whose template breakers were dropped to stay within Limit.
 	Dropped uint64
 }
 
-// DynamicStats returns how many dynamic breakers the Manager holds, and how many it dropped.
-func (m *Manager) DynamicStats() DynamicStats {
-	m.dyn.mu.Lock()
-	defer m.dyn.mu.Unlock()
+// TemplateStats returns how many template breakers the Manager holds, and how many it dropped.
+func (m *Manager) TemplateStats() TemplateStats {
+	m.tmpl.mu.Lock()
+	defer m.tmpl.mu.Unlock()
 	// publish installs rule sets under mu, so the templates agree with the counts.
-	return DynamicStats{Templates: len(m.rules.Load().templates), Resources: int(m.dyn.names.Load()),
-		Breakers: int(m.dyn.count.Load()), Limit: m.dyn.limit, Dropped: m.dyn.dropped.Load()}
+	return TemplateStats{Templates: len(m.rules.Load().templates), Resources: int(m.tmpl.names.Load()),
+		Breakers: int(m.tmpl.count.Load()), Limit: m.tmpl.limit, Dropped: m.tmpl.dropped.Load()}
 }
 
-// DynamicResources returns, sorted, the names of the resources that have breakers made from a
+// TemplateResources returns, sorted, the names of the resources that have breakers made from a
 // template now. Breakers(name) returns them.
-func (m *Manager) DynamicResources() []string {
-	m.dyn.mu.Lock()
-	defer m.dyn.mu.Unlock()
+func (m *Manager) TemplateResources() []string {
+	m.tmpl.mu.Lock()
+	defer m.tmpl.mu.Unlock()
 	var names []string
-	m.dyn.each(func(d *dynamic) { names = append(names, d.name) })
+	m.tmpl.each(func(d *templateEntry) { names = append(names, d.name) })
 	slices.Sort(names)
 	return names
 }
 
-const dynamicShards = 32 // spreads the read locks of parallel callers over cache lines
+const templateShards = 32 // spreads the read locks of parallel callers over cache lines
 
-// dynamics is a Manager's breakers made from templates, by resource name. Lookups take one
+// templateBreakers is a Manager's breakers made from templates, by resource name. Lookups take one
 // shard's read lock; creating, dropping and rebinding entries take mu, then a shard's lock.
-type dynamics struct {
+type templateBreakers struct {
 	mu       sync.Mutex
 	limit    int
 	count    atomic.Int64 // breakers held; written under mu
@@ -76,17 +76,17 @@ type dynamics struct {
 	bytes    int64  // the length of the names held; written under mu
 	maxBytes int64  // what the memory budget leaves for those names; written under mu
 	seed     maphash.Seed
-	shards   [dynamicShards]dynamicShard
+	shards   [templateShards]templateShard
 }
 
-type dynamicShard struct {
+type templateShard struct {
 	mu sync.RWMutex
-	m  map[string]*dynamic
+	m  map[string]*templateEntry
 	_  [40]byte // a shard to a cache line
 }
 
-// dynamic is the breakers of one resource made from a template.
-type dynamic struct {
+// templateEntry is the breakers of one resource made from a template.
+type templateEntry struct {
 	name    string
 	made    uint64                   // its place among the entries made: ties of used go oldest first
 	res     atomic.Pointer[resource] // replaced at every reload of rules or settings
@@ -94,21 +94,21 @@ type dynamic struct {
 	dropped atomic.Bool
 }
 
-func (d *dynamics) init() {
-	d.limit = DefaultMaxDynamicBreakers
+func (d *templateBreakers) init() {
+	d.limit = DefaultMaxTemplateBreakers
 	d.maxBytes = math.MaxInt64
 	d.seed = maphash.MakeSeed()
 	for i := range d.shards {
-		d.shards[i].m = map[string]*dynamic{}
+		d.shards[i].m = map[string]*templateEntry{}
 	}
 }
 
-func (d *dynamics) shard(name string) *dynamicShard {
-	return &d.shards[maphash.String(d.seed, name)%dynamicShards]
+func (d *templateBreakers) shard(name string) *templateShard {
+	return &d.shards[maphash.String(d.seed, name)%templateShards]
 }
 
 // find returns the entry of name, or nil.
-func (d *dynamics) find(name string) *dynamic {
+func (d *templateBreakers) find(name string) *templateEntry {
 	s := d.shard(name)
 	s.mu.RLock()
 	e := s.m[name]
@@ -117,7 +117,7 @@ func (d *dynamics) find(name string) *dynamic {
 }
 
 // each calls f for every entry. It requires mu held, which keeps the maps from changing.
-func (d *dynamics) each(f func(*dynamic)) {
+func (d *templateBreakers) each(f func(*templateEntry)) {
 	for i := range d.shards {
 		for _, e := range d.shards[i].m {
 			f(e)
@@ -128,7 +128,7 @@ func (d *dynamics) each(f func(*dynamic)) {
 // touch marks e used at now, when a call its breakers admitted ended or one of them rejected a
 // call (the clock is read then anyway). It writes only when the millisecond changed, so that
 // parallel callers of one resource seldom write the same cache line.
-func (e *dynamic) touch(now int64) {
+func (e *templateEntry) touch(now int64) {
 	if t := now >> 20; e.used.Load() != t {
 		e.used.Store(t)
 	}
@@ -141,13 +141,13 @@ func (m *Manager) lookup(rs *ruleSet, name string, own *resource) *resource {
 	if own != nil && own.breakers != nil || rs.match(name) == nil {
 		return own // and no entry: a reload drops those of names no template matches
 	}
-	if e := m.dyn.find(name); e != nil {
+	if e := m.tmpl.find(name); e != nil {
 		return e.res.Load()
 	}
 	if len(name) > m.maxName {
 		return refused(name)
 	}
-	res, changes := m.makeDynamic(name)
+	res, changes := m.makeTemplateBreakers(name)
 	for _, c := range changes {
 		m.notify(c)
 	}
@@ -162,19 +162,19 @@ func refused(name string) *resource {
 	return &resource{set: s}
 }
 
-// makeDynamic makes the breakers of name from its template under the rules loaded now, unless
+// makeTemplateBreakers makes the breakers of name from its template under the rules loaded now, unless
 // another call made them first or a reload gave name rules of its own. It returns them, and
 // the transitions to report of the breakers it dropped to make room.
-func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
-	m.dyn.mu.Lock()
-	defer m.dyn.mu.Unlock()
+func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
+	m.tmpl.mu.Lock()
+	defer m.tmpl.mu.Unlock()
 	rs := m.rules.Load()
 	own := rs.resources[name]
 	if own != nil && own.breakers != nil {
 		return own, nil
 	}
 	now := m.now()
-	if e := m.dyn.find(name); e != nil {
+	if e := m.tmpl.find(name); e != nil {
 		return e.res.Load(), nil
 	}
 	t := rs.match(name)
@@ -182,11 +182,11 @@ func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
 		return own, nil
 	}
 	changes := m.makeRoom(len(t.rules), int64(len(name)), now)
-	if m.dyn.bytes+int64(len(name)) > m.dyn.maxBytes {
+	if m.tmpl.bytes+int64(len(name)) > m.tmpl.maxBytes {
 		return refused(name), changes // the name alone is past what the budget leaves for names
 	}
-	m.dyn.made++
-	e := &dynamic{name: name, made: m.dyn.made}
+	m.tmpl.made++
+	e := &templateEntry{name: name, made: m.tmpl.made}
 	res := &resource{timed: t.timed, set: rs.settings[name]}
 	for _, r := range t.rules {
 		c, public := m.newBreaker(r, name)
@@ -197,34 +197,34 @@ func (m *Manager) makeDynamic(name string) (*resource, []StateChange) {
 	}
 	e.res.Store(res)
 	e.used.Store(now >> 20)
-	s := m.dyn.shard(name)
+	s := m.tmpl.shard(name)
 	s.mu.Lock()
 	s.m[name] = e
 	s.mu.Unlock()
-	m.dyn.count.Add(int64(len(res.breakers)))
-	m.dyn.names.Inc()
-	m.dyn.bytes += int64(len(name))
+	m.tmpl.count.Add(int64(len(res.breakers)))
+	m.tmpl.names.Inc()
+	m.tmpl.bytes += int64(len(name))
 	return res, changes
 }
 
 // makeRoom drops entries until n more breakers and a name of nameLen bytes fit in the bounds
-// (WithMaxDynamicBreakers, and what the memory budget leaves for names), idlest first. It
+// (WithMaxTemplateBreakers, and what the memory budget leaves for names), idlest first. It
 // drops at least a sixteenth of the bound, but of CLOSED entries only: an entry with a breaker
 // OPEN or HALF_OPEN holds what is known of its dependency, and is dropped only while there is
 // still no room. It requires mu held.
 func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
-	d := &m.dyn
+	d := &m.tmpl
 	room := func() bool { return int(d.count.Load())+n <= d.limit && d.bytes+nameLen <= d.maxBytes }
 	if room() {
 		return nil
 	}
 	all := make([]idleness, 0, d.names.Load())
-	d.each(func(e *dynamic) { all = append(all, e.idlenessAt(now)) })
+	d.each(func(e *templateEntry) { all = append(all, e.idlenessAt(now)) })
 	batch := max(1, d.limit/16)
 	var changes []StateChange
 	dropped := 0
-	drop := func(e *dynamic) {
-		changes = append(changes, m.dropDynamic(e, Evicted, now)...)
+	drop := func(e *templateEntry) {
+		changes = append(changes, m.dropTemplateEntry(e, Evicted, now)...)
 		dropped++
 	}
 	// dropClosed walks idlest first. Only the entries it looks at are read for their state.
@@ -257,7 +257,7 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 }
 
 // tripped reports whether a breaker of e is OPEN or HALF_OPEN.
-func (e *dynamic) tripped() bool {
+func (e *templateEntry) tripped() bool {
 	return slices.ContainsFunc(e.res.Load().breakers, func(b *circuit) bool { return b.State() != Closed })
 }
 
@@ -265,13 +265,13 @@ func (e *dynamic) tripped() bool {
 type idleness struct {
 	idle uint64 // ns since the entry was used
 	made uint64
-	e    *dynamic
+	e    *templateEntry
 }
 
 // idlenessAt is how idle e is at now. Ticks wrap (clock.go), so idleness is measured back from
 // now, never by comparing two ticks; a use after now, which only a clock that stepped back can
 // make, was before the step, and counts as the longest ago.
-func (e *dynamic) idlenessAt(now int64) idleness {
+func (e *templateEntry) idlenessAt(now int64) idleness {
 	return idleness{idle: uint64(now - e.used.Load()<<20), made: e.made, e: e}
 }
 
@@ -320,18 +320,18 @@ func siftDown(h []idleness, i int) {
 	}
 }
 
-// dropDynamic removes e and retires its breakers, returning the transitions to report for those
+// dropTemplateEntry removes e and retires its breakers, returning the transitions to report for those
 // that were not CLOSED. It requires mu held.
-func (m *Manager) dropDynamic(e *dynamic, reason Reason, now int64) []StateChange {
-	s := m.dyn.shard(e.name)
+func (m *Manager) dropTemplateEntry(e *templateEntry, reason Reason, now int64) []StateChange {
+	s := m.tmpl.shard(e.name)
 	s.mu.Lock()
 	delete(s.m, e.name)
 	s.mu.Unlock()
 	e.dropped.Store(true)
 	res := e.res.Load()
-	m.dyn.count.Sub(int64(len(res.breakers)))
-	m.dyn.names.Dec()
-	m.dyn.bytes -= int64(len(e.name))
+	m.tmpl.count.Sub(int64(len(res.breakers)))
+	m.tmpl.names.Dec()
+	m.tmpl.bytes -= int64(len(e.name))
 	var changes []StateChange
 	for _, c := range res.breakers {
 		if change, report := c.retire(now, reason); report {
@@ -341,7 +341,7 @@ func (m *Manager) dropDynamic(e *dynamic, reason Reason, now int64) []StateChang
 	return changes
 }
 
-// publish installs next, rebinding the dynamic breakers to it: an entry whose resource now has
+// publish installs next, rebinding the template breakers to it: an entry whose resource now has
 // rules of its own, that no template matches, or none of whose breakers its template keeps, is
 // dropped (Reason RuleChanged). The others
 // keep each breaker whose template rule keeps its window's shape (see pairRules), with next's
@@ -350,19 +350,19 @@ func (m *Manager) dropDynamic(e *dynamic, reason Reason, now int64) []StateChang
 // within the bound. It returns the transitions to report, in the order of the names. It
 // requires loadMu held.
 func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
-	d := &m.dyn
+	d := &m.tmpl
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	// Decide for every entry first, then act in the order of the names, so that the
 	// transitions are numbered in the order they are reported.
 	type rebind struct {
-		e      *dynamic
+		e      *templateEntry
 		res    *resource  // nil: the entry is dropped
 		retire []*circuit // its breakers not kept
 	}
 	var all []rebind
 	plans := map[*Rule][]int{} // by the first rule of an entry: the entries of one template share it
-	d.each(func(e *dynamic) {
+	d.each(func(e *templateEntry) {
 		own := next.resources[e.name]
 		t := next.match(e.name)
 		if own != nil && own.breakers != nil || t == nil {
@@ -401,7 +401,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	var changes []StateChange
 	for _, r := range all {
 		if r.res == nil {
-			changes = append(changes, m.dropDynamic(r.e, RuleChanged, now)...)
+			changes = append(changes, m.dropTemplateEntry(r.e, RuleChanged, now)...)
 			continue
 		}
 		for _, c := range r.retire {
@@ -418,7 +418,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 }
 
 // reuseOrMake returns the breaker at k of old, rebound to r, or a new one for e when k < 0.
-func (m *Manager) reuseOrMake(old *resource, k int, r *Rule, e *dynamic) (*circuit, CircuitBreaker) {
+func (m *Manager) reuseOrMake(old *resource, k int, r *Rule, e *templateEntry) (*circuit, CircuitBreaker) {
 	if k >= 0 {
 		old.breakers[k].reload(r)
 		return old.breakers[k], old.public[k]
