@@ -118,7 +118,7 @@ func (w *leapArray) locate(now int64) (*bucket, int64) {
 	case d > 0:
 		return w.advance(start, d)
 	default:
-		return w.restart(now - floorMod(d, w.bucketLen))
+		return w.restart(now - floorMod(now, w.bucketLen)) // on the grid through the epoch, as advance keeps it
 	}
 }
 
