@@ -7,14 +7,6 @@ import (
 	"strconv"
 )
 
-// WithInstanceName names this process among the instances of a service, for the jitter of
-// retry times (Rule.RetryJitter): instances with different names that trip together probe at
-// different times, and the same name gives the same times, as a test wants. The default is the
-// host name and the process id.
-func WithInstanceName(name string) Option {
-	return optionFunc(func(m *Manager) { m.instance = name })
-}
-
 // defaultInstance is the host name and the process id.
 func defaultInstance() string {
 	host, _ := os.Hostname()

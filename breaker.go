@@ -363,18 +363,6 @@ func (c *circuit) count(p *period, t *tuning, now int64, res result) {
 	}
 }
 
-// countRun counts a call for ConsecutiveErrors: a failure lengthens the run of failures, a
-// success ends it.
-func (c *circuit) countRun(p *period, t *tuning, now int64, failed bool, hint int64) {
-	if !failed {
-		p.run.Store(0)
-		return
-	}
-	if run := p.run.Inc(); float64(run) >= t.threshold {
-		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, hint), ThresholdExceeded, float64(run), now)
-	}
-}
-
 func (c *circuit) decideProbe(p *period, t *tuning, now int64, res result) {
 	switch {
 	case now-p.deadline >= 0: // a clock that stepped back does not stop the probe deciding
@@ -400,13 +388,6 @@ func (c *circuit) isBad(t *tuning, res result) bool {
 		return isSlow(res, t.maxRT)
 	}
 	return res.o == Failure
-}
-
-// slowIgnored reports whether a call that counts neither way by its error was already slow:
-// SlowRequestRatio counts it as slow, since a caller that gave up on a slow call does not make
-// it fast.
-func (c *circuit) slowIgnored(t *tuning, res result) bool {
-	return res.o == Ignore && c.strategy == SlowRequestRatio && isSlow(res, t.maxRT)
 }
 
 // retryDue reports whether the OPEN period p lets a probe through at now: its retry time has

@@ -6,41 +6,9 @@ import (
 	"unsafe"
 )
 
-// DefaultMemoryBudget is how much memory the breakers of a Manager's rules may take unless
-// WithMemoryBudget says otherwise: 256 MiB, about 14,000 rules of 1,000 buckets each, or
-// 320,000 rules of the default 10.
-const DefaultMemoryBudget = 256 << 20
-
 // breakerBytes is what a breaker takes beside its buckets: the breaker, its period, its
 // window's header and its rule, rounded up from what BenchmarkLoadRules measures.
 const breakerBytes = 640
-
-// WithMemoryBudget bounds the memory, in bytes, that the breakers of the loaded rules and the
-// resource settings may take, so that a rule file or an etcd value cannot make a Manager take
-// memory out of proportion. LoadRules, LoadResources and LoadDocument refuse what would pass
-// it. The default is
-// DefaultMemoryBudget; 0 or less removes the bound.
-func WithMemoryBudget(bytes int64) Option {
-	return optionFunc(func(m *Manager) { m.budget = bytes })
-}
-
-// DefaultMaxNameLength is the longest resource name, in bytes, that a Manager keeps unless
-// WithMaxNameLength says otherwise.
-const DefaultMaxNameLength = 1024
-
-// WithMaxNameLength bounds the names, in bytes, that a Manager keeps: LoadRules and
-// LoadResources refuse a rule or settings for a longer name, and a call to a longer name that
-// a template rule matches is rejected with ErrNameTooLong instead of getting breakers. Names
-// no rule or template matches are not kept, and not bounded. The default is
-// DefaultMaxNameLength; n <= 0 removes the bound (the memory budget still counts every name).
-func WithMaxNameLength(n int) Option {
-	return optionFunc(func(m *Manager) {
-		if n <= 0 {
-			n = math.MaxInt
-		}
-		m.maxName = n
-	})
-}
 
 // breakerMemory is what the breaker of r takes at most, its window included. The buckets are
 // counted an eighth larger, the most that rounding up to an allocation size can add.

@@ -36,15 +36,6 @@ type CallObserverFunc func(CallInfo)
 // OnCall calls f(c).
 func (f CallObserverFunc) OnCall(c CallInfo) { f(c) }
 
-// WithCallObserver adds o to the observers of every call; it may be given more than once.
-func WithCallObserver(o CallObserver) Option {
-	return optionFunc(func(m *Manager) {
-		if o != nil {
-			m.calls = append(m.calls, o)
-		}
-	})
-}
-
 // callBlocked tells the call observers, if any, of a blocked call.
 func (m *Manager) callBlocked(resource string, blocked *BlockError) {
 	for _, o := range m.calls {

@@ -8,3 +8,15 @@ package breaker
 type ExceptionBreaker struct{ circuit }
 
 var _ CircuitBreaker = (*ExceptionBreaker)(nil)
+
+// countRun counts a call for ConsecutiveErrors: a failure lengthens the run of failures, a
+// success ends it.
+func (c *circuit) countRun(p *period, t *tuning, now int64, failed bool, hint int64) {
+	if !failed {
+		p.run.Store(0)
+		return
+	}
+	if run := p.run.Inc(); float64(run) >= t.threshold {
+		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, hint), ThresholdExceeded, float64(run), now)
+	}
+}

@@ -2,7 +2,6 @@ package breaker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -56,51 +55,6 @@ type resource struct {
 	public   []CircuitBreaker
 	timed    bool      // a breaker needs each call's response time
 	set      *settings // nil: the zero ResourceConfig
-}
-
-// Option configures a Manager.
-type Option interface {
-	apply(*Manager)
-}
-
-type optionFunc func(*Manager)
-
-func (f optionFunc) apply(m *Manager) { f(m) }
-
-// WithClock makes the Manager read time from c instead of the system clock; a nil c keeps the
-// system clock. Tests use it with a fake clock.
-func WithClock(c Clock) Option {
-	return optionFunc(func(m *Manager) {
-		if c != nil {
-			m.clock, m.system = c, false
-		}
-	})
-}
-
-// WithSlots adds slots that every call goes through after the built-in breaker check, in the
-// order given.
-func WithSlots(slots ...Slot) Option {
-	return optionFunc(func(m *Manager) { m.slots = append(m.slots, slots...) })
-}
-
-// WithClassifier sets how the Manager counts a call that ended with a non-nil error; see
-// Classifier. A nil c keeps DefaultClassifier.
-func WithClassifier(c Classifier) Option {
-	return optionFunc(func(m *Manager) {
-		if c != nil {
-			m.classifier = c
-		}
-	})
-}
-
-// WithLogger sets where the Manager logs what it cannot return, such as a panicking observer.
-// The default, and what a nil l means, is slog.Default().
-func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(m *Manager) {
-		if l != nil {
-			m.logger = l
-		}
-	})
 }
 
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
@@ -498,11 +452,6 @@ func (m *Manager) doEntry(ctx context.Context, resource string, res *resource, f
 	e.SetError(err)
 	return uncounted(err)
 }
-
-// ErrPanicked is the error recorded on the Entry of a call whose function panicked, by Do and
-// Execute and by the integrations (breakerhttp, the gRPC interceptors): slots see it through
-// Entry.Err, and the call counts as a failure. The panic goes on up; no caller gets this error.
-var ErrPanicked = errors.New("breaker: call panicked")
 
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
 // zero value and the *BlockError. Go methods cannot have type parameters, so Execute is a

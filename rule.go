@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -128,40 +127,6 @@ type Rule struct {
 	// threshold on live traffic before enforcing it.
 	DryRun bool
 }
-
-// RuleError is the error for an invalid rule. It wraps ErrInvalidRule.
-type RuleError struct {
-	// Index is the rule's position in the slice given to LoadRules, or in the array read by
-	// ParseRules or ParseSentinelRules; -1 from Rule.Validate and Rule.UnmarshalJSON.
-	Index int
-	// Resource is the rule's resource.
-	Resource string
-	// Field names the offending field: a Rule field, or a JSON or Sentinel field name from the
-	// parsers; empty when the rule as a whole is at fault.
-	Field string
-	// Reason says what is wrong and what is allowed.
-	Reason string
-}
-
-// Error describes the rule, the field and the allowed values.
-func (e *RuleError) Error() string {
-	where := "breaker: invalid rule"
-	if e.Index >= 0 {
-		where += " " + strconv.Itoa(e.Index)
-	}
-	where += fmt.Sprintf(" (resource %q)", e.Resource)
-	if e.Field == "" {
-		return where + ": " + e.Reason
-	}
-	return where + ": " + e.Field + " " + e.Reason
-}
-
-// Unwrap returns ErrInvalidRule.
-func (e *RuleError) Unwrap() error { return ErrInvalidRule }
-
-// ErrInvalidRule is wrapped by every error that Rule.Validate, LoadRules and the rule parsers
-// return for a rule that cannot be loaded. Use errors.As with *RuleError for the details.
-var ErrInvalidRule = errors.New("breaker: invalid rule")
 
 // Validate reports whether the rule can be loaded: nil, or a *RuleError (wrapping
 // ErrInvalidRule) that names the field and the allowed values.

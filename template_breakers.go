@@ -10,24 +10,6 @@ import (
 	"go.uber.org/atomic"
 )
 
-// DefaultMaxTemplateBreakers is how many breakers made from template rules a Manager holds at
-// most, unless WithMaxTemplateBreakers says otherwise.
-const DefaultMaxTemplateBreakers = 10_000
-
-// WithMaxTemplateBreakers bounds the breakers that template rules (a Resource ending in "*")
-// make, over all templates: a template of two rules makes two per resource. When a new
-// resource needs breakers past the bound, the Manager first drops the breakers of the
-// resources idle the longest whose breakers are all CLOSED, then, if that is not enough, the
-// longest idle of the others, which observers hear of as a change to CLOSED with Reason
-// Evicted. It drops at least a sixteenth of the bound at once, so a stream of new names costs
-// little per name. TemplateStats counts the drops.
-//
-// The default is DefaultMaxTemplateBreakers. With n <= 0 templates make no breakers, and
-// LoadRules refuses them.
-func WithMaxTemplateBreakers(n int) Option {
-	return optionFunc(func(m *Manager) { m.tmpl.limit = max(n, 0) })
-}
-
 // TemplateStats is what a Manager holds of the breakers its template rules made.
 type TemplateStats struct {
 	// Templates is how many template patterns the loaded rules have: distinct Resources
