@@ -185,10 +185,10 @@ func WithUnruled(n int) Option {
 }
 
 type handler struct {
-	m       *breaker.Manager
-	recent  *recent
-	rec     *Recorder // nil: no call counts
-	unruled int
+	m         *breaker.Manager
+	recent    *recent
+	rec       *Recorder // nil: no call counts
+	unruled   int
 	templates int
 }
 
