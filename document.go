@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/halfopen/breaker/internal/strictjson"
 )
 
 // Document is what a rule file or a config service holds for a Manager: rules, resource
@@ -38,7 +40,7 @@ type Document struct {
 // column.
 func ParseDocument(data []byte) (Document, error) {
 	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) > 0 && trimmed[0] == '[' || isJSONNull(trimmed) {
+	if len(trimmed) > 0 && trimmed[0] == '[' || strictjson.IsNull(trimmed) {
 		rules, err := ParseRules(data)
 		return Document{Rules: rules, HasRules: err == nil}, err
 	}
@@ -46,7 +48,7 @@ func ParseDocument(data []byte) (Document, error) {
 		Rules     json.RawMessage `json:"rules"`
 		Resources json.RawMessage `json:"resources"`
 	}
-	if err := checkKeys(objectKeys(data), documentKeys); err != nil {
+	if err := checkKeys(strictjson.ObjectKeys(data, "resource"), documentKeys); err != nil {
 		return Document{}, documentError(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -54,7 +56,7 @@ func ParseDocument(data []byte) (Document, error) {
 	if err := dec.Decode(&j); err != nil {
 		return Document{}, documentError(decodeError(err, data, "document", "", nil))
 	}
-	if !atEOF(dec) {
+	if !strictjson.AtEOF(dec) {
 		return Document{}, fmt.Errorf("breaker: document is not valid JSON: data after its object")
 	}
 	var d Document
@@ -99,7 +101,7 @@ type resourceJSON struct {
 	Force          *string `json:"force,omitempty"`
 }
 
-var resourceKeys = jsonKeys(reflect.TypeFor[resourceJSON]())
+var resourceKeys = strictjson.Keys(reflect.TypeFor[resourceJSON]())
 
 // resourceFields names the fields of a resource's settings, for errors.
 const resourceFields = "timeout, maxConcurrency, force"
@@ -109,10 +111,10 @@ const forceNames = `"auto", "open" or "closed"`
 
 // parseResources reads the "resources" object of a document.
 func parseResources(data []byte) (map[string]ResourceConfig, error) {
-	if isJSONNull(data) {
+	if strictjson.IsNull(data) {
 		return map[string]ResourceConfig{}, nil
 	}
-	if err := checkKeys(objectKeys(data), nil); err != nil {
+	if err := checkKeys(strictjson.ObjectKeys(data, "resource"), nil); err != nil {
 		re := err.(*RuleError)
 		return nil, &RuleError{Index: -1, Resource: re.Field, Reason: "has settings twice: write each resource once"}
 	}
@@ -136,10 +138,10 @@ func decodeResource(name string, data []byte) (ResourceConfig, error) {
 	invalid := func(field, reason string) error {
 		return &RuleError{Index: -1, Resource: name, Field: field, Reason: reason}
 	}
-	if isJSONNull(data) {
+	if strictjson.IsNull(data) {
 		return ResourceConfig{}, invalid("", "must be a JSON object of settings, got null")
 	}
-	if err := checkKeys(objectKeys(data), resourceKeys); err != nil {
+	if err := checkKeys(strictjson.ObjectKeys(data, "resource"), resourceKeys); err != nil {
 		re := *err.(*RuleError)
 		re.Resource = name
 		return ResourceConfig{}, &re

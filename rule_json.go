@@ -9,11 +9,11 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/halfopen/breaker/internal/strictjson"
 )
 
 var (
@@ -171,10 +171,10 @@ func (r *Rule) UnmarshalJSON(b []byte) error {
 // decodeRule decodes one rule. It returns a nil rule for JSON null, and reports whether the
 // rule named its strategy (the zero Strategy is a valid one, so ParseRules asks for it).
 func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
-	if isJSONNull(b) {
+	if strictjson.IsNull(b) {
 		return nil, false, nil
 	}
-	if err := checkKeys(objectKeys(b), ruleKeys); err != nil {
+	if err := checkKeys(strictjson.ObjectKeys(b, "resource"), ruleKeys); err != nil {
 		return nil, false, err
 	}
 	var j ruleJSON
@@ -183,7 +183,7 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 	if err := dec.Decode(&j); err != nil {
 		return nil, false, decodeError(err, b, "rule", j.Resource, ruleJSONWants)
 	}
-	if end := dec.InputOffset(); !atEOF(dec) {
+	if end := dec.InputOffset(); !strictjson.AtEOF(dec) {
 		return nil, false, fmt.Errorf("breaker: rule is not valid JSON: data after the rule's object at byte %d",
 			end)
 	}
@@ -235,13 +235,13 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 // offset. Rules that are fine alone but not together (two identical rules for one resource,
 // too many rules for one resource) are left to Manager.LoadRules, which rejects them.
 func ParseRules(data []byte) ([]Rule, error) {
-	raws, err := splitJSONArray(data, "rules")
+	raws, err := strictjson.SplitArray(data, "rules")
 	if err != nil {
 		return nil, err
 	}
 	rules := make([]Rule, 0, len(raws))
 	for i, raw := range raws {
-		if isJSONNull(raw) {
+		if strictjson.IsNull(raw) {
 			return nil, &RuleError{Index: i, Reason: "must be a JSON object, got null"}
 		}
 		r, hasStrategy, err := decodeRule(raw)
@@ -260,24 +260,6 @@ func ParseRules(data []byte) ([]Rule, error) {
 	return rules, nil
 }
 
-// splitJSONArray splits a JSON array into its elements, which are each valid JSON. JSON null
-// gives no elements. what names the array in errors.
-func splitJSONArray(data []byte, what string) ([]json.RawMessage, error) {
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syntax):
-			return nil, fmt.Errorf("breaker: %s are not valid JSON: %v (at %s)", what, err, position(data, syntax))
-		case errors.As(err, &typ):
-			return nil, fmt.Errorf("breaker: %s must be a JSON array, got %s", what, typ.Value)
-		}
-		return nil, fmt.Errorf("breaker: %s are not valid JSON: %w", what, err)
-	}
-	return raws, nil
-}
-
 // atIndex sets the index of a *RuleError to i, or else prefixes err with it.
 func atIndex(err error, i int) error {
 	var re *RuleError
@@ -289,29 +271,6 @@ func atIndex(err error, i int) error {
 	return fmt.Errorf("breaker: rule %d: %w", i, err)
 }
 
-// atEOF reports whether only white space is left in dec.
-func atEOF(dec *json.Decoder) bool {
-	_, err := dec.Token()
-	return err == io.EOF
-}
-
-func isJSONNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }
-
-// position describes where in data the *json.SyntaxError err lies: the line and column (both
-// from 1, the column counted in characters) of the byte at fault, and the byte offset that
-// encoding/json reports, which is just after that byte. Input that ends too soon is at fault
-// just after its last byte.
-func position(data []byte, err *json.SyntaxError) string {
-	i := int(min(max(err.Offset-1, 0), int64(len(data))))
-	if strings.Contains(err.Error(), "end of JSON input") {
-		i = len(data)
-	}
-	lineStart := bytes.LastIndexByte(data[:i], '\n') + 1
-	line := bytes.Count(data[:lineStart], []byte{'\n'}) + 1
-	column := utf8.RuneCount(data[lineStart:i]) + 1
-	return fmt.Sprintf("line %d, column %d, byte offset %d", line, column, err.Offset)
-}
-
 // decodeError turns an error from decoding one JSON object into a *RuleError naming the field
 // at fault (an unknown field can only be a rule's: Sentinel's are ignored), or a plain error
 // when the input is not JSON. what names the object ("rule", "Sentinel rule"); wants describes
@@ -321,7 +280,7 @@ func decodeError(err error, data []byte, what, resource string, wants map[string
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syntax):
-		return fmt.Errorf("breaker: %s is not valid JSON: %v (at %s)", what, err, position(data, syntax))
+		return fmt.Errorf("breaker: %s is not valid JSON: %v (at %s)", what, err, strictjson.Position(data, syntax))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("breaker: %s is not valid JSON: unexpected end of input", what)
 	case errors.As(err, &typ):
@@ -330,7 +289,7 @@ func decodeError(err error, data []byte, what, resource string, wants map[string
 		}
 		want, ok := wants[typ.Field]
 		if !ok {
-			want = describeJSONType(typ.Type)
+			want = strictjson.DescribeType(typ.Type)
 		}
 		return &RuleError{Index: -1, Resource: resource, Field: typ.Field,
 			Reason: fmt.Sprintf("must be %s, got %s", want, typ.Value)}
@@ -347,100 +306,14 @@ func decodeError(err error, data []byte, what, resource string, wants map[string
 	return &RuleError{Index: -1, Resource: resource, Reason: "cannot be decoded: " + err.Error()}
 }
 
-// describeJSONType says in words what JSON value a Go type takes.
-func describeJSONType(t reflect.Type) string {
-	if t == nil {
-		return "a JSON value of another type"
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Float32, reflect.Float64:
-		return "a finite number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
-		bits := t.Bits()
-		return fmt.Sprintf("a whole number in [%d, %d]", -(int64(1) << (bits - 1)), int64(1)<<(bits-1)-1)
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
-		return fmt.Sprintf("a whole number in [0, %d]", uint64(math.MaxUint64)>>(64-t.Bits()))
-	}
-	return "a JSON value of another type"
-}
-
 // ruleKeys are the keys of a rule's JSON form.
-var ruleKeys = jsonKeys(reflect.TypeFor[ruleJSON]())
+var ruleKeys = strictjson.Keys(reflect.TypeFor[ruleJSON]())
 
-// jsonKeys returns the JSON names of the fields of struct type t, from their json tags.
-func jsonKeys(t reflect.Type) []string {
-	keys := make([]string, 0, t.NumField())
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" {
-			name = f.Name
-		}
-		keys = append(keys, name)
-	}
-	return keys
-}
-
-// checkKeys refuses what encoding/json would let through in silence: a key written twice in a
-// JSON object (it keeps the last) and a key that is none of known but equals one of them when
-// case is ignored (it takes it for that field). Keys are compared as encoding/json reads them,
-// escapes undone, so "resourc\u0065" is "resource". The error is a *RuleError with Index -1
-// that names the key.
-func checkKeys(obj jsonObject, known []string) error {
-	keys, resource := obj.keys, obj.resource
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		if seen[k] {
-			return &RuleError{Index: -1, Resource: resource, Field: k,
-				Reason: "is written twice: write each field once"}
-		}
-		seen[k] = true
-	}
-	for _, k := range keys {
-		if slices.Contains(known, k) {
-			continue
-		}
-		for _, field := range known {
-			if strings.EqualFold(k, field) {
-				return &RuleError{Index: -1, Resource: resource, Field: k,
-					Reason: fmt.Sprintf("matches the field %q only when case is ignored: names must match exactly", field)}
-			}
-		}
+// checkKeys refuses what encoding/json would let through in silence (see
+// strictjson.CheckKeys): the error is a *RuleError with Index -1 that names the key.
+func checkKeys(obj strictjson.Object, known []string) error {
+	if key, reason := strictjson.CheckKeys(obj.Keys, known); key != "" {
+		return &RuleError{Index: -1, Resource: obj.Value, Field: key, Reason: reason}
 	}
 	return nil
-}
-
-// jsonObject holds the keys of a JSON object in order, and its "resource" when that is a string
-// (for errors).
-type jsonObject struct {
-	keys     []string
-	resource string
-}
-
-// objectKeys reads the keys of the JSON object b. It stops at the first syntax error, and
-// returns no keys for a value that is not an object: the decoder that follows reports both.
-func objectKeys(b []byte) (obj jsonObject) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return obj
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		key, ok := t.(string)
-		if err != nil || !ok {
-			return obj
-		}
-		obj.keys = append(obj.keys, key)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return obj
-		}
-		if key == "resource" {
-			_ = json.Unmarshal(value, &obj.resource) // a resource that is not a string is left ""
-		}
-	}
-	return obj
 }

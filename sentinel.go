@@ -6,6 +6,8 @@ import (
 	"math"
 	"reflect"
 	"time"
+
+	"github.com/halfopen/breaker/internal/strictjson"
 )
 
 // ParseSentinelRules converts a JSON array of Alibaba Sentinel circuit-breaking ("degrade")
@@ -57,7 +59,7 @@ import (
 // an empty slice. Rules are checked one by one: two identical rules are kept, and
 // Manager.LoadRules refuses them.
 func ParseSentinelRules(data []byte) ([]Rule, error) {
-	raws, err := splitJSONArray(data, "Sentinel rules")
+	raws, err := strictjson.SplitArray(data, "Sentinel rules")
 	if err != nil {
 		return nil, err
 	}
@@ -110,9 +112,9 @@ type goCircuitBreakerRule struct {
 // The keys of the two forms, and those that tell them apart. A key that matches one of them only
 // when case is ignored is refused, where encoding/json would take it; other keys are ignored.
 var (
-	sentinelFormKeys = jsonKeys(reflect.TypeFor[sentinelForm]())
-	javaKeys         = jsonKeys(reflect.TypeFor[javaDegradeRule]())
-	goKeys           = jsonKeys(reflect.TypeFor[goCircuitBreakerRule]())
+	sentinelFormKeys = strictjson.Keys(reflect.TypeFor[sentinelForm]())
+	javaKeys         = strictjson.Keys(reflect.TypeFor[javaDegradeRule]())
+	goKeys           = strictjson.Keys(reflect.TypeFor[goCircuitBreakerRule]())
 )
 
 // javaWants and goWants describe, for errors, what the fields of the two forms hold.
@@ -135,10 +137,10 @@ const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 // Index -1.
 func convertSentinelRule(raw []byte) (Rule, error) {
 	var form sentinelForm
-	if isJSONNull(raw) {
+	if strictjson.IsNull(raw) {
 		return Rule{}, &RuleError{Index: -1, Reason: "must be a JSON object, got null"}
 	}
-	keys := objectKeys(raw)
+	keys := strictjson.ObjectKeys(raw, "resource")
 	if err := checkKeys(keys, sentinelFormKeys); err != nil {
 		return Rule{}, err
 	}
@@ -196,7 +198,7 @@ func convertSentinelRule(raw []byte) (Rule, error) {
 // sentinelSource names a Sentinel field and its value, for errors.
 func sentinelSource(field string, value any) string { return fmt.Sprintf("%q: %v", field, value) }
 
-func isAbsent(raw json.RawMessage) bool { return raw == nil || isJSONNull(raw) }
+func isAbsent(raw json.RawMessage) bool { return raw == nil || strictjson.IsNull(raw) }
 
 func (j *javaDegradeRule) convert() (Rule, map[string]string, error) {
 	invalid := func(field, reason string) error {
