@@ -36,13 +36,6 @@ type CallObserverFunc func(CallInfo)
 // OnCall calls f(c).
 func (f CallObserverFunc) OnCall(c CallInfo) { f(c) }
 
-// callBlocked tells the call observers, if any, of a blocked call.
-func (m *Manager) callBlocked(resource string, blocked *BlockError) {
-	for _, o := range m.calls {
-		m.tellCall(o, CallInfo{Resource: resource, Blocked: blocked})
-	}
-}
-
 func (m *Manager) tellCall(o CallObserver, c CallInfo) {
 	defer func() {
 		if v := recover(); v != nil {

@@ -1,0 +1,303 @@
+package breaker
+
+import (
+	"context"
+	"time"
+)
+
+// This file is the path of every call, in the order the call runs. Do, Execute, Enter,
+// Resource handles and the integrations (through Enter) all take it:
+//
+//  1. find the resource's breakers and settings (Manager.find, with templates in lookup);
+//  2. admit: ForceOpen, then the breakers (each breaker's check, then the probes: the two steps
+//     TryPass takes for one breaker alone), then MaxConcurrency;
+//  3. the user's slots (enterSlots), for calls through an Entry;
+//  4. run the call with the resource's Timeout, counting a panic as a failure (run, or
+//     Entry.Run);
+//  5. finish: every breaker that admitted the call counts its outcome (OnRequestComplete's
+//     step, complete), and the call observers hear of it.
+//
+// A rejection at any step is told to the call observers in one place, reject.
+
+// Enter checks a call to resource. When the call may go ahead it returns an Entry, which the
+// caller must Exit when the call ends, after SetError if it failed (Entry.Run does both).
+// Otherwise it returns a nil Entry and a *BlockError.
+//
+// A resource with no rules, and no slots configured, passes at the cost of a map lookup.
+func (m *Manager) Enter(resource string) (*Entry, error) {
+	return m.enter(resource, m.find(m.rules.Load(), resource))
+}
+
+// enter is Enter for the breakers res (nil when the resource has none).
+func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
+	var c call // on the stack, so a rejection allocates nothing
+	if blocked := m.admit(&c, resource, res); blocked != nil {
+		return nil, blocked
+	}
+	e := &Entry{m: m, resource: resource, call: c, timeout: res.timeoutOf()}
+	if len(m.slots) > 0 {
+		if blocked := m.enterSlots(e); blocked != nil {
+			return nil, m.reject(resource, blocked)
+		}
+	}
+	return e, nil
+}
+
+// Do calls fn if the breakers of resource let the call through, and returns fn's error; if
+// not, it returns a *BlockError without calling fn.
+//
+// fn's error is the call's outcome, as the Manager's Classifier reads it: by default nil is a
+// success, context.Canceled (the caller gave up) counts neither way, and any other error is a
+// failure. fn may return CountAs(err, o) to say how this one call counts; Do then returns err.
+// If fn panics, the call counts as failed and the panic goes on up.
+func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
+	res := m.find(m.rules.Load(), resource)
+	if res == nil && len(m.slots) == 0 && len(m.calls) == 0 {
+		return fn(ctx) // here rather than in do, whose frame is large to zero
+	}
+	return m.do(ctx, resource, res, fn)
+}
+
+// do is Do for the breakers res (nil when the resource has none). A call with user slots goes
+// through an Entry, which the slots are given; the others keep their call on the stack.
+func (m *Manager) do(ctx context.Context, resource string, res *resource, fn func(context.Context) error) error {
+	if len(m.slots) > 0 {
+		e, err := m.enter(resource, res)
+		if err != nil {
+			return err
+		}
+		return e.Run(ctx, fn)
+	}
+	var c call
+	if blocked := m.admit(&c, resource, res); blocked != nil {
+		return blocked
+	}
+	if t := res.timeoutOf(); t > 0 {
+		return m.runWithin(ctx, t, &c, resource, fn)
+	}
+	return m.run(ctx, nil, &c, resource, fn)
+}
+
+// runWithin is run with fn's context limited to timeout.
+func (m *Manager) runWithin(ctx context.Context, timeout time.Duration, c *call, resource string,
+	fn func(context.Context) error) error {
+	ctx, cancel, lim := withTimeout(ctx, timeout)
+	defer cancel()
+	return m.run(ctx, lim, c, resource, fn)
+}
+
+// run calls fn for the admitted call c and counts its outcome, also when fn panics. lim is
+// the deadline the library gave fn's context, if any. Entry.Run is the same for an Entry.
+func (m *Manager) run(ctx context.Context, lim *limit, c *call, resource string, fn func(context.Context) error) error {
+	returned := false
+	defer func() {
+		if !returned {
+			m.finish(c, resource, Failure, 0, false)
+		}
+	}()
+	err := fn(ctx)
+	returned = true
+	m.finish(c, resource, m.classify(err), retryHint(err), lim.cut(err))
+	return uncounted(err)
+}
+
+// Execute is Do for a function that returns a value. When the call is blocked it returns T's
+// zero value and the *BlockError. Go methods cannot have type parameters, so Execute is a
+// function that takes the Manager (Default() for the package-level one), and
+// ExecuteWithFallback with it; DoWithFallback is a method, as Do is. ExecuteOn does the same
+// through a Resource handle.
+func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(context.Context) (T, error)) (T, error) {
+	var out T
+	err := m.Do(ctx, resource, func(ctx context.Context) error {
+		var err error
+		out, err = fn(ctx)
+		return err
+	})
+	return out, err
+}
+
+// admit is the check of a call to resource, whose breakers and settings are res (nil: none),
+// in the order the call meets them: ForceOpen rejects before anything else; then the breakers
+// (ForceClosed makes them let the call through, see circuit.dry); then MaxConcurrency, which
+// gives back a probe the call took. It records in c what the call's completion needs, and
+// times the call when a breaker or a call observer needs its response time.
+//
+// The breaker check is the built-in slot: the call passes only if every breaker admits it,
+// and a breaker whose retry time has come takes the call as its probe only when no other
+// rejects it (admitNotClosed). When every breaker is CLOSED, the common case, it only records
+// their periods.
+func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
+	if res == nil {
+		if len(m.calls) > 0 {
+			c.start, c.timed = m.now(), true // a call observer wants the RT
+		}
+		return nil
+	}
+	s := res.set
+	if s != nil && s.Force == ForceOpen {
+		return m.reject(resource, s.forcedOpen)
+	}
+	if res.timed || len(m.calls) > 0 {
+		c.start, c.timed = m.now(), true
+	}
+	for i, b := range res.breakers {
+		p := b.cur.Load()
+		if p.state != Closed {
+			if blocked := m.admitNotClosed(c, res.breakers[i:]); blocked != nil {
+				return m.reject(resource, blocked)
+			}
+			break
+		}
+		c.record(b, p)
+	}
+	if s != nil {
+		return m.enterLimit(c, resource, s)
+	}
+	return nil
+}
+
+// enterLimit counts the admitted call c among the calls in flight of a resource with settings
+// s, or rejects it past MaxConcurrency, giving back a probe it took.
+func (m *Manager) enterLimit(c *call, resource string, s *settings) *BlockError {
+	if n := s.inflight.Inc(); s.MaxConcurrency > 0 && n > int64(s.MaxConcurrency) {
+		s.inflight.Dec()
+		if c.holdsProbe() {
+			m.releaseProbes(c, ProbeBlocked, m.now())
+		}
+		c.forget()
+		return m.reject(resource, s.overLimit)
+	}
+	c.inflight = s.inflight
+	return nil
+}
+
+// reject tells the call observers of a call that was not let through, the one place that
+// does, and returns its error.
+func (m *Manager) reject(resource string, blocked *BlockError) *BlockError {
+	for _, o := range m.calls {
+		m.tellCall(o, CallInfo{Resource: resource, Blocked: blocked})
+	}
+	return blocked
+}
+
+// admitNotClosed is admit from the first breaker that is not CLOSED on; c holds those before.
+func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
+	now := lazyNow{m: m, t: c.start, read: c.timed}
+	var blocked *BlockError
+	var latest int64 // the retry time of blocked
+	probes := false
+	for _, b := range rest {
+		p, v := b.check(&now)
+		switch v {
+		case admitted:
+			c.record(b, p)
+		case probeDue:
+			c.record(b, p)
+			probes = true
+		case rejected:
+			err, at := p.blocked.Load(), p.retryAt
+			if p.probing {
+				err, at = b.rejection(p, now.get())
+			}
+			if b.dry() {
+				// It lets the call through uncounted, and call observers hear what it would
+				// have done.
+				c.dry = err
+				continue
+			}
+			// The latest retry time says when the resource can admit a call again.
+			if blocked == nil || at-latest > 0 {
+				blocked, latest = err, at
+			}
+		}
+	}
+	if blocked == nil && probes {
+		blocked = m.takeProbes(c, now.get())
+	}
+	if blocked != nil {
+		c.forget()
+		if d := rest[0].owner; d != nil {
+			d.touch(now.get()) // a breaker rejected the call: its resource is not idle
+		}
+	}
+	return blocked
+}
+
+// takeProbes makes the call the probe of each breaker that is due. If another call won one of
+// them, it gives back those it took.
+func (m *Manager) takeProbes(c *call, now int64) *BlockError {
+	for i := 0; i < c.n; i++ {
+		a := c.at(i)
+		if !a.p.awaitsProbe() {
+			continue
+		}
+		q, ok := a.c.probe(a.p, now)
+		if !ok {
+			// Another call won the probe, or moved the breaker on: this one is rejected as
+			// the breaker stands now.
+			cur := a.c.cur.Load()
+			if cur.state == Closed {
+				cur = a.p
+			}
+			blocked, _ := a.c.rejection(cur, now)
+			if a.c.dry() {
+				// The breaker rejects nothing: the call passes, and it does not count it.
+				c.dry = blocked
+				a.p = nil
+				continue
+			}
+			m.releaseProbes(c, ProbeBlocked, now)
+			return blocked
+		}
+		a.p = q
+	}
+	return nil
+}
+
+// releaseProbes returns every probe the call holds to OPEN with its retry time unchanged.
+func (m *Manager) releaseProbes(c *call, reason Reason, now int64) {
+	for i := 0; i < c.n; i++ {
+		if a := c.at(i); a.p != nil && a.p.probing {
+			a.c.releaseProbe(a.p, reason, now)
+		}
+	}
+}
+
+// finish counts the outcome of a call in every breaker that admitted it, and tells the call
+// observers. cutOff says it ended at a deadline the library set.
+func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff bool) {
+	c.leave()
+	if c.n == 0 && len(m.calls) == 0 {
+		return
+	}
+	now := m.now()
+	if c.n > 0 {
+		if d := c.inline[0].c.owner; d != nil {
+			d.touch(now) // the call ended: its resource is not idle
+		}
+	}
+	res := result{o: o, hint: hint, cutOff: cutOff}
+	if c.timed {
+		res.rt = now - c.start
+	}
+	for i := 0; i < c.n; i++ {
+		a := c.at(i)
+		a.c.complete(a.p, now, res)
+	}
+	if len(m.calls) > 0 {
+		m.callDone(c, resource, res)
+	}
+}
+
+// callDone tells the call observers of a call that ran.
+func (m *Manager) callDone(c *call, resource string, res result) {
+	info := CallInfo{Resource: resource, RT: time.Duration(res.rt), Outcome: res.o, DryRun: c.dry}
+	for i := 0; i < c.n; i++ {
+		if b := c.at(i).c; b.strategy == SlowRequestRatio && isSlow(res, b.tune.Load().maxRT) {
+			info.Slow = true
+		}
+	}
+	for _, obs := range m.calls {
+		m.tellCall(obs, info)
+	}
+}

@@ -1,0 +1,146 @@
+package breaker
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/atomic"
+)
+
+// Entry is one call that was let through. Exit it exactly once when the call ends; until then
+// the breakers of its resource count it as in flight.
+//
+// Its methods are safe for concurrent use; Exit may run on another goroutine than Enter.
+type Entry struct {
+	m        *Manager
+	resource string
+	call     call
+	passed   int           // the user slots whose OnEntry passed
+	timeout  time.Duration // the resource's Timeout, for WithTimeout
+	limit    atomic.Pointer[limit]
+	err      atomic.Error
+	exited   atomic.Bool
+}
+
+// call is what the breakers of a resource admitted: for each, the period that admitted the
+// call, so its completion can be told from one of an earlier period.
+type call struct {
+	start    int64 // when the call entered; set when a breaker needs its response time
+	timed    bool
+	n        int
+	inline   [4]admission // enough for the usual few rules of a resource, without allocating
+	more     []admission
+	inflight *atomic.Int64 // the resource's count of calls in flight, which this call is in
+	dry      *BlockError   // what a DryRun breaker would have rejected the call with
+}
+
+type admission struct {
+	c *circuit
+	p *period // nil once completed
+}
+
+func (c *call) record(b *circuit, p *period) {
+	if c.n < len(c.inline) {
+		c.inline[c.n] = admission{b, p}
+	} else {
+		c.more = append(c.more, admission{b, p})
+	}
+	c.n++
+}
+
+func (c *call) at(i int) *admission {
+	if i < len(c.inline) {
+		return &c.inline[i]
+	}
+	return &c.more[i-len(c.inline)]
+}
+
+func (c *call) find(b *circuit) *admission {
+	for i := 0; i < c.n; i++ {
+		if a := c.at(i); a.c == b {
+			return a
+		}
+	}
+	return nil
+}
+
+func (c *call) forget() {
+	c.n = 0
+	c.more = c.more[:0]
+	c.dry = nil
+}
+
+// holdsProbe reports whether the call is the probe of one of its breakers.
+func (c *call) holdsProbe() bool {
+	for i := 0; i < c.n; i++ {
+		if p := c.at(i).p; p != nil && p.probing {
+			return true
+		}
+	}
+	return false
+}
+
+// leave takes the call out of its resource's calls in flight, once.
+func (c *call) leave() {
+	if c.inflight != nil {
+		c.inflight.Dec()
+		c.inflight = nil
+	}
+}
+
+// Resource returns the name the call was made under.
+func (e *Entry) Resource() string { return e.resource }
+
+// SetError records that the call failed with err; nil is ignored. The Manager's Classifier
+// reads err at Exit (by default context.Canceled counts neither way, any other error as a
+// failure); CountAs(err, o) says how this one call counts. After Exit it does nothing.
+func (e *Entry) SetError(err error) {
+	if err != nil && !e.exited.Load() {
+		e.err.Store(err)
+	}
+}
+
+// Err returns the error given to SetError, or nil.
+func (e *Entry) Err() error { return e.err.Load() }
+
+// Exit completes the call: the slots get OnExit in reverse order, then the breakers count the
+// outcome. A second Exit does nothing.
+func (e *Entry) Exit() {
+	if e == nil || !e.exited.CompareAndSwap(false, true) {
+		return
+	}
+	if e.passed == 0 {
+		e.exitCounted()
+		return
+	}
+	// The breakers count the call even if a slot's OnExit panics.
+	defer e.exitCounted()
+	e.m.exitSlots(e)
+}
+
+// exitCounted has the breakers count the call's outcome.
+func (e *Entry) exitCounted() {
+	err := e.err.Load()
+	e.m.finish(&e.call, e.resource, e.m.classify(err), retryHint(err), e.cutOff(err))
+}
+
+// Run calls fn as e's call and exits e, for a call that ends when fn returns: fn gets ctx
+// with the resource's Timeout (see WithTimeout), its error is recorded (SetError) and
+// returned without a CountAs mark, and if fn panics the call counts as failed (ErrPanicked)
+// and the panic goes on up. Manager.Do runs its calls the same way; the integrations run
+// theirs through Run.
+func (e *Entry) Run(ctx context.Context, fn func(context.Context) error) error {
+	ctx, cancel := e.WithTimeout(ctx)
+	defer cancel()
+	returned := false
+	defer func() {
+		if !returned {
+			e.SetError(ErrPanicked)
+		}
+		e.Exit()
+	}()
+	err := fn(ctx)
+	returned = true
+	e.SetError(err)
+	return uncounted(err)
+}
