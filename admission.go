@@ -182,7 +182,7 @@ func (m *Manager) reject(resource string, blocked *BlockError) *BlockError {
 
 // admitNotClosed is admit from the first breaker that is not CLOSED on; c holds those before.
 func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
-	now := lazyNow{m: m, t: c.start, read: c.timed}
+	now := lazyNow{m: &m.timeline, t: c.start, read: c.timed}
 	var blocked *BlockError
 	var latest int64 // the retry time of blocked
 	probes := false

@@ -51,7 +51,9 @@ type Stats struct {
 // so exactly one goroutine makes each transition and reports it. A call keeps the period that
 // admitted it; when it completes in a later period its outcome is ignored.
 type circuit struct {
-	m            *Manager
+	tl           *timeline              // the clock its times are read from, and the sequence of transitions
+	notify       func(StateChange)      // tells the observers of a transition
+	instance     string                 // the Manager's instance name, for the jitter of retry times
 	name         string                 // the resource its calls are made under; for a template's breaker, not the rule's
 	owner        *templateEntry         // the entry of a template's breaker, which its calls mark used; else nil
 	tune         atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
@@ -116,17 +118,17 @@ const (
 
 // init makes c a CLOSED breaker for r with an empty window.
 func (c *circuit) init(m *Manager, r *Rule, name string) {
-	c.m = m
+	c.tl, c.notify, c.instance = &m.timeline, m.notify, m.instance
 	c.name = name
 	c.strategy = r.Strategy
 	c.interval = r.statInterval()
 	c.buckets = r.bucketCount()
-	c.tune.Store(newTuning(m, r))
+	c.tune.Store(newTuning(c.instance, r))
 	c.cur.Store(c.closedPeriod(0, 0))
 }
 
 // newTuning reads what a breaker needs of r.
-func newTuning(m *Manager, r *Rule) *tuning {
+func newTuning(instance string, r *Rule) *tuning {
 	t := &tuning{
 		rule:         r,
 		threshold:    r.Threshold,
@@ -140,7 +142,7 @@ func newTuning(m *Manager, r *Rule) *tuning {
 	}
 	t.maxRetry = max(int64(r.MaxRetryTimeout), t.retryTimeout)
 	if t.jitter > 0 {
-		t.jitterSeed = jitterSeed(m.instance, r)
+		t.jitterSeed = jitterSeed(instance, r)
 	}
 	return t
 }
@@ -158,13 +160,13 @@ func (c *circuit) Stats() Stats {
 	switch {
 	case p.state == HalfOpen:
 		if p.probing {
-			st.ProbeDeadline = c.m.timeAt(p.deadline)
+			st.ProbeDeadline = c.tl.timeAt(p.deadline)
 		}
 		fallthrough
 	case p.state == Open:
-		st.RetryAt = c.m.timeAt(p.retryAt)
+		st.RetryAt = c.tl.timeAt(p.retryAt)
 	case p.window != nil:
-		st.Total, st.Bad = p.window.sum(p.window.headAt(c.m.now()))
+		st.Total, st.Bad = p.window.sum(p.window.headAt(c.tl.now()))
 	case c.strategy == ConsecutiveErrors && !p.retired:
 		st.Bad = uint64(p.run.Load())
 		st.Total = st.Bad
@@ -174,7 +176,7 @@ func (c *circuit) Stats() Stats {
 
 // TryPass reports whether the breaker admits e's call; see CircuitBreaker.
 func (c *circuit) TryPass(e *Entry) bool {
-	now := lazyNow{m: c.m}
+	now := lazyNow{m: c.tl}
 	p, v := c.check(&now)
 	switch v {
 	case rejected:
@@ -204,9 +206,9 @@ func (c *circuit) OnRequestComplete(e *Entry) {
 	if a == nil {
 		return
 	}
-	now := c.m.now()
+	now := c.tl.now()
 	err := e.Err()
-	c.complete(a.p, now, result{rt: now - e.call.start, o: c.m.classify(err), hint: retryHint(err),
+	c.complete(a.p, now, result{rt: now - e.call.start, o: e.m.classify(err), hint: retryHint(err),
 		cutOff: e.cutOff(err)})
 	a.p = nil
 }
@@ -422,9 +424,9 @@ func (c *circuit) measure(t *tuning, total, bad uint64) (float64, bool) {
 // newPeriod builds the period that follows p.
 func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
 	if s == Closed {
-		return c.closedPeriod(p.gen+1, c.m.seq.Inc())
+		return c.closedPeriod(p.gen+1, c.tl.seq.Inc())
 	}
-	q := &period{state: s, gen: p.gen + 1, seq: c.m.seq.Inc(), retryAt: retryAt}
+	q := &period{state: s, gen: p.gen + 1, seq: c.tl.seq.Inc(), retryAt: retryAt}
 	q.blocked.Store(c.blockError(s, retryAt))
 	return q
 }
@@ -442,7 +444,7 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 // copy of the rule, so a caller that changes it changes nothing else.
 func (c *circuit) blockError(s State, retryAt int64) *BlockError {
 	r := c.Rule()
-	return &BlockError{Resource: c.name, Rule: &r, State: s, RetryAt: c.m.timeAt(retryAt), at: retryAt}
+	return &BlockError{Resource: c.name, Rule: &r, State: s, RetryAt: c.tl.timeAt(retryAt), at: retryAt}
 }
 
 // move replaces the period from with to, and reports the transition if it won.
@@ -450,14 +452,14 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 	if !c.cur.CompareAndSwap(from, to) {
 		return false
 	}
-	c.m.notify(StateChange{
+	c.notify(StateChange{
 		Resource:   c.name,
 		Rule:       c.Rule(),
 		From:       from.state,
 		To:         to.state,
 		Reason:     reason,
 		Snapshot:   snapshot,
-		At:         c.m.timeAt(now),
+		At:         c.tl.timeAt(now),
 		Generation: to.gen,
 		Seq:        to.seq,
 		DryRun:     c.dry(),
@@ -494,11 +496,11 @@ func (c *circuit) reset(now int64) {
 func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 	for {
 		p := c.cur.Load()
-		q := &period{state: Closed, gen: p.gen + 1, seq: c.m.seq.Inc(), retired: true}
+		q := &period{state: Closed, gen: p.gen + 1, seq: c.tl.seq.Inc(), retired: true}
 		if c.cur.CompareAndSwap(p, q) {
 			return StateChange{
 				Resource: c.name, Rule: c.Rule(), From: p.state, To: Closed,
-				Reason: reason, At: c.m.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
+				Reason: reason, At: c.tl.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
 			}, p.state != Closed
 		}
 	}
@@ -509,7 +511,7 @@ func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 // from the next call. The breaker keeps its period, so observers hear nothing; a period that
 // rejects calls gets an error that names the new rule.
 func (c *circuit) reload(r *Rule) {
-	old := c.tune.Swap(newTuning(c.m, r))
+	old := c.tune.Swap(newTuning(c.instance, r))
 	if *old.rule == *r {
 		return
 	}

@@ -1,6 +1,10 @@
 package breaker
 
-import "time"
+import (
+	"time"
+
+	"go.uber.org/atomic"
+)
 
 // Clock tells the time. The Manager reads it once when a call enters (only if a rule needs the
 // response time, a breaker is not CLOSED, or a CallObserver is set) and once when it exits.
@@ -31,8 +35,19 @@ type reading struct {
 // years) of one, such as a retry time, converts back to the time it stands for.
 const nearReading = 1 << 62
 
+// timeline is what a Manager shares with its breakers: the clock they read, as ticks, and the
+// sequence of their transitions. A breaker holds a pointer to it, not to the Manager, and its
+// methods get the time of their call passed down.
+type timeline struct {
+	clock  Clock
+	system bool      // clock is the system clock: read it as time.Since(epoch)
+	epoch  time.Time // ticks are nanoseconds since epoch
+	near   atomic.Pointer[reading]
+	seq    atomic.Uint64 // the last StateChange.Seq handed out
+}
+
 // startClock reads the clock for the epoch.
-func (m *Manager) startClock() {
+func (m *timeline) startClock() {
 	m.epoch = m.clock.Now()
 	m.near.Store(&reading{at: m.epoch})
 }
@@ -42,7 +57,7 @@ func (m *Manager) startClock() {
 func (m *Manager) Now() time.Time { return m.timeAt(m.now()) }
 
 // now reads the clock as a tick.
-func (m *Manager) now() int64 {
+func (m *timeline) now() int64 {
 	if m.system {
 		return int64(time.Since(m.epoch)) // monotonic, and cheaper than time.Now
 	}
@@ -52,7 +67,7 @@ func (m *Manager) now() int64 {
 // tickOf converts a reading of a clock other than the system's to a tick. Near the kept
 // reading it is one subtraction; farther, where time.Time.Sub may saturate, the tick is
 // computed from Unix seconds, wrapping, and the reading is kept.
-func (m *Manager) tickOf(t time.Time) int64 {
+func (m *timeline) tickOf(t time.Time) int64 {
 	near := m.near.Load()
 	if d := t.Sub(near.at); -nearReading <= d && d <= nearReading {
 		return near.tick + int64(d)
@@ -63,14 +78,14 @@ func (m *Manager) tickOf(t time.Time) int64 {
 }
 
 // timeAt converts a tick back to a time of the Manager's clock.
-func (m *Manager) timeAt(tick int64) time.Time {
+func (m *timeline) timeAt(tick int64) time.Time {
 	near := m.near.Load()
 	return near.at.Add(time.Duration(tick - near.tick)).Round(0)
 }
 
 // lazyNow reads the clock at most once, and only if asked.
 type lazyNow struct {
-	m    *Manager
+	m    *timeline
 	t    int64
 	read bool
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"time"
 
 	"go.uber.org/atomic"
 )
@@ -17,9 +16,7 @@ import (
 // Every method is safe for concurrent use. A Manager starts no goroutines and no timers: its
 // breakers change state only when calls arrive or complete.
 type Manager struct {
-	clock      Clock
-	system     bool      // clock is the system clock: read it as time.Since(epoch)
-	epoch      time.Time // times inside the library are nanoseconds since epoch
+	timeline   // the clock, as the breakers read it, and the sequence of transitions
 	slots      []Slot
 	logger     *slog.Logger
 	classifier Classifier // nil: DefaultClassifier
@@ -28,13 +25,10 @@ type Manager struct {
 	maxName    int    // the longest resource name kept, in bytes
 	instance   string // this process's name, for the jitter of retry times
 
-	seq       atomic.Uint64 // the last StateChange.Seq handed out
 	rules     atomic.Pointer[ruleSet]
 	tmpl      templateBreakers // the breakers template rules made
 	loadMu    sync.Mutex       // serialises LoadRules
 	observers observers
-
-	near atomic.Pointer[reading] // a reading of the clock and its tick, for timeAt (clock.go)
 }
 
 // ruleSet is what LoadRules and LoadResources installed. It is never changed after it is
@@ -59,8 +53,8 @@ type resource struct {
 
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
 func NewManager(opts ...Option) *Manager {
-	m := &Manager{clock: systemClock{}, system: true, logger: slog.Default(), budget: DefaultMemoryBudget,
-		maxName: DefaultMaxNameLength, instance: defaultInstance()}
+	m := &Manager{timeline: timeline{clock: systemClock{}, system: true}, logger: slog.Default(),
+		budget: DefaultMemoryBudget, maxName: DefaultMaxNameLength, instance: defaultInstance()}
 	m.tmpl.init()
 	for _, o := range opts {
 		o.apply(m)
