@@ -282,15 +282,15 @@ func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff
 	}
 	for i := 0; i < c.n; i++ {
 		a := c.at(i)
-		a.c.complete(a.p, now, res)
+		a.c.complete(a.p, now, &res)
 	}
 	if len(m.calls) > 0 {
-		m.callDone(c, resource, res)
+		m.callDone(c, resource, &res)
 	}
 }
 
 // callDone tells the call observers of a call that ran.
-func (m *Manager) callDone(c *call, resource string, res result) {
+func (m *Manager) callDone(c *call, resource string, res *result) {
 	info := CallInfo{Resource: resource, RT: time.Duration(res.rt), Outcome: res.o, DryRun: c.dry}
 	for i := 0; i < c.n; i++ {
 		if b := c.at(i).c; b.strategy == SlowRequestRatio && isSlow(res, b.tune.Load().maxRT) {

@@ -67,7 +67,7 @@ type circuit struct {
 // tuning is what a breaker reads of its rule: all of it but what shapes its window (the
 // strategy, StatInterval, BucketCount). A reload that changes only these values keeps the
 // breaker, its window and its state, and the new values apply from the next call. It is never
-// changed after it is published.
+// changed after it is published, so each value a call reads is one its rule had.
 type tuning struct {
 	rule         *Rule // into the loaded rule set; never modified
 	threshold    float64
@@ -208,7 +208,7 @@ func (c *circuit) OnRequestComplete(e *Entry) {
 	}
 	now := c.tl.now()
 	err := e.Err()
-	c.complete(a.p, now, result{rt: now - e.call.start, o: e.m.classify(err), hint: retryHint(err),
+	c.complete(a.p, now, &result{rt: now - e.call.start, o: e.m.classify(err), hint: retryHint(err),
 		cutOff: e.cutOff(err)})
 	a.p = nil
 }
@@ -330,33 +330,35 @@ func (c *circuit) openPeriod(p *period, now int64, failures uint32) *period {
 
 // complete counts a call that the period p admitted and that completed at now. A failed
 // call's retry hint lengthens the OPEN time it causes.
-func (c *circuit) complete(p *period, now int64, res result) {
+func (c *circuit) complete(p *period, now int64, res *result) {
 	if p == nil || c.cur.Load() != p {
 		return // admitted before the last transition
 	}
-	t := c.tune.Load()
 	switch p.state {
 	case Closed:
-		c.count(p, t, now, res)
+		c.count(p, now, res)
 	case HalfOpen:
-		c.decideProbe(p, t, now, res)
+		c.decideProbe(p, c.tune.Load(), now, res)
 	}
 }
 
-func (c *circuit) count(p *period, t *tuning, now int64, res result) {
-	if p.retired || res.o == Ignore && !c.slowIgnored(t, res) {
+// count counts a call in the CLOSED period p. It reads the tuning only for what the call
+// needs: a good call over a window without bad calls needs none.
+func (c *circuit) count(p *period, now int64, res *result) {
+	if p.retired || res.o == Ignore && !c.slowIgnored(res) {
 		return
 	}
 	if p.window == nil {
-		c.countRun(p, t, now, res.o == Failure, res.hint)
+		c.countRun(p, c.tune.Load(), now, res.o == Failure, res.hint)
 		return
 	}
-	bad := c.isBad(t, res)
+	bad := c.isBad(res)
 	head := p.window.add(now, bad)
 	if !bad && !p.window.mayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
 	}
 	total, badCalls := p.window.sum(head)
+	t := c.tune.Load()
 	if total < t.minCalls {
 		return
 	}
@@ -365,13 +367,13 @@ func (c *circuit) count(p *period, t *tuning, now int64, res result) {
 	}
 }
 
-func (c *circuit) decideProbe(p *period, t *tuning, now int64, res result) {
+func (c *circuit) decideProbe(p *period, t *tuning, now int64, res *result) {
 	switch {
 	case now-p.deadline >= 0: // a clock that stepped back does not stop the probe deciding
 		c.move(p, c.reopen(p, now), ProbeTimedOut, 0, now)
-	case res.o == Ignore && !c.slowIgnored(t, res):
+	case res.o == Ignore && !c.slowIgnored(res):
 		c.releaseProbe(p, ProbeIgnored, now)
-	case c.isBad(t, res):
+	case c.isBad(res):
 		c.move(p, c.withHint(c.reopen(p, now), t, now, res.hint), ProbeFailed, 0, now)
 	case p.successes+1 < t.probeNum:
 		// Not the last probe of the run: the next call is the next probe.
@@ -385,9 +387,9 @@ func (c *circuit) decideProbe(p *period, t *tuning, now int64, res result) {
 
 // isBad reports whether a call counts against the rule: slow for SlowRequestRatio (whatever
 // its error), failed for the error strategies. It also judges the probe.
-func (c *circuit) isBad(t *tuning, res result) bool {
+func (c *circuit) isBad(res *result) bool {
 	if c.strategy == SlowRequestRatio {
-		return isSlow(res, t.maxRT)
+		return isSlow(res, c.tune.Load().maxRT)
 	}
 	return res.o == Failure
 }
