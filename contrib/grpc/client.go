@@ -42,18 +42,11 @@ func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClient
 		if err != nil {
 			return blocked(m, o, err)
 		}
-		callCtx, cancel := e.WithTimeout(ctx)
-		completed := false
-		defer func() {
-			cancel()
-			if !completed {
-				e.SetError(breaker.ErrPanicked)
-			}
-			e.Exit()
-		}()
-		err = invoker(callCtx, method, req, reply, cc, callOpts...)
-		e.SetError(o.timedOut(ctx, callCtx, err, o.clientOutcome(ctx, err)))
-		completed = true
+		// Run returns the error it recorded; the caller gets the invoker's own.
+		_ = e.Run(ctx, func(callCtx context.Context) error {
+			err = invoker(callCtx, method, req, reply, cc, callOpts...)
+			return o.timedOut(ctx, callCtx, err, o.clientOutcome(ctx, err))
+		})
 		return err
 	}
 }
