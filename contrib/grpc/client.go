@@ -81,6 +81,7 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 		if err != nil {
 			return nil, blocked(m, o, err)
 		}
+		// Not Entry.Run: the call ends with the stream, after the interceptor has returned.
 		callCtx, cancel := e.WithTimeout(ctx)
 		c := &streamCall{e: e, ctx: ctx, callCtx: callCtx, cancel: cancel, o: o, counted: make(chan struct{})}
 		completed := false
