@@ -114,31 +114,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rw := &responseWriter{ResponseWriter: w}
-	ctx, cancel := e.WithTimeout(r.Context())
-	completed := false
-	defer func() {
-		cancel()
-		if !completed {
-			e.SetError(breaker.ErrPanicked)
-		}
-		e.Exit()
-	}()
+	_ = e.Run(r.Context(), func(ctx context.Context) error { return h.serve(ctx, rw, r) })
+}
+
+// serve calls the next handler with ctx, r's context under the resource's Timeout, and returns
+// the error to record for the request: context.DeadlineExceeded when that Timeout cut it off
+// (answering 503 if the handler wrote nothing), ErrFailureStatus for a failure status, else nil.
+func (h *handler) serve(ctx context.Context, rw *responseWriter, r *http.Request) error {
 	parent := r.Context()
-	limited := ctx != parent // the resource has a Timeout
-	if limited {
+	if ctx != parent { // the resource has a Timeout
 		r = r.WithContext(ctx)
 	}
 	h.next.ServeHTTP(rw, r)
 	switch {
-	case limited && ctx.Err() == context.DeadlineExceeded && parent.Err() == nil:
+	case ctx.Err() == context.DeadlineExceeded && parent.Err() == nil:
 		if rw.status == 0 && !rw.hijacked {
 			http.Error(rw, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 		}
-		e.SetError(context.DeadlineExceeded)
+		return context.DeadlineExceeded
 	case h.o.serverFailure(rw.statusCode()):
-		e.SetError(ErrFailureStatus)
+		return ErrFailureStatus
 	}
-	completed = true
+	return nil
 }
 
 // resource names the request's resource.

@@ -133,6 +133,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	// The call ends when next returns, but not through Entry.Run, which would cancel ctx
+	// then: the caller reads the body afterwards, and ctx must live until it is closed.
 	ctx, cancel := e.WithTimeout(req.Context())
 	sent := req
 	if ctx != req.Context() {

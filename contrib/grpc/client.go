@@ -42,18 +42,11 @@ func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClient
 		if err != nil {
 			return blocked(m, o, err)
 		}
-		callCtx, cancel := e.WithTimeout(ctx)
-		completed := false
-		defer func() {
-			cancel()
-			if !completed {
-				e.SetError(breaker.ErrPanicked)
-			}
-			e.Exit()
-		}()
-		err = invoker(callCtx, method, req, reply, cc, callOpts...)
-		e.SetError(o.timedOut(ctx, callCtx, err, o.clientOutcome(ctx, err)))
-		completed = true
+		// Run returns the error it recorded; the caller gets the invoker's own.
+		_ = e.Run(ctx, func(callCtx context.Context) error {
+			err = invoker(callCtx, method, req, reply, cc, callOpts...)
+			return o.timedOut(ctx, callCtx, err, o.clientOutcome(ctx, err))
+		})
 		return err
 	}
 }
@@ -88,6 +81,7 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 		if err != nil {
 			return nil, blocked(m, o, err)
 		}
+		// Not Entry.Run: the call ends with the stream, after the interceptor has returned.
 		callCtx, cancel := e.WithTimeout(ctx)
 		c := &streamCall{e: e, ctx: ctx, callCtx: callCtx, cancel: cancel, o: o, counted: make(chan struct{})}
 		completed := false

@@ -41,18 +41,12 @@ func UnaryServerInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryServer
 		if err != nil {
 			return nil, blocked(m, o, err)
 		}
-		callCtx, cancel := e.WithTimeout(ctx)
-		completed := false
-		defer func() {
-			cancel()
-			if !completed {
-				e.SetError(breaker.ErrPanicked)
-			}
-			e.Exit()
-		}()
-		resp, err := handler(callCtx, req)
-		e.SetError(o.timedOut(ctx, callCtx, err, o.outcome(err)))
-		completed = true
+		// Run returns the error it recorded; the client gets the handler's own.
+		var resp any
+		_ = e.Run(ctx, func(callCtx context.Context) error {
+			resp, err = handler(callCtx, req)
+			return o.timedOut(ctx, callCtx, err, o.outcome(err))
+		})
 		return resp, err
 	}
 }
@@ -78,21 +72,14 @@ func StreamServerInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamServ
 			return blocked(m, o, err)
 		}
 		ctx := ss.Context()
-		callCtx, cancel := e.WithTimeout(ctx)
-		if callCtx != ctx {
-			ss = &serverStream{ServerStream: ss, ctx: callCtx}
-		}
-		completed := false
-		defer func() {
-			cancel()
-			if !completed {
-				e.SetError(breaker.ErrPanicked)
+		// Run returns the error it recorded; the client gets the handler's own.
+		_ = e.Run(ctx, func(callCtx context.Context) error {
+			if callCtx != ctx {
+				ss = &serverStream{ServerStream: ss, ctx: callCtx}
 			}
-			e.Exit()
-		}()
-		err = handler(srv, ss)
-		e.SetError(o.timedOut(ctx, callCtx, err, o.outcome(err)))
-		completed = true
+			err = handler(srv, ss)
+			return o.timedOut(ctx, callCtx, err, o.outcome(err))
+		})
 		return err
 	}
 }
