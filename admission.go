@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -78,29 +79,6 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 	return m.run(ctx, nil, &c, resource, fn)
 }
 
-// runWithin is run with fn's context limited to timeout.
-func (m *Manager) runWithin(ctx context.Context, timeout time.Duration, c *call, resource string,
-	fn func(context.Context) error) error {
-	ctx, cancel, lim := withTimeout(ctx, timeout)
-	defer cancel()
-	return m.run(ctx, lim, c, resource, fn)
-}
-
-// run calls fn for the admitted call c and counts its outcome, also when fn panics. lim is
-// the deadline the library gave fn's context, if any. Entry.Run is the same for an Entry.
-func (m *Manager) run(ctx context.Context, lim *limit, c *call, resource string, fn func(context.Context) error) error {
-	returned := false
-	defer func() {
-		if !returned {
-			m.finish(c, resource, Failure, 0, false)
-		}
-	}()
-	err := fn(ctx)
-	returned = true
-	m.finish(c, resource, m.classify(err), retryHint(err), lim.cut(err))
-	return uncounted(err)
-}
-
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
 // zero value and the *BlockError. Go methods cannot have type parameters, so Execute is a
 // function that takes the Manager (Default() for the package-level one), and
@@ -114,6 +92,16 @@ func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(co
 		return err
 	})
 	return out, err
+}
+
+// find returns the breakers and settings of a call to resource under rs, making its breakers
+// from a template on its first call. Without templates it is one map lookup.
+func (m *Manager) find(rs *ruleSet, resource string) *resource {
+	res := rs.resources[resource]
+	if rs.templates != nil { // kept apart so that find is inlined
+		return m.lookup(rs, resource, res)
+	}
+	return res
 }
 
 // admit is the check of a call to resource, whose breakers and settings are res (nil: none),
@@ -261,6 +249,60 @@ func (m *Manager) releaseProbes(c *call, reason Reason, now int64) {
 			a.c.releaseProbe(a.p, reason, now)
 		}
 	}
+}
+
+// runWithin is run with fn's context limited to timeout.
+func (m *Manager) runWithin(ctx context.Context, timeout time.Duration, c *call, resource string,
+	fn func(context.Context) error) error {
+	ctx, cancel, lim := withTimeout(ctx, timeout)
+	defer cancel()
+	return m.run(ctx, lim, c, resource, fn)
+}
+
+// run calls fn for the admitted call c and counts its outcome, also when fn panics. lim is
+// the deadline the library gave fn's context, if any. Entry.Run is the same for an Entry.
+func (m *Manager) run(ctx context.Context, lim *limit, c *call, resource string, fn func(context.Context) error) error {
+	returned := false
+	defer func() {
+		if !returned {
+			m.finish(c, resource, Failure, 0, false)
+		}
+	}()
+	err := fn(ctx)
+	returned = true
+	m.finish(c, resource, m.classify(err), retryHint(err), lim.cut(err))
+	return uncounted(err)
+}
+
+// limit is a context whose deadline the library set from a resource's Timeout.
+type limit struct{ ctx context.Context }
+
+// withTimeout is context.WithTimeout, with the limit to judge the call by: nil when the
+// parent's own deadline comes first, so that reaching it is the caller's doing.
+func withTimeout(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc, *limit) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	ours, _ := ctx.Deadline()
+	if theirs, ok := parent.Deadline(); ok && !theirs.After(ours) {
+		return ctx, cancel, nil
+	}
+	return ctx, cancel, &limit{ctx}
+}
+
+// cut reports whether a call that ended with err was cut off at the deadline of l. It is
+// small enough to inline, so a call without a Timeout, or one that succeeded, pays for two
+// comparisons.
+func (l *limit) cut(err error) bool { return l != nil && err != nil && l.reached(err) }
+
+func (l *limit) reached(err error) bool {
+	return l.ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded)
+}
+
+// timeoutOf returns the Timeout of a resource's settings, or 0.
+func (res *resource) timeoutOf() time.Duration {
+	if res == nil || res.set == nil {
+		return 0
+	}
+	return res.set.Timeout
 }
 
 // finish counts the outcome of a call in every breaker that admitted it, and tells the call

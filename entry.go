@@ -144,3 +144,24 @@ func (e *Entry) Run(ctx context.Context, fn func(context.Context) error) error {
 	e.SetError(err)
 	return uncounted(err)
 }
+
+// WithTimeout returns ctx with a deadline of the resource's Timeout (ResourceConfig) from now,
+// never later than ctx's own, and its cancel function, which the caller must call when the
+// call ends. For a resource without a Timeout it returns ctx itself and a cancel function
+// that does nothing. Do, Execute and Resource handles apply the Timeout themselves; use this
+// with Enter and Exit. A call that then ends with context.DeadlineExceeded at this deadline,
+// and not at an earlier one of ctx's, counts as slow for SlowRequestRatio, whatever its
+// MaxAllowedRT.
+func (e *Entry) WithTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e == nil || e.timeout <= 0 {
+		return ctx, func() {}
+	}
+	ctx, cancel, lim := withTimeout(ctx, e.timeout)
+	if lim != nil {
+		e.limit.Store(lim)
+	}
+	return ctx, cancel
+}
+
+// cutOff reports whether e's call, ended with err, was cut off at the deadline WithTimeout set.
+func (e *Entry) cutOff(err error) bool { return err != nil && e.limit.Load().cut(err) }

@@ -321,16 +321,6 @@ func (m *Manager) existing(resource string) *resource {
 	return nil
 }
 
-// find returns the breakers and settings of a call to resource under rs, making its breakers
-// from a template on its first call. Without templates it is one map lookup.
-func (m *Manager) find(rs *ruleSet, resource string) *resource {
-	res := rs.resources[resource]
-	if rs.templates != nil { // kept apart so that find is inlined
-		return m.lookup(rs, resource, res)
-	}
-	return res
-}
-
 var defaultManager = NewManager()
 
 // Default returns the process-wide Manager that the package-level functions use.
