@@ -112,7 +112,9 @@ const DefaultMaxTemplateBreakers = 10_000
 // little per name. TemplateStats counts the drops.
 //
 // The default is DefaultMaxTemplateBreakers. With n <= 0 templates make no breakers, and
-// LoadRules refuses them.
+// LoadRules refuses them. Where WithMemoryBudget(0) and WithMaxNameLength(0) remove a bound,
+// this 0 does not: template breakers are made for names that callers choose, so they are
+// never unbounded.
 func WithMaxTemplateBreakers(n int) Option {
 	return optionFunc(func(m *Manager) { m.tmpl.limit = max(n, 0) })
 }
