@@ -13,7 +13,7 @@ import (
 //  2. admit: ForceOpen, then the breakers (each breaker's check, then the probes: the two steps
 //     TryPass takes for one breaker alone), then MaxConcurrency;
 //  3. the user's slots (enterSlots), for calls through an Entry;
-//  4. run the call with the resource's Timeout, counting a panic as a failure (run, or
+//  4. run the call with the resource's Timeout, counting a panic as a failure (in do, or
 //     Entry.Run);
 //  5. finish: every breaker that admitted the call counts its outcome (OnRequestComplete's
 //     step, complete), and the call observers hear of it.
@@ -73,10 +73,24 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 	if blocked := m.admit(&c, resource, res); blocked != nil {
 		return blocked
 	}
+	// The call runs here, in this frame, with the resource's Timeout: its outcome is counted
+	// also when fn panics (Entry.Run is the same for an Entry).
+	var lim *limit
 	if t := res.timeoutOf(); t > 0 {
-		return m.runWithin(ctx, t, &c, resource, fn)
+		var cancel context.CancelFunc
+		ctx, cancel, lim = withTimeout(ctx, t)
+		defer cancel()
 	}
-	return m.run(ctx, nil, &c, resource, fn)
+	returned := false
+	defer func() {
+		if !returned {
+			m.finish(&c, resource, Failure, 0, false)
+		}
+	}()
+	err := fn(ctx)
+	returned = true
+	m.finish(&c, resource, m.classify(err), retryHint(err), lim.cut(err))
+	return uncounted(err)
 }
 
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
@@ -249,29 +263,6 @@ func (m *Manager) releaseProbes(c *call, reason Reason, now int64) {
 			a.c.releaseProbe(a.p, reason, now)
 		}
 	}
-}
-
-// runWithin is run with fn's context limited to timeout.
-func (m *Manager) runWithin(ctx context.Context, timeout time.Duration, c *call, resource string,
-	fn func(context.Context) error) error {
-	ctx, cancel, lim := withTimeout(ctx, timeout)
-	defer cancel()
-	return m.run(ctx, lim, c, resource, fn)
-}
-
-// run calls fn for the admitted call c and counts its outcome, also when fn panics. lim is
-// the deadline the library gave fn's context, if any. Entry.Run is the same for an Entry.
-func (m *Manager) run(ctx context.Context, lim *limit, c *call, resource string, fn func(context.Context) error) error {
-	returned := false
-	defer func() {
-		if !returned {
-			m.finish(c, resource, Failure, 0, false)
-		}
-	}()
-	err := fn(ctx)
-	returned = true
-	m.finish(c, resource, m.classify(err), retryHint(err), lim.cut(err))
-	return uncounted(err)
 }
 
 // limit is a context whose deadline the library set from a resource's Timeout.
