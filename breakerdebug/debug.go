@@ -67,7 +67,7 @@
 // on the Manager's clock, give it to the Manager as a call observer and to the Handler:
 //
 //	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clock))
-//	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(rec))
+//	m := breaker.NewManager(breaker.WithClock(clock), rec.Option())
 //	mux.Handle("/debug/breakers", breakerdebug.Handler(m, breakerdebug.WithRecorder(rec)))
 //
 // Each resource then has "calls", its last 60 seconds up to the current one:

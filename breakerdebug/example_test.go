@@ -19,7 +19,7 @@ import (
 func ExampleNewRecorder() {
 	clock := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clock))
-	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(rec))
+	m := breaker.NewManager(breaker.WithClock(clock), rec.Option())
 	_ = m.LoadRules([]breaker.Rule{{Resource: "inventory", Strategy: breaker.ErrorCount,
 		Threshold: 3, MinRequestAmount: 1, RetryTimeout: 5 * time.Second}})
 	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))

@@ -129,6 +129,11 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
+// Option returns the breaker.Option that makes a Manager report its calls to r. Give it to
+// breaker.NewManager, and r to Handler with WithRecorder: the integrations all attach so, an
+// Option for the calls and the Manager itself for the rest.
+func (r *Recorder) Option() breaker.Option { return breaker.WithCallObserver(r) }
+
 // OnCall counts c in the current second of its resource.
 func (r *Recorder) OnCall(c breaker.CallInfo) {
 	s := r.overflow

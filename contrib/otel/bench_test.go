@@ -26,11 +26,11 @@ func benchManager(b *testing.B, instrumented bool) *breaker.Manager {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = ins.Close() })
-		opts = append(opts, ins.ManagerOption())
+		opts = append(opts, ins.Option())
 	}
 	m := breaker.NewManager(opts...)
 	if ins != nil {
-		if err := ins.Observe(m); err != nil {
+		if err := ins.Watch(m); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,15 +4,15 @@
 // calls in flight, and how many breakers template rules made.
 //
 // Call observers are fixed when a Manager is created, so setting up takes two steps: create the
-// [Instruments], pass [Instruments.ManagerOption] to [breaker.NewManager], then hand the Manager
-// to [Instruments.Observe]:
+// [Instruments], pass [Instruments.Option] to [breaker.NewManager], then hand the Manager
+// to [Instruments.Watch]:
 //
 //	ins, err := breakerotel.New(provider) // a metric.MeterProvider; nil means the global one
 //	if err != nil {
 //		return err
 //	}
-//	m := breaker.NewManager(ins.ManagerOption())
-//	if err := ins.Observe(m); err != nil {
+//	m := breaker.NewManager(ins.Option())
+//	if err := ins.Watch(m); err != nil {
 //		return err
 //	}
 //	defer ins.Close()

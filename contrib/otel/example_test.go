@@ -25,8 +25,8 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	m := breaker.NewManager(ins.ManagerOption())
-	if err := ins.Observe(m); err != nil {
+	m := breaker.NewManager(ins.Option())
+	if err := ins.Watch(m); err != nil {
 		panic(err)
 	}
 	defer ins.Close()

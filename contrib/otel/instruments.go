@@ -94,19 +94,19 @@ const (
 var DurationBoundaries = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 
 var (
-	// ErrObserving is returned by Observe when the Instruments already observe a Manager.
-	ErrObserving = errors.New("breakerotel: the Instruments already observe a Manager")
-	// ErrClosed is returned by Observe after Close.
+	// ErrWatching is returned by Watch when the Instruments already watch a Manager.
+	ErrWatching = errors.New("breakerotel: the Instruments already watch a Manager")
+	// ErrClosed is returned by Watch after Close.
 	ErrClosed = errors.New("breakerotel: the Instruments are closed")
 )
 
 // Instruments are the OpenTelemetry instruments of one breaker.Manager. Create them with New or
-// NewWithMeter, pass ManagerOption to breaker.NewManager, and then give the Manager to Observe;
+// NewWithMeter, pass Option to breaker.NewManager, and then give the Manager to Watch;
 // Close stops them.
 //
-// The calls counter and the duration histogram hear the Manager's calls from ManagerOption on;
-// the state gauge and the transitions counter work from Observe on. Give ManagerOption to the
-// same Manager as Observe: the Instruments cannot tell.
+// The calls counter and the duration histogram hear the Manager's calls from Option on;
+// the state gauge and the transitions counter work from Watch on. Give Option to the
+// same Manager as Watch: the Instruments cannot tell.
 //
 // Every method is safe for concurrent use. The zero value is not usable.
 type Instruments struct {
@@ -120,9 +120,9 @@ type Instruments struct {
 	inFlight    metric.Int64ObservableGauge
 	limit       metric.Int64ObservableGauge
 	timeout     metric.Float64ObservableGauge
-	dynBreakers metric.Int64ObservableGauge
-	dynLimit    metric.Int64ObservableGauge
-	dynDropped  metric.Int64ObservableCounter
+	tmplBreakers metric.Int64ObservableGauge
+	tmplLimit    metric.Int64ObservableGauge
+	tmplDropped  metric.Int64ObservableCounter
 
 	// The resource names with attribute sets of their own: at most maxResources of them, none
 	// longer than maxNameLength, maxNameBytes of them in all.
@@ -138,8 +138,8 @@ type Instruments struct {
 
 	closed atomic.Bool
 
-	mu        sync.Mutex // serialises Observe and Close
-	observing bool
+	mu        sync.Mutex // serialises Watch and Close
+	watching bool
 	callback  metric.Registration
 	unobserve func()
 }
@@ -192,13 +192,13 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.timeout, errs[7] = meter.Float64ObservableGauge(TimeoutName,
 		metric.WithUnit("s"),
 		metric.WithDescription("Timeout of each resource with settings; 0 means none."))
-	ins.dynBreakers, errs[8] = meter.Int64ObservableGauge(TemplateBreakersName,
+	ins.tmplBreakers, errs[8] = meter.Int64ObservableGauge(TemplateBreakersName,
 		metric.WithUnit("{breaker}"),
 		metric.WithDescription("Breakers that template rules (Resource ending in *) made and the Manager holds."))
-	ins.dynLimit, errs[9] = meter.Int64ObservableGauge(TemplateLimitName,
+	ins.tmplLimit, errs[9] = meter.Int64ObservableGauge(TemplateLimitName,
 		metric.WithUnit("{breaker}"),
 		metric.WithDescription("The most breakers template rules may make (WithMaxTemplateBreakers)."))
-	ins.dynDropped, errs[10] = meter.Int64ObservableCounter(TemplateDroppedName,
+	ins.tmplDropped, errs[10] = meter.Int64ObservableCounter(TemplateDroppedName,
 		metric.WithUnit("{resource}"),
 		metric.WithDescription("Resources whose template breakers were dropped to stay within the limit."))
 	if err := errors.Join(errs[:]...); err != nil {
@@ -208,28 +208,28 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	return ins, nil
 }
 
-// ManagerOption returns the option that makes a Manager report its calls to the Instruments.
-// Pass it to breaker.NewManager of the Manager given to Observe.
-func (ins *Instruments) ManagerOption() breaker.Option {
+// Option returns the option that makes a Manager report its calls to the Instruments.
+// Pass it to breaker.NewManager of the Manager given to Watch.
+func (ins *Instruments) Option() breaker.Option {
 	return breaker.WithCallObserver(callObserver{ins})
 }
 
-// Observe reports the state of m's breakers through the state gauge, their state changes
+// Watch reports the state of m's breakers through the state gauge, their state changes
 // through the transitions counter, the settings of m's resources through the force,
 // in-flight, concurrency-limit and timeout gauges, and its template breakers through the
-// template instruments, until Close. It returns ErrObserving after an earlier Observe
+// template instruments, until Close. It returns ErrWatching after an earlier Watch
 // succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
-func (ins *Instruments) Observe(m *breaker.Manager) error {
+func (ins *Instruments) Watch(m *breaker.Manager) error {
 	if m == nil {
-		return errors.New("breakerotel: Observe(nil)")
+		return errors.New("breakerotel: Watch(nil)")
 	}
 	ins.mu.Lock()
 	defer ins.mu.Unlock()
 	switch {
 	case ins.closed.Load():
 		return ErrClosed
-	case ins.observing:
-		return ErrObserving
+	case ins.watching:
+		return ErrWatching
 	}
 	reg, err := ins.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		settings := m.Resources()
@@ -237,13 +237,13 @@ func (ins *Instruments) Observe(m *breaker.Manager) error {
 		ins.observeSettings(o, m, settings)
 		ins.observeTemplates(o, m)
 		return nil
-	}, ins.state, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.dynBreakers, ins.dynLimit, ins.dynDropped)
+	}, ins.state, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}
 	ins.callback = reg
 	ins.unobserve = m.AddObserver(breaker.ObserverFunc(ins.onStateChange))
-	ins.observing = true
+	ins.watching = true
 	return nil
 }
 
@@ -253,7 +253,7 @@ func (ins *Instruments) Observe(m *breaker.Manager) error {
 func (ins *Instruments) Close() error {
 	ins.mu.Lock()
 	defer ins.mu.Unlock()
-	if ins.closed.Swap(true) || !ins.observing {
+	if ins.closed.Swap(true) || !ins.watching {
 		return nil
 	}
 	ins.unobserve()

@@ -50,8 +50,8 @@ func TestRejectionCauses(t *testing.T) {
 	ins, err := breakerotel.New(provider)
 	require.NoError(t, err)
 	clk := newClock()
-	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithSlots(quotaSlot{}), ins.ManagerOption())
-	require.NoError(t, ins.Observe(m))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithSlots(quotaSlot{}), ins.Option())
+	require.NoError(t, ins.Watch(m))
 	t.Cleanup(func() { assert.NoError(t, ins.Close()) })
 	f := &fixture{t: t, clock: clk, reader: reader, ins: ins, m: m}
 	require.NoError(t, m.LoadRules([]breaker.Rule{errorCount("svc", 1)}))

@@ -51,8 +51,8 @@ func newFixtureWith(t *testing.T, rules []breaker.Rule, opts []breakerotel.Optio
 	ins, err := breakerotel.New(provider, opts...)
 	require.NoError(t, err)
 	clk := newClock()
-	m := breaker.NewManager(append([]breaker.Option{breaker.WithClock(clk), ins.ManagerOption()}, managerOpts...)...)
-	require.NoError(t, ins.Observe(m))
+	m := breaker.NewManager(append([]breaker.Option{breaker.WithClock(clk), ins.Option()}, managerOpts...)...)
+	require.NoError(t, ins.Watch(m))
 	t.Cleanup(func() { assert.NoError(t, ins.Close()) })
 	require.NoError(t, m.LoadRules(rules))
 	return &fixture{t: t, clock: clk, reader: reader, ins: ins, m: m}
@@ -374,16 +374,16 @@ func TestObserveErrors(t *testing.T) {
 		{
 			name: "observing twice",
 			give: func(ins *breakerotel.Instruments) error {
-				require.NoError(t, ins.Observe(m))
-				return ins.Observe(breaker.NewManager())
+				require.NoError(t, ins.Watch(m))
+				return ins.Watch(breaker.NewManager())
 			},
-			wantErr: breakerotel.ErrObserving,
+			wantErr: breakerotel.ErrWatching,
 		},
 		{
 			name: "after Close",
 			give: func(ins *breakerotel.Instruments) error {
 				require.NoError(t, ins.Close())
-				return ins.Observe(m)
+				return ins.Watch(m)
 			},
 			wantErr: breakerotel.ErrClosed,
 		},
@@ -402,7 +402,7 @@ func TestObserveErrors(t *testing.T) {
 	t.Run("nil Manager", func(t *testing.T) {
 		ins, err := breakerotel.New(nil) // the global MeterProvider, a no-op one here
 		require.NoError(t, err)
-		assert.Error(t, ins.Observe(nil))
+		assert.Error(t, ins.Watch(nil))
 	})
 	t.Run("nil Meter", func(t *testing.T) {
 		_, err := breakerotel.NewWithMeter(nil)

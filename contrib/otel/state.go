@@ -66,9 +66,9 @@ func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager) 
 		return
 	}
 	opt := metric.WithAttributeSet(ins.set())
-	o.ObserveInt64(ins.dynBreakers, int64(d.Breakers), opt)
-	o.ObserveInt64(ins.dynLimit, int64(d.Limit), opt)
-	o.ObserveInt64(ins.dynDropped, int64(d.Dropped), opt)
+	o.ObserveInt64(ins.tmplBreakers, int64(d.Breakers), opt)
+	o.ObserveInt64(ins.tmplLimit, int64(d.Limit), opt)
+	o.ObserveInt64(ins.tmplDropped, int64(d.Dropped), opt)
 }
 
 // onStateChange counts c in the transitions counter. Its resource takes a name of the bound,

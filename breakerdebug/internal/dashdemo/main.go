@@ -28,7 +28,7 @@ func main() {
 
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
-	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	m := breaker.NewManager(breaker.WithClock(clk), rec.Option())
 	rules := []breaker.Rule{
 		{ID: "inventory-errors", Resource: "inventory", Strategy: breaker.ErrorRatio, Threshold: 0.5,
 			MinRequestAmount: 10, RetryTimeout: 20 * time.Second},
