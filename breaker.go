@@ -82,31 +82,6 @@ type tuning struct {
 	dryRun       bool // the rule is DryRun
 }
 
-// period is one stretch of a breaker's life in one state. Only blocked changes after it is
-// published.
-type period struct {
-	state     State
-	gen       uint64                     // counts the breaker's transitions
-	seq       uint64                     // the Manager-wide sequence number of the transition to it
-	retired   bool                       // the final period of a dropped breaker: it counts nothing
-	retryAt   int64                      // OPEN, HALF_OPEN: when a probe may pass
-	openFor   int64                      // OPEN, HALF_OPEN: how long OPEN lasts, from the trip or failed probe
-	failures  uint32                     // OPEN, HALF_OPEN: probes failed in a row since the trip
-	probing   bool                       // HALF_OPEN: a probe is in flight; else the next call probes
-	successes uint32                     // HALF_OPEN: probes that succeeded in this run
-	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
-	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
-	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
-	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
-	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
-}
-
-// awaitsProbe reports whether the period lets its next call through as a probe, once its
-// retry time has come (OPEN) or at once (HALF_OPEN between probes).
-func (p *period) awaitsProbe() bool {
-	return p.state == Open || p.state == HalfOpen && !p.probing
-}
-
 // verdict is the first half of admission.
 type verdict uint8
 
@@ -280,54 +255,6 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	return b, at
 }
 
-// probe tries to make the call the probe of p, OPEN or HALF_OPEN between probes. Only one
-// caller wins. The first probe of a run is a transition; the next ones of the run are not.
-func (c *circuit) probe(p *period, now int64) (*period, bool) {
-	timeout := c.tune.Load().probeTimeout
-	if p.state == HalfOpen {
-		q := p.sameState()
-		q.probing, q.deadline, q.probeFor = true, satAdd(now, timeout), timeout
-		return q, c.cur.CompareAndSwap(p, q)
-	}
-	q := c.newPeriod(p, HalfOpen, p.retryAt)
-	q.openFor, q.failures = p.openFor, p.failures
-	q.probing, q.deadline, q.probeFor = true, satAdd(now, timeout), timeout
-	return q, c.move(p, q, RetryTimeoutElapsed, 0, now)
-}
-
-// sameState returns a copy of the HALF_OPEN period p, as a new period, so that results of the
-// calls p admitted are stale for it; it is not a transition, so it keeps p's generation.
-func (p *period) sameState() *period {
-	q := &period{state: p.state, gen: p.gen, seq: p.seq, retryAt: p.retryAt, openFor: p.openFor,
-		failures: p.failures, successes: p.successes}
-	q.blocked.Store(p.blocked.Load())
-	return q
-}
-
-// releaseProbe returns a probe that will not run to OPEN, with the retry time unchanged, so
-// the next call may probe.
-func (c *circuit) releaseProbe(p *period, reason Reason, now int64) {
-	q := c.newPeriod(p, Open, p.retryAt)
-	q.openFor, q.failures = p.openFor, p.failures
-	c.move(p, q, reason, 0, now)
-}
-
-// reopen builds the OPEN period that follows the HALF_OPEN period p when its probe failed or
-// timed out at now: one more failure in a row, and an OPEN time backed off for it.
-func (c *circuit) reopen(p *period, now int64) *period {
-	return c.openPeriod(p, now, p.failures+1)
-}
-
-// openPeriod builds the OPEN period that follows p at now after failures probes failed in a
-// row (0 on a trip).
-func (c *circuit) openPeriod(p *period, now int64, failures uint32) *period {
-	gen := p.gen + 1
-	openFor := c.openTime(c.tune.Load(), failures, gen)
-	q := c.newPeriod(p, Open, satAdd(now, openFor))
-	q.openFor, q.failures = openFor, failures
-	return q
-}
-
 // complete counts a call that the period p admitted and that completed at now. A failed
 // call's retry hint lengthens the OPEN time it causes.
 func (c *circuit) complete(p *period, now int64, res *result) {
@@ -423,25 +350,6 @@ func (c *circuit) measure(t *tuning, total, bad uint64) (float64, bool) {
 	return m, m >= t.threshold
 }
 
-// newPeriod builds the period that follows p.
-func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
-	if s == Closed {
-		return c.closedPeriod(p.gen+1, c.tl.seq.Inc())
-	}
-	q := &period{state: s, gen: p.gen + 1, seq: c.tl.seq.Inc(), retryAt: retryAt}
-	q.blocked.Store(c.blockError(s, retryAt))
-	return q
-}
-
-// closedPeriod builds a CLOSED period with an empty window.
-func (c *circuit) closedPeriod(gen, seq uint64) *period {
-	q := &period{state: Closed, gen: gen, seq: seq}
-	if c.strategy.windowed() {
-		q.window = newLeapArray(c.interval, c.buckets)
-	}
-	return q
-}
-
 // blockError builds the error of the calls a period rejects, naming retryAt. It has its own
 // copy of the rule, so a caller that changes it changes nothing else.
 func (c *circuit) blockError(s State, retryAt int64) *BlockError {
@@ -449,64 +357,9 @@ func (c *circuit) blockError(s State, retryAt int64) *BlockError {
 	return &BlockError{Resource: c.name, Rule: &r, State: s, RetryAt: c.tl.timeAt(retryAt), at: retryAt}
 }
 
-// move replaces the period from with to, and reports the transition if it won.
-func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now int64) bool {
-	if !c.cur.CompareAndSwap(from, to) {
-		return false
-	}
-	c.notify(StateChange{
-		Resource:   c.name,
-		Rule:       c.Rule(),
-		From:       from.state,
-		To:         to.state,
-		Reason:     reason,
-		Snapshot:   snapshot,
-		At:         c.tl.timeAt(now),
-		Generation: to.gen,
-		Seq:        to.seq,
-		DryRun:     c.dry(),
-	})
-	return true
-}
-
 // dry reports whether the breaker lets through the calls it would reject: its rule is DryRun,
 // or its resource is ForceClosed.
 func (c *circuit) dry() bool { return c.tune.Load().dryRun || c.forcedClosed.Load() }
-
-// reset moves the breaker to a fresh CLOSED period with an empty window, and reports the
-// transition if it was not CLOSED. A retired breaker stays retired.
-func (c *circuit) reset(now int64) {
-	for {
-		p := c.cur.Load()
-		if p.retired {
-			return
-		}
-		q := c.newPeriod(p, Closed, 0)
-		if p.state != Closed {
-			if c.move(p, q, Reset, 0, now) {
-				return
-			}
-		} else if c.cur.CompareAndSwap(p, q) {
-			return
-		}
-	}
-}
-
-// retire replaces the breaker's period with a final CLOSED one that counts nothing, so calls
-// still in flight under a dropped rule change nothing. It returns the transition to report,
-// for reason, when the breaker was not CLOSED.
-func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
-	for {
-		p := c.cur.Load()
-		q := &period{state: Closed, gen: p.gen + 1, seq: c.tl.seq.Inc(), retired: true}
-		if c.cur.CompareAndSwap(p, q) {
-			return StateChange{
-				Resource: c.name, Rule: c.Rule(), From: p.state, To: Closed,
-				Reason: reason, At: c.tl.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
-			}, p.state != Closed
-		}
-	}
-}
 
 // reload points a kept breaker at its rule as reloaded, r, whose window has the same shape:
 // it may differ by its ID, a default spelled out, or the values a tuning holds, which apply

@@ -1,6 +1,10 @@
 package breaker
 
-import "strconv"
+import (
+	"strconv"
+
+	"go.uber.org/atomic"
+)
 
 // State is the state of one breaker.
 type State int32
@@ -25,4 +29,157 @@ func (s State) String() string {
 		return "HALF_OPEN"
 	}
 	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// A breaker lives through periods, each in one state. Its current period is read with one
+// atomic load and replaced by compare-and-swap, so exactly one goroutine makes each transition
+// and reports it. A call keeps the period that admitted it; when it completes in a later
+// period its outcome is ignored. The functions below build the periods and make the
+// transitions; breaker.go decides when.
+
+// period is one stretch of a breaker's life in one state. Only blocked changes after it is
+// published.
+type period struct {
+	state     State
+	gen       uint64                     // counts the breaker's transitions
+	seq       uint64                     // the Manager-wide sequence number of the transition to it
+	retired   bool                       // the final period of a dropped breaker: it counts nothing
+	retryAt   int64                      // OPEN, HALF_OPEN: when a probe may pass
+	openFor   int64                      // OPEN, HALF_OPEN: how long OPEN lasts, from the trip or failed probe
+	failures  uint32                     // OPEN, HALF_OPEN: probes failed in a row since the trip
+	probing   bool                       // HALF_OPEN: a probe is in flight; else the next call probes
+	successes uint32                     // HALF_OPEN: probes that succeeded in this run
+	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
+	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
+	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
+	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
+	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
+}
+
+// awaitsProbe reports whether the period lets its next call through as a probe, once its
+// retry time has come (OPEN) or at once (HALF_OPEN between probes).
+func (p *period) awaitsProbe() bool {
+	return p.state == Open || p.state == HalfOpen && !p.probing
+}
+
+// probe tries to make the call the probe of p, OPEN or HALF_OPEN between probes. Only one
+// caller wins. The first probe of a run is a transition; the next ones of the run are not.
+func (c *circuit) probe(p *period, now int64) (*period, bool) {
+	timeout := c.tune.Load().probeTimeout
+	if p.state == HalfOpen {
+		q := p.sameState()
+		q.probing, q.deadline, q.probeFor = true, satAdd(now, timeout), timeout
+		return q, c.cur.CompareAndSwap(p, q)
+	}
+	q := c.newPeriod(p, HalfOpen, p.retryAt)
+	q.openFor, q.failures = p.openFor, p.failures
+	q.probing, q.deadline, q.probeFor = true, satAdd(now, timeout), timeout
+	return q, c.move(p, q, RetryTimeoutElapsed, 0, now)
+}
+
+// sameState returns a copy of the HALF_OPEN period p, as a new period, so that results of the
+// calls p admitted are stale for it; it is not a transition, so it keeps p's generation.
+func (p *period) sameState() *period {
+	q := &period{state: p.state, gen: p.gen, seq: p.seq, retryAt: p.retryAt, openFor: p.openFor,
+		failures: p.failures, successes: p.successes}
+	q.blocked.Store(p.blocked.Load())
+	return q
+}
+
+// releaseProbe returns a probe that will not run to OPEN, with the retry time unchanged, so
+// the next call may probe.
+func (c *circuit) releaseProbe(p *period, reason Reason, now int64) {
+	q := c.newPeriod(p, Open, p.retryAt)
+	q.openFor, q.failures = p.openFor, p.failures
+	c.move(p, q, reason, 0, now)
+}
+
+// reopen builds the OPEN period that follows the HALF_OPEN period p when its probe failed or
+// timed out at now: one more failure in a row, and an OPEN time backed off for it.
+func (c *circuit) reopen(p *period, now int64) *period {
+	return c.openPeriod(p, now, p.failures+1)
+}
+
+// openPeriod builds the OPEN period that follows p at now after failures probes failed in a
+// row (0 on a trip).
+func (c *circuit) openPeriod(p *period, now int64, failures uint32) *period {
+	gen := p.gen + 1
+	openFor := c.openTime(c.tune.Load(), failures, gen)
+	q := c.newPeriod(p, Open, satAdd(now, openFor))
+	q.openFor, q.failures = openFor, failures
+	return q
+}
+
+// newPeriod builds the period that follows p.
+func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
+	if s == Closed {
+		return c.closedPeriod(p.gen+1, c.tl.seq.Inc())
+	}
+	q := &period{state: s, gen: p.gen + 1, seq: c.tl.seq.Inc(), retryAt: retryAt}
+	q.blocked.Store(c.blockError(s, retryAt))
+	return q
+}
+
+// closedPeriod builds a CLOSED period with an empty window.
+func (c *circuit) closedPeriod(gen, seq uint64) *period {
+	q := &period{state: Closed, gen: gen, seq: seq}
+	if c.strategy.windowed() {
+		q.window = newLeapArray(c.interval, c.buckets)
+	}
+	return q
+}
+
+// move replaces the period from with to, and reports the transition if it won.
+func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now int64) bool {
+	if !c.cur.CompareAndSwap(from, to) {
+		return false
+	}
+	c.notify(StateChange{
+		Resource:   c.name,
+		Rule:       c.Rule(),
+		From:       from.state,
+		To:         to.state,
+		Reason:     reason,
+		Snapshot:   snapshot,
+		At:         c.tl.timeAt(now),
+		Generation: to.gen,
+		Seq:        to.seq,
+		DryRun:     c.dry(),
+	})
+	return true
+}
+
+// reset moves the breaker to a fresh CLOSED period with an empty window, and reports the
+// transition if it was not CLOSED. A retired breaker stays retired.
+func (c *circuit) reset(now int64) {
+	for {
+		p := c.cur.Load()
+		if p.retired {
+			return
+		}
+		q := c.newPeriod(p, Closed, 0)
+		if p.state != Closed {
+			if c.move(p, q, Reset, 0, now) {
+				return
+			}
+		} else if c.cur.CompareAndSwap(p, q) {
+			return
+		}
+	}
+}
+
+// retire replaces the breaker's period with a final CLOSED one that counts nothing, so calls
+// still in flight under a dropped rule change nothing. It returns the transition to report,
+// for reason, when the breaker was not CLOSED.
+func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
+	for {
+		p := c.cur.Load()
+		q := &period{state: Closed, gen: p.gen + 1, seq: c.tl.seq.Inc(), retired: true}
+		if c.cur.CompareAndSwap(p, q) {
+			return StateChange{
+				Resource: c.name, Rule: c.Rule(), From: p.state, To: Closed,
+				Reason: reason, At: c.tl.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
+			}, p.state != Closed
+		}
+	}
 }
