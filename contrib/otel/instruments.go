@@ -110,16 +110,16 @@ var (
 //
 // Every method is safe for concurrent use. The zero value is not usable.
 type Instruments struct {
-	meter       metric.Meter
-	attrs       []attribute.KeyValue // from WithAttributes; never modified after New
-	calls       metric.Int64Counter
-	duration    metric.Float64Histogram
-	state       metric.Int64ObservableGauge
-	transitions metric.Int64Counter
-	force       metric.Int64ObservableGauge
-	inFlight    metric.Int64ObservableGauge
-	limit       metric.Int64ObservableGauge
-	timeout     metric.Float64ObservableGauge
+	meter        metric.Meter
+	attrs        []attribute.KeyValue // from WithAttributes; never modified after New
+	calls        metric.Int64Counter
+	duration     metric.Float64Histogram
+	state        metric.Int64ObservableGauge
+	transitions  metric.Int64Counter
+	force        metric.Int64ObservableGauge
+	inFlight     metric.Int64ObservableGauge
+	limit        metric.Int64ObservableGauge
+	timeout      metric.Float64ObservableGauge
 	tmplBreakers metric.Int64ObservableGauge
 	tmplLimit    metric.Int64ObservableGauge
 	tmplDropped  metric.Int64ObservableCounter
@@ -139,7 +139,7 @@ type Instruments struct {
 	closed atomic.Bool
 
 	mu        sync.Mutex // serialises Watch and Close
-	watching bool
+	watching  bool
 	callback  metric.Registration
 	unobserve func()
 }
