@@ -13,13 +13,10 @@ import (
 	"github.com/halfopen/breaker/breakertest"
 )
 
-// Tests of SPEC Part 5, the amendments made after an outside review. A1 is tested by the
-// concurrent property test (property_test.go) and the window's own tests (leaparray_test.go).
-
-// A2: the clock steps back an hour while a probe is in flight. The next call finds the probe
+// The clock steps back an hour while a probe is in flight. The next call finds the probe
 // overdue (its deadline is 50 minutes ahead, more than ProbeTimeout), instead of being
 // rejected for an hour.
-func TestA2ClockBackDuringProbeDoesNotWedge(t *testing.T) {
+func TestClockBackDuringProbeDoesNotWedge(t *testing.T) {
 	rule := errorCount(1, 1)
 	rule.ProbeTimeout = 10 * time.Minute
 	h := newHarness(t, rule)
@@ -37,9 +34,9 @@ func TestA2ClockBackDuringProbeDoesNotWedge(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// A2: the clock steps back an hour while OPEN: the retry time is an hour and 5s ahead, more
+// The clock steps back an hour while OPEN: the retry time is an hour and 5s ahead, more
 // than RetryTimeout, so the next call probes.
-func TestA2ClockBackWhileOpenDoesNotExtendIt(t *testing.T) {
+func TestClockBackWhileOpenDoesNotExtendIt(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	h.completeN("svc", 1, errDown)
 	h.clock.Advance(-time.Hour)
@@ -47,8 +44,9 @@ func TestA2ClockBackWhileOpenDoesNotExtendIt(t *testing.T) {
 	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
 }
 
-// A2: a small step back, within RetryTimeout, still waits for the retry time.
-func TestA2SmallStepBackStillWaits(t *testing.T) {
+// A step back of the clock that leaves the retry time more than RetryTimeout ahead counts as
+// due; a small one, that leaves it within RetryTimeout, still waits for it.
+func TestClockSmallStepBackStillWaits(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	h.completeN("svc", 1, errDown)
 	h.clock.Advance(-time.Second) // the retry time is 6s ahead, more than 5s
@@ -61,8 +59,8 @@ func TestA2SmallStepBackStillWaits(t *testing.T) {
 	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
 }
 
-// A3: a call canceled by its caller after 240ms, against MaxAllowedRT 100ms, counts as slow.
-func TestA3CanceledSlowCallCountsAsSlow(t *testing.T) {
+// A call canceled by its caller after 240ms, against MaxAllowedRT 100ms, counts as slow.
+func TestCanceledSlowCallCountsAsSlow(t *testing.T) {
 	rule := breaker.Rule{Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 1,
 		MaxAllowedRT: 100 * time.Millisecond, MinRequestAmount: 3, RetryTimeout: 5 * time.Second}
 	h := newHarness(t, rule)
@@ -73,8 +71,8 @@ func TestA3CanceledSlowCallCountsAsSlow(t *testing.T) {
 	assert.Equal(t, 1.0, h.events.last().Snapshot)
 }
 
-// A3: a call canceled sooner than MaxAllowedRT still counts neither way.
-func TestA3CanceledFastCallCountsNeitherWay(t *testing.T) {
+// A call canceled sooner than MaxAllowedRT still counts neither way.
+func TestCanceledFastCallCountsNeitherWay(t *testing.T) {
 	rule := breaker.Rule{Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
 		MaxAllowedRT: 100 * time.Millisecond, MinRequestAmount: 2, RetryTimeout: 5 * time.Second}
 	h := newHarness(t, rule)
@@ -84,8 +82,8 @@ func TestA3CanceledFastCallCountsNeitherWay(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// A3: a canceled probe that was already slow fails; one canceled sooner is given back.
-func TestA3CanceledProbe(t *testing.T) {
+// A canceled probe that was already slow fails; one canceled sooner is given back.
+func TestCanceledProbeFailsWhenAlreadySlow(t *testing.T) {
 	rule := slowRatio(1, 1)
 	h := newHarness(t, rule)
 	require.NoError(t, h.complete("svc", time.Second, nil))
@@ -97,16 +95,17 @@ func TestA3CanceledProbe(t *testing.T) {
 		h.events.transitions())
 }
 
-// A3: ErrorRatio still ignores a canceled call, however slow.
-func TestA3ErrorStrategiesIgnoreCanceled(t *testing.T) {
+// ErrorRatio still ignores a canceled call, however slow.
+func TestErrorStrategiesIgnoreCanceled(t *testing.T) {
 	h := newHarness(t, errorRatio(0.5, 1))
 	require.NoError(t, h.complete("svc", time.Hour, context.Canceled))
 	assert.Equal(t, uint64(0), h.m.Breakers("svc")[0].Stats().Total)
 }
 
-// A4: {ErrorCount, Threshold 3} with the default MinRequestAmount trips on the third failure
-// in a row, and a larger threshold keeps the default 5.
-func TestA4ErrorCountDefaultMinRequestAmount(t *testing.T) {
+// {ErrorCount, Threshold 3} with the default MinRequestAmount trips on the third failure in a
+// row: the default needs no more calls than Threshold. An explicit MinRequestAmount keeps its
+// meaning.
+func TestErrorCountDefaultMinRequestAmount(t *testing.T) {
 	tests := []struct {
 		give      breaker.Rule
 		wantTrips int // the failure that trips
@@ -126,9 +125,9 @@ func TestA4ErrorCountDefaultMinRequestAmount(t *testing.T) {
 	}
 }
 
-// A4: the default is part of the rule's identity: MinRequestAmount 3 spelled out is the same
-// rule as {ErrorCount, Threshold 3}, and keeps its breaker.
-func TestA4DefaultIsPartOfIdentity(t *testing.T) {
+// ErrorCount's default MinRequestAmount is part of the rule's identity: MinRequestAmount 3
+// spelled out is the same rule as {ErrorCount, Threshold 3}, and keeps its breaker.
+func TestErrorCountDefaultMinimumIsPartOfIdentity(t *testing.T) {
 	r := errorCount(3, 0)
 	h := newHarness(t, r)
 	before := h.m.Breakers("svc")[0]
@@ -142,9 +141,9 @@ func TestA4DefaultIsPartOfIdentity(t *testing.T) {
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{r, five}), "an explicit 5 is another rule")
 }
 
-// A5: two OPEN rules retrying in 2s and 60s: every rejection says 60s, whichever rule rejects
-// first.
-func TestA5LatestRetryTime(t *testing.T) {
+// A call rejected by several breakers names the latest retry time among them: with two OPEN
+// rules retrying in 2s and 60s, every rejection says 60s, whichever rule rejects first.
+func TestRejectionNamesLatestRetryTime(t *testing.T) {
 	short := errorCount(1, 1)
 	short.RetryTimeout = 2 * time.Second
 	long := errorCount(1, 1)
@@ -164,8 +163,9 @@ func TestA5LatestRetryTime(t *testing.T) {
 	}
 }
 
-// A6: removing a rule and adding it back restarts Generation, but Seq keeps increasing.
-func TestA6SeqIncreasesAcrossReloads(t *testing.T) {
+// Removing a rule and adding it back restarts Generation, but Seq, which increases across the
+// whole Manager, keeps increasing.
+func TestSeqIncreasesAcrossReloads(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	h.completeN("svc", 1, errDown) // OPEN, generation 1
 	require.NoError(t, h.m.LoadRules(nil))

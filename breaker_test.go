@@ -28,7 +28,7 @@ func slowRatio(threshold float64, minRequests uint64) breaker.Rule {
 		MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: minRequests, RetryTimeout: 5 * time.Second}
 }
 
-// M1: the examples of the spec, call by call.
+// Worked examples of when each strategy trips, call by call, and the Snapshot it reports.
 func TestTripExamples(t *testing.T) {
 	t.Run("ErrorCount 3: the third error trips, Snapshot 3", func(t *testing.T) {
 		h := newHarness(t, errorCount(3, 1))
@@ -82,7 +82,7 @@ func TestTripExamples(t *testing.T) {
 	})
 }
 
-// M1: just below, at and above each threshold, and the MinRequestAmount gate.
+// CLOSED→OPEN just below, at and above each threshold, and the MinRequestAmount gate.
 func TestTripBoundaries(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -132,7 +132,7 @@ func TestTripBoundaries(t *testing.T) {
 	}
 }
 
-// M1: a call that took exactly MaxAllowedRT is not slow; one nanosecond more is.
+// A call that took exactly MaxAllowedRT is not slow; one nanosecond more is.
 func TestSlowMeansGreaterThanMaxAllowedRT(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -153,14 +153,14 @@ func TestSlowMeansGreaterThanMaxAllowedRT(t *testing.T) {
 	}
 }
 
-// M1: SlowRequestRatio measures time only; a fast failing call is not slow.
+// SlowRequestRatio measures time only; a fast failing call is not slow.
 func TestSlowRatioIgnoresErrors(t *testing.T) {
 	h := newHarness(t, slowRatio(0.5, 4))
 	h.completeN("svc", 10, errDown)
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// M2: OPEN rejects with ErrOpen until trip time + RetryTimeout, then admits one probe.
+// OPEN rejects with ErrOpen until trip time + RetryTimeout, then admits one probe.
 func TestOpenRejectsUntilRetryTime(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	h.at(time.Second)
@@ -185,7 +185,7 @@ func TestOpenRejectsUntilRetryTime(t *testing.T) {
 	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0))
 	assert.Equal(t, []string{tripped, probing}, h.events.transitions())
 
-	// M3: every other call is rejected while the probe is in flight.
+	// While the probe is in flight every other call is rejected.
 	err = h.complete("svc", 0, nil)
 	assert.ErrorIs(t, err, breaker.ErrOpen)
 	require.ErrorAs(t, err, &be)
@@ -194,7 +194,8 @@ func TestOpenRejectsUntilRetryTime(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// M3: the spec's example: the probe's success empties the window.
+// A successful probe empties the window: one failure just after it does not join the five
+// that tripped the breaker.
 func TestProbeSuccessEmptiesWindow(t *testing.T) {
 	r := errorCount(5, 1)
 	r.StatInterval = 60 * time.Second
@@ -212,7 +213,7 @@ func TestProbeSuccessEmptiesWindow(t *testing.T) {
 	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
 }
 
-// M3: a failed probe reopens the breaker with a new retry time counted from its completion.
+// A failed probe reopens the breaker with a new retry time counted from its completion.
 func TestProbeFailureSetsNewRetryTime(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	h.completeN("svc", 1, errDown)
@@ -228,7 +229,7 @@ func TestProbeFailureSetsNewRetryTime(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// M3: each strategy judges its probe by what it measures.
+// Each strategy judges its probe by what it measures.
 func TestProbeJudgement(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -255,7 +256,7 @@ func TestProbeJudgement(t *testing.T) {
 	}
 }
 
-// M4: a call admitted before a transition neither decides the probe nor enters the new window.
+// A call admitted before a transition neither decides the probe nor enters the new window.
 func TestStaleCallsAreIgnored(t *testing.T) {
 	h := newHarness(t, errorCount(2, 1))
 	early, err := h.m.Enter("svc") // admitted while CLOSED
@@ -292,7 +293,7 @@ func TestStaleCallsAreIgnored(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h2.state("svc", 0))
 }
 
-// M5: a probe that runs past ProbeTimeout counts as failed; its late completion is ignored.
+// A probe that runs past ProbeTimeout counts as failed; its late completion is ignored.
 func TestProbeTimeout(t *testing.T) {
 	r := errorCount(1, 1)
 	r.ProbeTimeout = time.Second
@@ -326,7 +327,7 @@ func TestProbeTimeout(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// M5: with no call in between, a probe completing after its deadline counts as timed out.
+// With no call in between, a probe completing after its deadline counts as timed out.
 func TestProbeCompletingAfterDeadline(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1)) // ProbeTimeout defaults to RetryTimeout, 5s
 	h.completeN("svc", 1, errDown)
@@ -336,7 +337,7 @@ func TestProbeCompletingAfterDeadline(t *testing.T) {
 	assert.Equal(t, breaker.ProbeTimedOut, h.events.last().Reason)
 }
 
-// M6: a call passes only if every breaker admits it; a due breaker is not moved to HALF_OPEN by a
+// A call passes only if every breaker admits it; a due breaker is not moved to HALF_OPEN by a
 // call another breaker rejects.
 func TestEveryBreakerMustAdmit(t *testing.T) {
 	short := errorCount(1, 1)
@@ -366,7 +367,8 @@ func TestEveryBreakerMustAdmit(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 1))
 }
 
-// W1: the spec's example of a 1s window of ten buckets.
+// A 1s window of ten buckets slides: at 1950ms the errors made at 900ms have left it, and
+// those made at 1100ms are still in it.
 func TestWindowSlides(t *testing.T) {
 	r := errorCount(11, 1) // StatInterval 1s, 10 buckets by default
 	h := newHarness(t, r)
@@ -384,7 +386,7 @@ func TestWindowSlides(t *testing.T) {
 	assert.Equal(t, 11.0, h.events.last().Snapshot)
 }
 
-// W1: at 1100ms, the errors at 900ms and 1100ms are all in the window.
+// At 1100ms, the errors at 900ms and 1100ms are all in the window.
 func TestWindowHoldsPreviousBuckets(t *testing.T) {
 	h := newHarness(t, errorCount(10, 1))
 	h.at(900 * time.Millisecond)
@@ -397,7 +399,7 @@ func TestWindowHoldsPreviousBuckets(t *testing.T) {
 	assert.Equal(t, 10.0, h.events.last().Snapshot)
 }
 
-// W3: when the clock goes backwards the completion counts in the newest bucket.
+// When the clock goes backwards the completion counts in the newest bucket.
 func TestClockBackwardsCountsInNewestBucket(t *testing.T) {
 	h := newHarness(t, errorCount(3, 1))
 	h.at(time.Second)
@@ -410,7 +412,7 @@ func TestClockBackwardsCountsInNewestBucket(t *testing.T) {
 	assert.Equal(t, 3.0, h.events.last().Snapshot)
 }
 
-// W3: a probe still decides when the clock went back during it.
+// A probe still decides when the clock went back during it.
 func TestClockBackwardsProbeStillDecides(t *testing.T) {
 	h := newHarness(t, slowRatio(1, 1))
 	require.NoError(t, h.complete("svc", time.Second, nil))
@@ -423,7 +425,7 @@ func TestClockBackwardsProbeStillDecides(t *testing.T) {
 	assert.Equal(t, recovered, h.events.transitions()[2])
 }
 
-// M6: when a call has taken one breaker's probe and another call wins the next breaker's
+// When a call has taken one breaker's probe and another call wins the next breaker's
 // probe first, the first call gives its probe back (ProbeBlocked) and is rejected. The race is
 // made deterministic by an observer, which runs on the goroutine that took the first probe.
 func TestProbeRaceGivesBackTheProbe(t *testing.T) {

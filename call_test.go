@@ -13,7 +13,7 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// C1: a resource with no rules passes every call.
+// A resource with no rules passes every call.
 func TestNoRulesPasses(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	for i := 0; i < 10; i++ {
@@ -31,7 +31,7 @@ func TestNoRulesPasses(t *testing.T) {
 	assert.Empty(t, h.events.all())
 }
 
-// C2: RT runs from Enter to Exit on the manager's clock.
+// RT runs from Enter to Exit on the manager's clock.
 func TestResponseTimeFromEnterToExit(t *testing.T) {
 	h := newHarness(t, slowRatio(0.5, 2))
 	e, err := h.m.Enter("svc")
@@ -47,7 +47,7 @@ func TestResponseTimeFromEnterToExit(t *testing.T) {
 	assert.Equal(t, breaker.Open, h.state("svc", 0))
 }
 
-// C2: a second Exit, and SetError after Exit, do nothing.
+// A second Exit, and SetError after Exit, do nothing.
 func TestExitTwiceAndSetErrorAfterExit(t *testing.T) {
 	h := newHarness(t, errorCount(2, 1))
 	e, err := h.m.Enter("svc")
@@ -69,7 +69,7 @@ func TestExitTwiceAndSetErrorAfterExit(t *testing.T) {
 	assert.Equal(t, errDown, e.Err(), "SetError(nil) is ignored")
 }
 
-// C3: Do and Execute return the block error without calling fn.
+// Do and Execute return the block error without calling fn.
 func TestDoBlockedDoesNotCallFn(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	err := h.m.Do(t.Context(), "svc", func(context.Context) error { return errDown })
@@ -89,7 +89,7 @@ func TestDoBlockedDoesNotCallFn(t *testing.T) {
 	assert.Equal(t, breaker.Open, be.State)
 }
 
-// C3: fn's error is the outcome; context.Canceled counts neither way.
+// Do: fn's error is the outcome; context.Canceled counts neither way.
 func TestDoOutcomes(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -120,7 +120,7 @@ func TestDoOutcomes(t *testing.T) {
 	}
 }
 
-// C3: a canceled probe counts neither way: the breaker reopens with the retry time unchanged.
+// A canceled probe counts neither way: the breaker reopens with the retry time unchanged.
 func TestCanceledProbe(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	h.completeN("svc", 1, errDown)
@@ -133,7 +133,7 @@ func TestCanceledProbe(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// C3: a panic in fn is a failure; the call exits and the panic goes on.
+// A panic in fn is a failure; the call exits and the panic goes on.
 func TestDoPanicCountsAsFailure(t *testing.T) {
 	for _, withSlots := range []bool{false, true} {
 		t.Run(fmt.Sprintf("slots=%v", withSlots), func(t *testing.T) {
@@ -160,7 +160,8 @@ func TestDoPanicCountsAsFailure(t *testing.T) {
 	}
 }
 
-// C4: the error chain of every kind of block.
+// A breaker's rejection matches ErrBlocked and ErrOpen, also wrapped, and its message names
+// the rule, by its ID when it has one.
 func TestBlockErrorMatching(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	h.completeN("svc", 1, errDown)

@@ -33,7 +33,7 @@ func race(n int, fn func(i int)) {
 	done.Wait()
 }
 
-// M2: however many calls race for the probe, exactly one wins and one transition is reported.
+// However many calls race for the probe, exactly one wins and one transition is reported.
 func TestOneProbeAmong64(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	for round := 0; round < 50; round++ {
@@ -64,7 +64,7 @@ func TestOneProbeAmong64(t *testing.T) {
 	}
 }
 
-// W2: N goroutines completing M calls each inside one bucket leave exactly N*M counted.
+// N goroutines completing M calls each inside one bucket leave exactly N*M counted.
 func TestExactCountsUnderConcurrency(t *testing.T) {
 	const goroutines, calls = 16, 500
 	const n = goroutines * calls
@@ -97,7 +97,7 @@ func TestExactCountsUnderConcurrency(t *testing.T) {
 	assert.Equal(t, 0.5, h.events.last().Snapshot)
 }
 
-// C2, C5: Exit may run on another goroutine; racing Exits count the call once.
+// Exit may run on another goroutine; racing Exits count the call once.
 func TestExitFromOtherGoroutines(t *testing.T) {
 	h := newHarness(t, errorCount(2, 1))
 	e, err := h.m.Enter("svc")
@@ -112,7 +112,7 @@ func TestExitFromOtherGoroutines(t *testing.T) {
 	assert.Equal(t, breaker.Open, h.state("svc", 0))
 }
 
-// R3, O1: traffic with random outcomes on several goroutines while rules reload and observers
+// Traffic with random outcomes on several goroutines while rules reload and observers
 // come and go. The rules of "svc" survive every reload (only their IDs change), so each of its
 // breakers must report every transition exactly once, in a legal chain; the rules of "churn"
 // are dropped and made anew, and every transition reported for them must still be legal.

@@ -24,7 +24,7 @@ func (l *callLog) last() breaker.CallInfo {
 	return l.calls[len(l.calls)-1]
 }
 
-// P5: a DryRun rule trips, reports with DryRun set and rejects nothing; call observers see
+// A DryRun rule trips, reports with DryRun set and rejects nothing; call observers see
 // what it would have rejected; the calls it would have rejected are not counted by it.
 func TestDryRunTripsButRejectsNothing(t *testing.T) {
 	calls := &callLog{}
@@ -62,7 +62,7 @@ func TestDryRunTripsButRejectsNothing(t *testing.T) {
 	}
 }
 
-// P5: while a DryRun breaker's probe is in flight, other calls pass and are not counted: the
+// While a DryRun breaker's probe is in flight, other calls pass and are not counted: the
 // probe alone decides.
 func TestDryRunProbeDecidesAlone(t *testing.T) {
 	h := newHarness(t, dryRun(errorCount(1, 1)))
@@ -77,8 +77,8 @@ func TestDryRunProbeDecidesAlone(t *testing.T) {
 	assert.Zero(t, h.m.Breakers("svc")[0].Stats().Total)
 }
 
-// P5: an enforced rule beside a DryRun one still rejects, and the DryRun breaker does not take
-// a call the other rejects as its probe (M6).
+// An enforced rule beside a DryRun one still rejects, and the DryRun breaker does not take a
+// call the other rejects as its probe.
 func TestDryRunBesideAnEnforcedRule(t *testing.T) {
 	enforced := errorCount(2, 1)
 	enforced.RetryTimeout = time.Minute
@@ -113,7 +113,7 @@ func TestDryRunIdentityAndJSON(t *testing.T) {
 	assert.Contains(t, string(out), `"dryRun":true`)
 }
 
-// P5, under -race: 32 goroutines arrive at once when a DryRun breaker's retry time has come.
+// Under -race, 32 goroutines arrive at once when a DryRun breaker's retry time has come.
 // One becomes the probe; the others, including those that lost the race for it, pass.
 func TestDryRunNeverRejectsUnderConcurrency(t *testing.T) {
 	for round := 0; round < 50; round++ {

@@ -59,7 +59,7 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "c-slow-probes", Resource: "c", Strategy: breaker.SlowRequestRatio, Threshold: 1,
 			MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 1, ProbeNum: 2, RetryTimeout: 200 * time.Millisecond},
 	},
-	// Templates (P9): "da" and "db" get two breakers from "d*", "x" and "c" one from "*".
+	// Templates: "da" and "db" get two breakers from "d*", "x" and "c" one from "*".
 	{
 		{ID: "d-count", Resource: "d*", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
 			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
@@ -147,9 +147,9 @@ const (
 
 var fuzzOutcomes = []error{nil, errDown, context.Canceled}
 
-// FuzzStateMachine applies a sequence of operations to the library and to the model of SPEC
-// Part 2, and fails at the first difference in what was let through, a BlockError, a state or a
-// reported transition.
+// FuzzStateMachine applies a sequence of operations to the library and to its reference model
+// (model_test.go), and fails at the first difference in what was let through, a BlockError, a
+// state or a reported transition.
 func FuzzStateMachine(f *testing.F) {
 	for _, seed := range fuzzSeeds {
 		f.Add(seed)
@@ -446,7 +446,7 @@ func checkSame(t *testing.T, step int, m *breaker.Manager, events *recorder, ref
 	}
 	for i, want := range ref.changes {
 		if i > 0 && got[i].Seq <= got[i-1].Seq {
-			t.Fatalf("step %d: transition %d has Seq %d after %d; Seq must increase (A6)", step, i,
+			t.Fatalf("step %d: transition %d has Seq %d after %d; Seq must increase across the Manager", step, i,
 				got[i].Seq, got[i-1].Seq)
 		}
 		if c := got[i]; c.Generation == want.Generation && c.Resource == want.Resource && c.Rule == want.Rule &&

@@ -11,14 +11,14 @@ import (
 	"github.com/halfopen/breaker/breakertest"
 )
 
-// model is a reference implementation of SPEC Part 2 for one goroutine, written for plainness
+// model is a reference implementation of the breakers' behaviour for one goroutine, written for plainness
 // rather than speed: every call is kept in a slice and the window is summed from scratch. The
 // state-machine fuzzer runs it beside the library and compares them after every operation.
 type model struct {
 	now       time.Duration // since breakertest.Start
 	rules     []breaker.Rule
 	resources map[string][]*modelBreaker     // of the resources with rules of their own
-	templates []modelTemplate                // longest prefix first (P9)
+	templates []modelTemplate                // longest prefix first
 	templated map[string]*modelTemplateEntry // the breakers templates made, by resource
 	limit     int                            // of template breakers
 	made      uint64                         // template entries made so far
@@ -30,7 +30,7 @@ type model struct {
 	// in flight since it had them
 }
 
-// modelTemplate is the rules of one Resource pattern ending in "*" (P9).
+// modelTemplate is the rules of one Resource pattern ending in "*".
 type modelTemplate struct {
 	prefix string
 	rules  []breaker.Rule
@@ -50,14 +50,14 @@ type modelBreaker struct {
 	gen       uint64
 	epoch     uint64 // counts every change of period, silent ones too: what makes a call stale
 	retryAt   time.Duration
-	openFor   time.Duration // the OPEN time of the last trip or failed probe (P7)
-	failures  int           // probes failed in a row since the trip (P7)
-	probing   bool          // HALF_OPEN: a probe is in flight (P6)
-	successes uint32        // HALF_OPEN: probes of this run that succeeded (P6)
+	openFor   time.Duration // the OPEN time of the last trip or failed probe, backed off
+	failures  int           // probes failed in a row since the trip, for the backoff
+	probing   bool          // HALF_OPEN: a probe is in flight (one at a time)
+	successes uint32        // HALF_OPEN: probes of this run that succeeded (of ProbeNum)
 	deadline  time.Duration
 	probeFor  time.Duration // the ProbeTimeout of the probe in flight
 	calls     []modelCall   // of the current CLOSED period
-	run       int           // ConsecutiveErrors: failures in a row (P8)
+	run       int           // ConsecutiveErrors: failures in a row
 	head      time.Duration
 	retired   bool
 }
@@ -97,7 +97,7 @@ func newModel(limit int) *model {
 
 // breakersOf returns the breakers of resource: its own, or those a template made for it. With
 // call, it is a call's lookup, which makes them on the first call, dropping the idlest to stay
-// within the limit (P9).
+// within the limit of template breakers.
 func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 	if own := m.resources[resource]; own != nil {
 		return own
@@ -203,7 +203,7 @@ func (m *model) retire(b *modelBreaker, reason breaker.Reason) {
 	}
 }
 
-// loadSettings replaces the resource settings (P1, P3).
+// loadSettings replaces the resource settings (Force, MaxConcurrency).
 func (m *model) loadSettings(cfg map[string]breaker.ResourceConfig) {
 	for name, n := range m.inflight {
 		if _, kept := cfg[name]; !kept && *n == 0 { // the name keeps its count while calls are in flight
@@ -218,12 +218,12 @@ func (m *model) loadSettings(cfg map[string]breaker.ResourceConfig) {
 	m.settings = cfg
 }
 
-// dry reports whether b lets through the calls it would reject (P1 ForceClosed, P5).
+// dry reports whether b lets through the calls it would reject (ForceClosed, DryRun).
 func (m *model) dry(b *modelBreaker) bool {
 	return b.rule.DryRun || m.settings[b.name].Force == breaker.ForceClosed
 }
 
-// reset closes every breaker of resource with an empty window (P2).
+// reset closes every breaker of resource with an empty window.
 func (m *model) reset(resource string) {
 	for _, b := range m.breakersOf(resource, false) {
 		if b.state != breaker.Closed {
@@ -241,7 +241,7 @@ func identityOf(r breaker.Rule) breaker.Rule {
 	if r.MinRequestAmount == 0 {
 		r.MinRequestAmount = 5
 		if r.Strategy == breaker.ErrorCount && r.Threshold < 5 {
-			r.MinRequestAmount = uint64(r.Threshold) // A4
+			r.MinRequestAmount = uint64(r.Threshold) // ErrorCount's default: no more than Threshold
 		}
 	}
 	if r.ProbeNum == 0 {
@@ -260,12 +260,12 @@ func identityOf(r breaker.Rule) breaker.Rule {
 		r.MaxAllowedRT = 0
 	}
 	if r.Strategy == breaker.ConsecutiveErrors {
-		r.MinRequestAmount, r.StatInterval, r.BucketCount = 0, 0, 0 // no window (P8)
+		r.MinRequestAmount, r.StatInterval, r.BucketCount = 0, 0, 0 // ConsecutiveErrors has no window
 	}
 	return r
 }
 
-// openTime is the OPEN time after failures failed probes in a row, without jitter (P7).
+// openTime is the OPEN time after failures failed probes in a row, backed off, without jitter.
 func openTime(r breaker.Rule, failures int) time.Duration {
 	d, limit := r.RetryTimeout, max(r.MaxRetryTimeout, r.RetryTimeout)
 	for range failures {
@@ -433,7 +433,8 @@ type modelBlock struct {
 	cause   error // ErrForcedOpen or ErrConcurrencyLimit, when the settings block
 }
 
-// enter checks a call (M2, M3, M5, M6, M7, M8) and returns the entry or the block.
+// enter checks a call (retry time, probe, probe timeout, every breaker, slots, force, limit)
+// and returns the entry or the block.
 func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	e := &modelEntry{resource: resource, start: m.now}
 	breakers := m.breakersOf(resource, true) // made before the settings are read, as the library does
@@ -479,7 +480,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 				if b.state == breaker.Open {
 					m.move(b, breaker.HalfOpen, breaker.RetryTimeoutElapsed, 0)
 				} else {
-					b.epoch++ // the next probe of the run: no transition (P6)
+					b.epoch++ // the next probe of the run: no transition
 				}
 				b.probing = true
 				b.probeFor = identityOf(b.rule).ProbeTimeout
@@ -517,7 +518,8 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	return e, nil
 }
 
-// exit completes a call (M1, M3, M4, M5, W1, W3).
+// exit completes a call: it counts in the window and may trip the breaker, decides a probe,
+// and is ignored when stale or late.
 func (m *model) exit(e *modelEntry, o modelOutcome) {
 	if e.inflight != nil {
 		*e.inflight--
@@ -535,7 +537,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 		ignored := o == modelIgnored
 		if b.rule.Strategy == breaker.SlowRequestRatio {
 			bad = rt > b.rule.MaxAllowedRT
-			ignored = ignored && !bad // A3: a canceled call that was already slow is slow
+			ignored = ignored && !bad // a canceled call that was already slow is slow
 		}
 		switch b.state {
 		case breaker.Closed:
@@ -545,14 +547,14 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 			m.count(b, bad)
 		case breaker.HalfOpen:
 			switch {
-			case m.now >= b.deadline: // its own completion decides however the clock moved (W3)
+			case m.now >= b.deadline: // its own completion decides however the clock moved
 				m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
 			case ignored:
 				m.move(b, breaker.Open, breaker.ProbeIgnored, 0)
 			case bad:
 				m.move(b, breaker.Open, breaker.ProbeFailed, 0)
 			case b.successes+1 < identityOf(b.rule).ProbeNum:
-				b.successes++ // not the last of the run: the next call probes (P6)
+				b.successes++ // not the last of the run: the next call probes
 				b.probing = false
 				b.epoch++
 			default:
@@ -581,20 +583,20 @@ func (m *model) retryAt(b *modelBreaker) time.Duration {
 }
 
 // retryDue: the retry time has come, or lies further ahead than RetryTimeout because the
-// clock stepped back (A2).
+// clock stepped back.
 func (m *model) retryDue(b *modelBreaker) bool {
 	return m.now >= b.retryAt || b.retryAt-m.now > b.openFor
 }
 
 // probeOverdue: the probe's deadline has passed, or lies further ahead than ProbeTimeout
-// because the clock stepped back (A2).
+// because the clock stepped back.
 func (m *model) probeOverdue(b *modelBreaker) bool {
 	return m.now >= b.deadline || b.deadline-m.now > b.probeFor
 }
 
 func (m *model) count(b *modelBreaker, bad bool) {
 	id := identityOf(b.rule)
-	if id.Strategy == breaker.ConsecutiveErrors { // P8
+	if id.Strategy == breaker.ConsecutiveErrors { // no window: a run of failures
 		if !bad {
 			b.run = 0
 			return

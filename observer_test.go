@@ -12,7 +12,7 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// O1: every observer hears each transition once, in registration order, after the state changed.
+// Every observer hears each transition once, in registration order, after the state changed.
 func TestObserversInOrderAfterTheChange(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	var order []string
@@ -38,7 +38,7 @@ func TestObserversInOrderAfterTheChange(t *testing.T) {
 	assert.Equal(t, h.clock.Now(), c.At)
 }
 
-// O1: observers run with no library lock held: they may read, reload and add observers.
+// Observers run with no library lock held: they may read, reload and add observers.
 func TestObserverMayCallTheManager(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	reloaded := false
@@ -58,7 +58,7 @@ func TestObserverMayCallTheManager(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// O2: a panicking observer is recovered and logged; the others and the caller go on.
+// A panicking observer is recovered and logged; the others and the caller go on.
 func TestPanickingObserver(t *testing.T) {
 	var logs bytes.Buffer
 	h := newHarness(t)
@@ -74,7 +74,7 @@ func TestPanickingObserver(t *testing.T) {
 	assert.Contains(t, logs.String(), "observer broke")
 }
 
-// O3: remove stops further calls; calling it twice is harmless.
+// The remove function AddObserver returns stops further calls; calling it twice is harmless.
 func TestRemoveObserver(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	calls := 0
@@ -92,7 +92,8 @@ func TestRemoveObserver(t *testing.T) {
 	assert.Len(t, other.all(), 3, "the other observer is still there")
 }
 
-// O1: a transition is reported exactly once per observer, the package-level API included.
+// The package-level API drives the default Manager: a transition is reported exactly once per
+// observer.
 func TestDefaultManager(t *testing.T) {
 	require.NoError(t, breaker.LoadRules([]breaker.Rule{{Resource: "default-svc", Strategy: breaker.ErrorCount,
 		Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Hour}}))

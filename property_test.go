@@ -21,7 +21,7 @@ import (
 )
 
 // The concurrent property tests check, under many goroutines, what must hold in every
-// interleaving (SPEC A1), rather than totals at the end: a tripping ratio is never above 1, an
+// interleaving, rather than totals at the end: a tripping ratio is never above 1, an
 // ErrorCount snapshot never above the failures made, Stats never shows Bad > Total or more
 // calls than completed, and no rule trips while the true failure ratio stays below its
 // threshold. Each runs for PROPERTY_TIME (default 1s each in make test; make stress runs them
@@ -284,7 +284,7 @@ func checkChains(t *testing.T, all []breaker.StateChange) {
 	}
 }
 
-// P9 under concurrency: goroutines call a dozen names that two templates match, with random
+// Template breakers under concurrency: goroutines call a dozen names that two templates match, with random
 // outcomes and times, while others reload the templates (the same under new IDs, or changed),
 // force names open and closed, and read the template breakers. At every read the Manager holds
 // no more template breakers than its limit; every transition names the resource called and a

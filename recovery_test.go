@@ -15,7 +15,7 @@ import (
 	"github.com/halfopen/breaker/breakertest"
 )
 
-// P6: with ProbeNum 3, three probes in a row, one at a time, close the breaker; observers see
+// With ProbeNum 3, three probes in a row, one at a time, close the breaker; observers see
 // OPEN → HALF_OPEN once and HALF_OPEN → CLOSED once.
 func TestProbeNumThreeInARow(t *testing.T) {
 	rule := errorCount(1, 1)
@@ -37,7 +37,7 @@ func TestProbeNumThreeInARow(t *testing.T) {
 	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
 }
 
-// P6: a failed probe in the middle of a run reopens the breaker, and the next run starts from
+// With ProbeNum 2, a failed probe in the middle of a run reopens the breaker, and the next run starts from
 // the first probe again.
 func TestProbeNumFailureRestartsTheRun(t *testing.T) {
 	rule := errorCount(1, 1)
@@ -55,7 +55,7 @@ func TestProbeNumFailureRestartsTheRun(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// P6: a probe between two of a run times out like any other, and a blocked one returns the
+// With ProbeNum 2, a probe between two of a run times out like any other, and a blocked one returns the
 // breaker to OPEN with the retry time unchanged.
 func TestProbeNumTimeoutAndBlock(t *testing.T) {
 	rule := errorCount(1, 1)
@@ -72,7 +72,7 @@ func TestProbeNumTimeoutAndBlock(t *testing.T) {
 	assert.Equal(t, []string{tripped, probing, "HALF_OPEN->OPEN ProbeTimedOut"}, h.events.transitions())
 }
 
-// P6, under -race: for each probe of a run of 5, 32 goroutines race to enter at once while
+// Under -race, with ProbeNum 5: for each probe of a run of 5, 32 goroutines race to enter at once while
 // the winner is still in flight: exactly one gets in each time, and the fifth success closes.
 func TestProbeNumOneInFlightUnderConcurrency(t *testing.T) {
 	rule := errorCount(1, 1)
@@ -102,7 +102,7 @@ func TestProbeNumOneInFlightUnderConcurrency(t *testing.T) {
 	}
 }
 
-// P7: RetryTimeout 1s, MaxRetryTimeout 5s: OPEN lasts 1, 2, 4, 5, 5 s after the trip and each
+// Backoff with RetryTimeout 1s, MaxRetryTimeout 5s: OPEN lasts 1, 2, 4, 5, 5 s after the trip and each
 // failed probe; closing starts it again at 1s.
 func TestBackoff(t *testing.T) {
 	rule := errorCount(1, 1)
@@ -123,7 +123,7 @@ func TestBackoff(t *testing.T) {
 	assert.Equal(t, h.clock.Now().Add(time.Second), st.RetryAt, "closing resets the backoff")
 }
 
-// P7: one rule on 100 instances that trip together: the jitter spreads their retry times over
+// One rule on 100 instances that trip together: the jitter spreads their retry times over
 // [RetryTimeout·(1−RetryJitter), RetryTimeout), the same name always gives the same time, and
 // BlockError.RetryAt and Stats show the real one.
 func TestJitterSpreadsAFleet(t *testing.T) {
@@ -157,7 +157,7 @@ func TestJitterSpreadsAFleet(t *testing.T) {
 	assert.Equal(t, retryIn("pod-7"), retryIn("pod-7"), "reproducible")
 }
 
-// P8: ConsecutiveErrors 3: a success ends the run, an ignored call changes nothing, and the
+// ConsecutiveErrors 3: a success ends the run, an ignored call changes nothing, and the
 // third failure in a row trips it with Snapshot 3.
 func TestConsecutiveErrors(t *testing.T) {
 	rule := breaker.Rule{Resource: "svc", Strategy: breaker.ConsecutiveErrors, Threshold: 3,
@@ -179,7 +179,7 @@ func TestConsecutiveErrors(t *testing.T) {
 	assert.Zero(t, h.m.Breakers("svc")[0].Stats().Bad, "the run starts again")
 }
 
-// P8: the window fields do not apply to ConsecutiveErrors: they are not part of its identity,
+// The window fields do not apply to ConsecutiveErrors: they are not part of its identity,
 // and its JSON name is "ConsecutiveErrors".
 func TestConsecutiveErrorsIdentityAndJSON(t *testing.T) {
 	rule := breaker.Rule{Resource: "svc", Strategy: breaker.ConsecutiveErrors, Threshold: 3,
@@ -198,7 +198,7 @@ func TestConsecutiveErrorsIdentityAndJSON(t *testing.T) {
 		RetryTimeout: time.Second, ProbeNum: 2, MaxRetryTimeout: time.Minute, RetryJitter: 0.25}, rules[0])
 }
 
-// The new fields are validated.
+// MaxRetryTimeout, RetryJitter, ProbeNum and a ConsecutiveErrors threshold are validated.
 func TestRecoveryFieldsValidation(t *testing.T) {
 	tests := []struct {
 		name      string

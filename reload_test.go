@@ -10,7 +10,7 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// R2: an identical rule keeps its breaker, state, retry time and window; only ID may differ.
+// An identical rule keeps its breaker, state, retry time and window; only ID may differ.
 func TestReloadKeepsIdenticalRule(t *testing.T) {
 	open := errorCount(1, 1)
 	open.ID = "first"
@@ -38,7 +38,7 @@ func TestReloadKeepsIdenticalRule(t *testing.T) {
 	assert.NoError(t, h.complete("svc", 0, nil))
 }
 
-// R2: the window survives a reload too.
+// The window survives a reload too.
 func TestReloadKeepsWindow(t *testing.T) {
 	r := errorCount(3, 1)
 	h := newHarness(t, r)
@@ -49,7 +49,7 @@ func TestReloadKeepsWindow(t *testing.T) {
 	assert.Equal(t, breaker.Open, h.state("svc", 0))
 }
 
-// R2: a changed or removed rule's breaker is dropped; observers hear of the ones not CLOSED.
+// A changed or removed rule's breaker is dropped; observers hear of the ones not CLOSED.
 func TestReloadDropsChangedRules(t *testing.T) {
 	a := errorCount(1, 1)
 	b := slowRatio(1, 1)
@@ -84,7 +84,7 @@ func TestReloadDropsChangedRules(t *testing.T) {
 	assert.NoError(t, h.complete("svc", 0, nil))
 }
 
-// R3: calls that entered under the old rules exit without error, panic or effect.
+// Calls that entered under the old rules exit without error, panic or effect.
 func TestReloadWithCallsInFlight(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1), slowRatio(1, 1))
 	inFlight, err := h.m.Enter("svc")
@@ -112,7 +112,7 @@ func TestReloadWithCallsInFlight(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0), "old calls did not count in the new breaker")
 }
 
-// R1: Rules returns a copy in load order; changing it changes nothing.
+// Rules returns a copy in load order; changing it changes nothing.
 func TestRulesReturnsACopy(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1), slowRatio(1, 1))
 	rules := h.m.Rules()
@@ -123,7 +123,7 @@ func TestRulesReturnsACopy(t *testing.T) {
 	assert.Equal(t, 1.0, h.m.Breakers("svc")[0].Rule().Threshold)
 }
 
-// R2: a default spelled out is the same rule: the breaker is kept, and reports the new spelling.
+// A default spelled out is the same rule: the breaker is kept, and reports the new spelling.
 func TestReloadDefaultsSpelledOut(t *testing.T) {
 	r := errorCount(6, 0)
 	h := newHarness(t, r)

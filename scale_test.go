@@ -106,7 +106,7 @@ func TestMemoryBudgetBoundsTheHeap(t *testing.T) {
 	assert.Empty(t, m.Rules(), "nothing was loaded")
 }
 
-// A8: by default, 20,000 rules of 1,000 buckets (about 340 MB) are refused before any
+// By default, 20,000 rules of 1,000 buckets (about 340 MB) are refused before any
 // window is made, and the error names the default budget.
 func TestMemoryBudgetDefault(t *testing.T) {
 	rules := bigRules(20_000)
@@ -122,7 +122,7 @@ func TestMemoryBudgetDefault(t *testing.T) {
 	require.NoError(t, m.LoadRules(bigRules(20)), "0 removes the bound")
 }
 
-// A8: resource settings count against the budget too: 20,000 of them take no more heap than
+// Resource settings count against the budget too: 20,000 of them take no more heap than
 // the budget counts for them, and a budget of one less refuses them, naming itself.
 func TestMemoryBudgetCountsSettings(t *testing.T) {
 	const n = 20_000
@@ -151,7 +151,7 @@ func TestMemoryBudgetCountsSettings(t *testing.T) {
 	assert.Empty(t, m.Resources(), "nothing was loaded")
 }
 
-// P9: a million distinct names under a "*" template leave the Manager holding at most its
+// A million distinct names under a "*" template leave the Manager holding at most its
 // bound of template breakers, in a heap that stays within what the memory budget counts for
 // them (templateEntryBytes and the breaker's size), however many names went through.
 func TestTemplateBound(t *testing.T) {

@@ -517,7 +517,7 @@ func TestParseSentinelRulesRefusesDuplicateAndCaseFoldedKeys(t *testing.T) {
 	assert.Len(t, got, 1)
 }
 
-// SPEC A4: a Rule's MinRequestAmount 0 means the default, which for ErrorCount is no more calls
+// A Rule's MinRequestAmount 0 means the default, which for ErrorCount is no more calls
 // than Threshold. So ParseSentinelRules never leaves it 0: it writes Sentinel's own default,
 // and a converted rule trips on the same call whatever a Rule's 0 means.
 func TestParseSentinelRulesWritesMinRequestAmount(t *testing.T) {

@@ -22,7 +22,7 @@ func blockOf(t *testing.T, err error) *breaker.BlockError {
 	return be
 }
 
-// P1: ForceOpen rejects every call, also to a resource without rules, before fn runs.
+// ForceOpen rejects every call, also to a resource without rules, before fn runs.
 func TestForceOpenWithoutRules(t *testing.T) {
 	h := newHarness(t)
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen}}))
@@ -41,7 +41,7 @@ func TestForceOpenWithoutRules(t *testing.T) {
 	assert.NoError(t, h.complete("other", 0, nil), "other resources are not touched")
 }
 
-// P1: ForceOpen moves no breaker and counts nothing; Auto brings back the breakers as they were.
+// ForceOpen moves no breaker and counts nothing; Auto brings back the breakers as they were.
 func TestForceOpenLeavesBreakersAlone(t *testing.T) {
 	h := newHarness(t, errorCount(3, 1))
 	h.completeN("svc", 2, errDown)
@@ -59,7 +59,7 @@ func TestForceOpenLeavesBreakersAlone(t *testing.T) {
 	assert.Equal(t, []string{tripped}, h.events.transitions())
 }
 
-// P1: Force survives LoadRules, and a resource's settings survive a reload that drops its rules.
+// Force survives LoadRules, and a resource's settings survive a reload that drops its rules.
 func TestForceSurvivesLoadRules(t *testing.T) {
 	h := newHarness(t, errorCount(3, 1))
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen}}))
@@ -70,7 +70,7 @@ func TestForceSurvivesLoadRules(t *testing.T) {
 	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen}}, h.m.Resources())
 }
 
-// P1: ForceClosed lets every call through; the breakers still count, trip, probe and report,
+// ForceClosed lets every call through; the breakers still count, trip, probe and report,
 // with DryRun set, as if their rules were DryRun.
 func TestForceClosed(t *testing.T) {
 	h := newHarness(t, errorCount(3, 1))
@@ -92,7 +92,7 @@ func TestForceClosed(t *testing.T) {
 	assert.False(t, h.events.last().DryRun)
 }
 
-// P2: Reset closes every breaker of the resource with an empty window; observers hear Reset
+// Reset closes every breaker of the resource with an empty window; observers hear Reset
 // from those that were not CLOSED.
 func TestReset(t *testing.T) {
 	open, closed := errorCount(1, 1), errorRatio(0.5, 4)
@@ -114,7 +114,7 @@ func TestReset(t *testing.T) {
 	assert.Len(t, h.events.all(), 1)
 }
 
-// P2: a call admitted before Reset does not count in the new window (M4).
+// A call admitted before Reset does not count in the new window.
 func TestResetMakesEarlierCallsStale(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	e, err := h.m.Enter("svc")
@@ -125,7 +125,7 @@ func TestResetMakesEarlierCallsStale(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// P3: with MaxConcurrency 2, the third call in flight is rejected with ErrConcurrencyLimit,
+// With MaxConcurrency 2, the third call in flight is rejected with ErrConcurrencyLimit,
 // not ErrOpen, and no breaker counts it; an exit makes room.
 func TestMaxConcurrency(t *testing.T) {
 	h := newHarness(t, errorRatio(0.5, 1))
@@ -150,7 +150,7 @@ func TestMaxConcurrency(t *testing.T) {
 	assert.Equal(t, int64(1), h.m.InFlight("svc"))
 }
 
-// P3: a probe that the limit blocks is given back at once, with the retry time unchanged.
+// A probe that the limit blocks is given back at once, with the retry time unchanged.
 func TestMaxConcurrencyGivesBackTheProbe(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 1}}))
@@ -170,7 +170,7 @@ func TestMaxConcurrencyGivesBackTheProbe(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// P3: changing the limit keeps the calls in flight counted: lowered below them, it rejects
+// Changing the limit keeps the calls in flight counted: lowered below them, it rejects
 // until enough exit; removing the settings and adding them back does not lose them.
 func TestMaxConcurrencyChangedInFlight(t *testing.T) {
 	h := newHarness(t)
@@ -199,7 +199,7 @@ func TestMaxConcurrencyChangedInFlight(t *testing.T) {
 	assert.Zero(t, h.m.InFlight("svc"))
 }
 
-// P3: under -race, 16 goroutines that never exit: exactly MaxConcurrency of them get in.
+// Under -race, 16 goroutines that never exit: exactly MaxConcurrency of them get in.
 func TestMaxConcurrencyExactUnderConcurrency(t *testing.T) {
 	h := newHarness(t, errorRatio(0.5, 100))
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 5}}))
@@ -232,7 +232,7 @@ func TestMaxConcurrencyExactUnderConcurrency(t *testing.T) {
 	}
 }
 
-// P1, P3: with ForceClosed, MaxConcurrency still applies.
+// With ForceClosed, MaxConcurrency still applies.
 func TestForceClosedKeepsTheLimit(t *testing.T) {
 	h := newHarness(t)
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{
@@ -243,7 +243,7 @@ func TestForceClosedKeepsTheLimit(t *testing.T) {
 	assert.ErrorIs(t, err, breaker.ErrConcurrencyLimit)
 }
 
-// P4: fn's context has a deadline of at most admission + Timeout, and never later than the
+// With a Timeout, fn's context has a deadline of at most admission + Timeout, and never later than the
 // caller's own.
 func TestTimeoutDeadline(t *testing.T) {
 	m := breaker.NewManager()
@@ -276,7 +276,7 @@ func TestTimeoutDeadline(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// P4: a dependency that hangs trips an ErrorRatio rule after MinRequestAmount calls have run
+// A dependency that hangs trips an ErrorRatio rule after MinRequestAmount calls have run
 // into the timeout, through Do, a Resource handle and Enter with Entry.WithTimeout.
 func TestTimeoutTripsOnAHang(t *testing.T) {
 	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
@@ -294,7 +294,7 @@ func TestTimeoutTripsOnAHang(t *testing.T) {
 	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", hang), breaker.ErrOpen)
 }
 
-// P4: the RT of a call that ran into the timeout counts for SlowRequestRatio.
+// The RT of a call that ran into the timeout counts for SlowRequestRatio.
 func TestTimeoutCountsAsSlow(t *testing.T) {
 	h := newHarness(t, slowRatio(1, 2))
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: 5 * time.Millisecond}}))

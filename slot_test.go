@@ -65,7 +65,7 @@ func TestSlotsRunInOrder(t *testing.T) {
 	assert.Equal(t, breaker.Open, h.state("svc", 0), "the breaker counted the call after the slots")
 }
 
-// M8, C4: a blocking slot's error is the Cause; the slots before it get OnExit at once, the
+// A blocking slot's error is the Cause; the slots before it get OnExit at once, the
 // blocking and later ones never; the call is not counted.
 func TestSlotBlocks(t *testing.T) {
 	slots, log := newSlots("a", "b", "c")
@@ -90,7 +90,7 @@ func TestSlotBlocks(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0), "the blocked call was not counted as an error")
 }
 
-// M7: a probe blocked by a later slot returns its breaker to OPEN with the retry time unchanged.
+// A probe blocked by a later slot returns its breaker to OPEN with the retry time unchanged.
 func TestProbeBlockedBySlot(t *testing.T) {
 	slots, _ := newSlots("gate")
 	h := slotHarness(t, slots, errorCount(1, 1))

@@ -272,7 +272,7 @@ func TestMiddlewareBlocked(t *testing.T) {
 }
 
 // Given two OPEN rules retrying in 2s and 60s, in either order, then every 503 says when the
-// resource can take a request again: the later retry time (SPEC A5).
+// resource can take a request again: the later retry time.
 func TestMiddlewareRetryAfterIsTheLatest(t *testing.T) {
 	short, long := tripOnFirstFailure(bare), tripOnFirstFailure(bare)
 	short.RetryTimeout, long.RetryTimeout = 2*time.Second, time.Minute
