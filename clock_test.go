@@ -206,3 +206,49 @@ func TestClockJumpBackDropsThoseUsedBeforeIt(t *testing.T) {
 	call("dc") // needs room: da goes
 	assert.Equal(t, []string{"db", "dc"}, m.TemplateResources())
 }
+
+// The clock steps back an hour while a probe is in flight. The next call finds the probe
+// overdue (its deadline is 50 minutes ahead, more than ProbeTimeout), instead of being
+// rejected for an hour.
+func TestClockBackDuringProbeDoesNotWedge(t *testing.T) {
+	rule := errorCount(1, 1)
+	rule.ProbeTimeout = 10 * time.Minute
+	h := newHarness(t, rule)
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(5 * time.Second)
+	_, err := h.m.Enter("svc") // the probe, never exited
+	require.NoError(t, err)
+	h.clock.Advance(-time.Hour)
+
+	_, err = h.m.Enter("svc")
+	assert.ErrorIs(t, err, breaker.ErrOpen, "the probe counts as timed out, and OPEN starts again")
+	assert.Equal(t, []string{tripped, probing, "HALF_OPEN->OPEN ProbeTimedOut"}, h.events.transitions())
+	h.clock.Advance(5 * time.Second)
+	require.NoError(t, h.complete("svc", 0, nil), "the next retry time is RetryTimeout after the step back")
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// The clock steps back an hour while OPEN: the retry time is an hour and 5s ahead, more
+// than RetryTimeout, so the next call probes.
+func TestClockBackWhileOpenDoesNotExtendIt(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(-time.Hour)
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
+}
+
+// A step back of the clock that leaves the retry time more than RetryTimeout ahead counts as
+// due; a small one, that leaves it within RetryTimeout, still waits for it.
+func TestClockSmallStepBackStillWaits(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(-time.Second) // the retry time is 6s ahead, more than 5s
+	assert.NoError(t, h.complete("svc", 0, nil), "more than RetryTimeout ahead counts as due")
+
+	h = newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(time.Second)
+	h.clock.Advance(-500 * time.Millisecond) // the retry time is 4.5s ahead
+	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
+}

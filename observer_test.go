@@ -139,3 +139,20 @@ func TestStats(t *testing.T) {
 	probe.Exit()
 	assert.Equal(t, breaker.Stats{State: breaker.Closed, Generation: 3}, b.Stats())
 }
+
+// Removing a rule and adding it back restarts Generation, but Seq, which increases across the
+// whole Manager, keeps increasing.
+func TestSeqIncreasesAcrossReloads(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown) // OPEN, generation 1
+	require.NoError(t, h.m.LoadRules(nil))
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(1, 1)}))
+	h.completeN("svc", 1, errDown) // OPEN again, generation 1 of the new breaker
+
+	all := h.events.all()
+	require.Len(t, all, 3)
+	assert.Equal(t, []uint64{1, 2, 1}, []uint64{all[0].Generation, all[1].Generation, all[2].Generation})
+	assert.Less(t, all[0].Seq, all[1].Seq)
+	assert.Less(t, all[1].Seq, all[2].Seq)
+	assert.NotZero(t, all[0].Seq)
+}

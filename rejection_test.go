@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // While a probe is in flight, a rejected call's RetryAt is never in the past: it is at least
@@ -120,4 +122,26 @@ func TestCallerDeadlineIsNotACutOff(t *testing.T) {
 		_ = h.m.Do(ctx, "svc", func(ctx context.Context) error { return ctx.Err() })
 	}
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// A call rejected by several breakers names the latest retry time among them: with two OPEN
+// rules retrying in 2s and 60s, every rejection says 60s, whichever rule rejects first.
+func TestRejectionNamesLatestRetryTime(t *testing.T) {
+	short := errorCount(1, 1)
+	short.RetryTimeout = 2 * time.Second
+	long := errorCount(1, 1)
+	long.RetryTimeout = time.Minute
+	for _, rules := range [][]breaker.Rule{{short, long}, {long, short}} {
+		h := newHarness(t, rules...)
+		h.completeN("svc", 1, errDown)
+		want := breakertest.Start.Add(time.Minute)
+		for _, at := range []time.Duration{0, 2 * time.Second, 30 * time.Second} {
+			h.at(at)
+			err := h.complete("svc", 0, nil)
+			var be *breaker.BlockError
+			require.True(t, errors.As(err, &be), "at %v: %v", at, err)
+			assert.Equal(t, want, be.RetryAt, "at %v", at)
+			assert.Equal(t, time.Minute, be.Rule.RetryTimeout, "at %v", at)
+		}
+	}
 }

@@ -227,3 +227,19 @@ func TestReloadPairsIdenticalRulesFirst(t *testing.T) {
 	assert.Equal(t, breaker.Open, after[1].State())
 	assert.Same(t, bs[1], after[0], "the tuned one takes the other")
 }
+
+// ErrorCount's default MinRequestAmount is part of the rule's identity: MinRequestAmount 3
+// spelled out is the same rule as {ErrorCount, Threshold 3}, and keeps its breaker.
+func TestErrorCountDefaultMinimumIsPartOfIdentity(t *testing.T) {
+	r := errorCount(3, 0)
+	h := newHarness(t, r)
+	before := h.m.Breakers("svc")[0]
+	spelled := r
+	spelled.MinRequestAmount = 3
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{spelled}))
+	assert.Same(t, before, h.m.Breakers("svc")[0])
+	assert.ErrorIs(t, h.m.LoadRules([]breaker.Rule{r, spelled}), breaker.ErrInvalidRule, "the two are one rule")
+	five := r
+	five.MinRequestAmount = 5
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{r, five}), "an explicit 5 is another rule")
+}

@@ -586,3 +586,26 @@ func FuzzRuleValidate(f *testing.F) {
 		assert.Empty(t, m.Breakers(r.Resource))
 	})
 }
+
+// {ErrorCount, Threshold 3} with the default MinRequestAmount trips on the third failure in a
+// row: the default needs no more calls than Threshold. An explicit MinRequestAmount keeps its
+// meaning.
+func TestErrorCountDefaultMinRequestAmount(t *testing.T) {
+	tests := []struct {
+		give      breaker.Rule
+		wantTrips int // the failure that trips
+	}{
+		{give: errorCount(1, 0), wantTrips: 1},
+		{give: errorCount(3, 0), wantTrips: 3},
+		{give: errorCount(5, 0), wantTrips: 5},
+		{give: errorCount(7, 0), wantTrips: 7},
+		{give: errorCount(3, 5), wantTrips: 5}, // an explicit MinRequestAmount keeps its meaning
+	}
+	for _, tt := range tests {
+		h := newHarness(t, tt.give)
+		h.completeN("svc", tt.wantTrips-1, errDown)
+		assert.Equal(t, breaker.Closed, h.state("svc", 0), "%+v after %d failures", tt.give, tt.wantTrips-1)
+		h.completeN("svc", 1, errDown)
+		assert.Equal(t, breaker.Open, h.state("svc", 0), "%+v after %d failures", tt.give, tt.wantTrips)
+	}
+}
