@@ -459,3 +459,42 @@ func TestProbeRaceGivesBackTheProbe(t *testing.T) {
 	require.NoError(t, h.complete("svc", 0, nil), "A's retry time was unchanged: the next call probes it")
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
+
+// A breaker can be driven by hand through the CircuitBreaker interface.
+func TestDriveBreakerByHand(t *testing.T) {
+	h := newHarness(t, slowRatio(1, 1))
+	b := h.m.Breakers("svc")[0]
+	e, err := h.m.Enter("elsewhere") // an entry no breaker checked
+	require.NoError(t, err)
+	require.True(t, b.TryPass(e))
+	h.clock.Advance(time.Second)
+	b.OnRequestComplete(e)
+	assert.Equal(t, breaker.Open, b.State(), "slow by its own RT")
+	b.OnRequestComplete(e)
+	e.Exit()
+	assert.Equal(t, []string{tripped}, h.events.transitions(), "completed once")
+
+	other, err := h.m.Enter("elsewhere")
+	require.NoError(t, err)
+	assert.False(t, b.TryPass(other))
+	b.OnRequestComplete(other) // never admitted: nothing happens
+	b.OnRequestComplete(nil)
+	assert.False(t, b.TryPass(nil), "OPEN: no call passes")
+	assert.Equal(t, breaker.Open, b.State())
+}
+
+// TryPass takes the probe of a breaker whose retry time has come, and only one.
+func TestTryPassTakesTheProbe(t *testing.T) {
+	h := newHarness(t, errorRatio(1, 1))
+	h.completeN("svc", 1, errDown)
+	b := h.m.Breakers("svc")[0]
+	e1, _ := h.m.Enter("elsewhere")
+	e2, _ := h.m.Enter("elsewhere")
+	assert.False(t, b.TryPass(e1), "before the retry time")
+	h.at(5 * time.Second)
+	assert.True(t, b.TryPass(e1))
+	assert.Equal(t, breaker.HalfOpen, b.State())
+	assert.False(t, b.TryPass(e2), "one probe")
+	b.OnRequestComplete(e1)
+	assert.Equal(t, breaker.Closed, b.State())
+}

@@ -169,3 +169,47 @@ func TestFallback(t *testing.T) {
 
 	assert.ErrorIs(t, h.m.DoWithFallback(t.Context(), "svc", succeed, nil), breaker.ErrOpen, "nil fallback: Do")
 }
+
+// Do: fn's error is the outcome; context.Canceled counts neither way.
+func TestDoOutcomes(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     error
+		wantOpen bool
+	}{
+		{"nil is a success", nil, false},
+		{"an error is a failure", errDown, true},
+		{"a wrapped error is a failure", fmt.Errorf("call: %w", errDown), true},
+		{"context.Canceled counts neither way", context.Canceled, false},
+		{"wrapped context.Canceled counts neither way", fmt.Errorf("call: %w", context.Canceled), false},
+		{"context.DeadlineExceeded is a failure", context.DeadlineExceeded, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// ErrorRatio 0.5 of at least 2 calls: one success, then the call under test.
+			h := newHarness(t, errorRatio(0.5, 2))
+			require.NoError(t, h.m.Do(t.Context(), "svc", func(context.Context) error { return nil }))
+			err := h.m.Do(t.Context(), "svc", func(context.Context) error { return tt.give })
+			assert.Equal(t, tt.give, err)
+			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
+			if tt.give != nil && !tt.wantOpen {
+				// Not counted at all: the next error makes 1 of 2 counted calls, which trips.
+				assert.Equal(t, errDown, h.m.Do(t.Context(), "svc", func(context.Context) error { return errDown }))
+				assert.Equal(t, breaker.Open, h.state("svc", 0))
+			}
+		})
+	}
+}
+
+// A canceled probe counts neither way: the breaker reopens with the retry time unchanged.
+func TestCanceledProbe(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	h.at(5 * time.Second)
+	err := h.m.Do(t.Context(), "svc", func(context.Context) error { return context.Canceled })
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, "HALF_OPEN->OPEN ProbeIgnored", h.events.transitions()[2])
+	require.NoError(t, h.complete("svc", 0, nil), "the next call may probe at once")
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}

@@ -145,3 +145,12 @@ func TestRejectionNamesLatestRetryTime(t *testing.T) {
 		}
 	}
 }
+
+// Rejections cost no allocation: a breaker hands out one error per period.
+func TestRejectionReusesError(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	first := h.complete("svc", 0, nil)
+	second := h.complete("svc", 0, nil)
+	assert.Same(t, first, second)
+}
