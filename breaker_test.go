@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -497,4 +498,91 @@ func TestTryPassTakesTheProbe(t *testing.T) {
 	assert.False(t, b.TryPass(e2), "one probe")
 	b.OnRequestComplete(e1)
 	assert.Equal(t, breaker.Closed, b.State())
+}
+
+// With ProbeNum 3, three probes in a row, one at a time, close the breaker; observers see
+// OPEN → HALF_OPEN once and HALF_OPEN → CLOSED once.
+func TestProbeNumThreeInARow(t *testing.T) {
+	rule := errorCount(1, 1)
+	rule.ProbeNum = 3
+	h := newHarness(t, rule)
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(5 * time.Second)
+	for i := 1; i <= 3; i++ {
+		probe, err := h.m.Enter("svc")
+		require.NoError(t, err, "probe %d", i)
+		_, err = h.m.Enter("svc")
+		assert.ErrorIs(t, err, breaker.ErrOpen, "while probe %d is in flight", i)
+		probe.Exit()
+		if i < 3 {
+			assert.Equal(t, breaker.HalfOpen, h.state("svc", 0), "after probe %d", i)
+			assert.True(t, h.m.Breakers("svc")[0].Stats().ProbeDeadline.IsZero(), "no probe in flight")
+		}
+	}
+	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
+}
+
+// With ProbeNum 2, a failed probe in the middle of a run reopens the breaker, and the next run starts from
+// the first probe again.
+func TestProbeNumFailureRestartsTheRun(t *testing.T) {
+	rule := errorCount(1, 1)
+	rule.ProbeNum = 2
+	h := newHarness(t, rule)
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(5 * time.Second)
+	require.NoError(t, h.complete("svc", 0, nil))
+	require.NoError(t, h.complete("svc", 0, errDown))
+	assert.Equal(t, []string{tripped, probing, reopened}, h.events.transitions())
+	h.clock.Advance(5 * time.Second)
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0), "one success of two")
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// With ProbeNum 2, a probe between two of a run times out like any other, and a blocked one returns the
+// breaker to OPEN with the retry time unchanged.
+func TestProbeNumTimeoutAndBlock(t *testing.T) {
+	rule := errorCount(1, 1)
+	rule.ProbeNum = 2
+	rule.ProbeTimeout = time.Second
+	h := newHarness(t, rule)
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(5 * time.Second)
+	require.NoError(t, h.complete("svc", 0, nil))
+	_, err := h.m.Enter("svc") // the second probe, never exited
+	require.NoError(t, err)
+	h.clock.Advance(time.Second)
+	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
+	assert.Equal(t, []string{tripped, probing, "HALF_OPEN->OPEN ProbeTimedOut"}, h.events.transitions())
+}
+
+// Under -race, with ProbeNum 5: for each probe of a run of 5, 32 goroutines race to enter at once while
+// the winner is still in flight: exactly one gets in each time, and the fifth success closes.
+func TestProbeNumOneInFlightUnderConcurrency(t *testing.T) {
+	rule := errorCount(1, 1)
+	rule.ProbeNum = 5
+	for round := 0; round < 20; round++ {
+		h := newHarness(t, rule)
+		h.completeN("svc", 1, errDown)
+		h.clock.Advance(5 * time.Second)
+		for probe := 1; probe <= 5; probe++ {
+			admitted := make(chan *breaker.Entry, 32)
+			var wg sync.WaitGroup
+			for g := 0; g < 32; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if e, err := h.m.Enter("svc"); err == nil {
+						admitted <- e
+					}
+				}()
+			}
+			wg.Wait()
+			close(admitted)
+			require.Len(t, admitted, 1, "round %d, probe %d", round, probe)
+			(<-admitted).Exit()
+		}
+		require.Equal(t, []string{tripped, probing, recovered}, h.events.transitions(), "round %d", round)
+	}
 }

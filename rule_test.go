@@ -609,3 +609,25 @@ func TestErrorCountDefaultMinRequestAmount(t *testing.T) {
 		assert.Equal(t, breaker.Open, h.state("svc", 0), "%+v after %d failures", tt.give, tt.wantTrips)
 	}
 }
+
+// MaxRetryTimeout, RetryJitter, ProbeNum and a ConsecutiveErrors threshold are validated.
+func TestRecoveryFieldsValidation(t *testing.T) {
+	tests := []struct {
+		name      string
+		give      func(*breaker.Rule)
+		wantField string
+	}{
+		{"max retry below retry", func(r *breaker.Rule) { r.MaxRetryTimeout = time.Second }, "MaxRetryTimeout"},
+		{"jitter 1", func(r *breaker.Rule) { r.RetryJitter = 1 }, "RetryJitter"},
+		{"jitter negative", func(r *breaker.Rule) { r.RetryJitter = -0.1 }, "RetryJitter"},
+		{"probes too many", func(r *breaker.Rule) { r.ProbeNum = breaker.MaxProbeNum + 1 }, "ProbeNum"},
+		{"consecutive not whole", func(r *breaker.Rule) { r.Strategy, r.Threshold = breaker.ConsecutiveErrors, 2.5 }, "Threshold"},
+	}
+	for _, tt := range tests {
+		r := errorCount(1, 1)
+		tt.give(&r)
+		var re *breaker.RuleError
+		require.ErrorAs(t, r.Validate(), &re, tt.name)
+		assert.Equal(t, tt.wantField, re.Field, tt.name)
+	}
+}
