@@ -133,34 +133,6 @@ func TestTripBoundaries(t *testing.T) {
 	}
 }
 
-// A call that took exactly MaxAllowedRT is not slow; one nanosecond more is.
-func TestSlowMeansGreaterThanMaxAllowedRT(t *testing.T) {
-	tests := []struct {
-		name     string
-		give     time.Duration
-		wantOpen bool
-	}{
-		{"equal is not slow", 50 * time.Millisecond, false},
-		{"one ns more is slow", 50*time.Millisecond + 1, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, slowRatio(1.0, 3))
-			for i := 0; i < 3; i++ {
-				require.NoError(t, h.complete("svc", tt.give, nil))
-			}
-			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
-		})
-	}
-}
-
-// SlowRequestRatio measures time only; a fast failing call is not slow.
-func TestSlowRatioIgnoresErrors(t *testing.T) {
-	h := newHarness(t, slowRatio(0.5, 4))
-	h.completeN("svc", 10, errDown)
-	assert.Equal(t, breaker.Closed, h.state("svc", 0))
-}
-
 // OPEN rejects with ErrOpen until trip time + RetryTimeout, then admits one probe.
 func TestOpenRejectsUntilRetryTime(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))
@@ -338,129 +310,6 @@ func TestProbeCompletingAfterDeadline(t *testing.T) {
 	assert.Equal(t, breaker.ProbeTimedOut, h.events.last().Reason)
 }
 
-// A call passes only if every breaker admits it; a due breaker is not moved to HALF_OPEN by a
-// call another breaker rejects.
-func TestEveryBreakerMustAdmit(t *testing.T) {
-	short := errorCount(1, 1)
-	long := errorCount(1, 1)
-	long.RetryTimeout = time.Minute
-	h := newHarness(t, short, long)
-	h.completeN("svc", 1, errDown) // trips both
-	require.Equal(t, breaker.Open, h.state("svc", 0))
-	require.Equal(t, breaker.Open, h.state("svc", 1))
-	h.events.reset()
-
-	h.at(5 * time.Second) // short is due, long is not
-	err := h.complete("svc", 0, nil)
-	var be *breaker.BlockError
-	require.ErrorAs(t, err, &be)
-	assert.Equal(t, time.Minute, be.Rule.RetryTimeout, "the rejecting rule is named")
-	assert.Equal(t, breaker.Open, h.state("svc", 0))
-	assert.Empty(t, h.events.transitions())
-
-	h.at(time.Minute) // both due: the call probes both
-	probe, err := h.m.Enter("svc")
-	require.NoError(t, err)
-	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0))
-	assert.Equal(t, breaker.HalfOpen, h.state("svc", 1))
-	probe.Exit()
-	assert.Equal(t, breaker.Closed, h.state("svc", 0))
-	assert.Equal(t, breaker.Closed, h.state("svc", 1))
-}
-
-// A 1s window of ten buckets slides: at 1950ms the errors made at 900ms have left it, and
-// those made at 1100ms are still in it.
-func TestWindowSlides(t *testing.T) {
-	r := errorCount(11, 1) // StatInterval 1s, 10 buckets by default
-	h := newHarness(t, r)
-	h.at(900 * time.Millisecond)
-	h.completeN("svc", 6, errDown)
-	h.at(1100 * time.Millisecond)
-	h.completeN("svc", 4, errDown) // 10 in the window
-	require.Equal(t, breaker.Closed, h.state("svc", 0))
-
-	h.at(1950 * time.Millisecond) // the 900ms bucket has left: 4 remain
-	h.completeN("svc", 6, errDown)
-	assert.Equal(t, breaker.Closed, h.state("svc", 0), "10 errors in the window, not 16")
-	h.completeN("svc", 1, errDown)
-	assert.Equal(t, breaker.Open, h.state("svc", 0))
-	assert.Equal(t, 11.0, h.events.last().Snapshot)
-}
-
-// At 1100ms, the errors at 900ms and 1100ms are all in the window.
-func TestWindowHoldsPreviousBuckets(t *testing.T) {
-	h := newHarness(t, errorCount(10, 1))
-	h.at(900 * time.Millisecond)
-	h.completeN("svc", 6, errDown)
-	h.at(1100 * time.Millisecond)
-	h.completeN("svc", 3, errDown)
-	require.Equal(t, breaker.Closed, h.state("svc", 0))
-	h.completeN("svc", 1, errDown)
-	assert.Equal(t, breaker.Open, h.state("svc", 0))
-	assert.Equal(t, 10.0, h.events.last().Snapshot)
-}
-
-// When the clock goes backwards the completion counts in the newest bucket.
-func TestClockBackwardsCountsInNewestBucket(t *testing.T) {
-	h := newHarness(t, errorCount(3, 1))
-	h.at(time.Second)
-	h.completeN("svc", 1, errDown)
-	h.at(500 * time.Millisecond)
-	h.completeN("svc", 1, errDown) // counts in the 1s bucket
-	h.at(1950 * time.Millisecond)  // a 500ms bucket would have left the window by now
-	h.completeN("svc", 1, errDown)
-	assert.Equal(t, breaker.Open, h.state("svc", 0))
-	assert.Equal(t, 3.0, h.events.last().Snapshot)
-}
-
-// A probe still decides when the clock went back during it.
-func TestClockBackwardsProbeStillDecides(t *testing.T) {
-	h := newHarness(t, slowRatio(1, 1))
-	require.NoError(t, h.complete("svc", time.Second, nil))
-	h.clock.Advance(5 * time.Second)
-	probe, err := h.m.Enter("svc")
-	require.NoError(t, err)
-	h.clock.Advance(-time.Hour)
-	probe.Exit()
-	assert.Equal(t, breaker.Closed, h.state("svc", 0))
-	assert.Equal(t, recovered, h.events.transitions()[2])
-}
-
-// When a call has taken one breaker's probe and another call wins the next breaker's
-// probe first, the first call gives its probe back (ProbeBlocked) and is rejected. The race is
-// made deterministic by an observer, which runs on the goroutine that took the first probe.
-func TestProbeRaceGivesBackTheProbe(t *testing.T) {
-	a, b := errorCount(1, 1), errorCount(1, 1)
-	b.RetryTimeout = 5*time.Second + time.Millisecond // a different rule, due at the same step
-	h := newHarness(t, a, b)
-	h.completeN("svc", 1, errDown) // trips both
-	h.at(10 * time.Second)
-	breakerB := h.m.Breakers("svc")[1]
-	var rival *breaker.Entry
-	h.m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
-		if c.Reason == breaker.RetryTimeoutElapsed && c.Rule == a && rival == nil {
-			rival, _ = h.m.Enter("elsewhere")
-			require.True(t, breakerB.TryPass(rival), "the rival takes B's probe first")
-		}
-	}))
-	h.events.reset()
-
-	err := h.complete("svc", 0, nil)
-	var be *breaker.BlockError
-	require.ErrorAs(t, err, &be)
-	assert.Equal(t, b, *be.Rule, "rejected by the breaker whose probe it lost")
-	assert.Equal(t, breaker.HalfOpen, be.State)
-	assert.Equal(t, []string{probing, probing, "HALF_OPEN->OPEN ProbeBlocked"}, h.events.transitions())
-	assert.Equal(t, breaker.Open, h.state("svc", 0), "A's probe was given back")
-	assert.Equal(t, breaker.HalfOpen, h.state("svc", 1))
-
-	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen, "B's probe is still in flight")
-	breakerB.OnRequestComplete(rival) // the rival's probe succeeds
-	require.Equal(t, breaker.Closed, h.state("svc", 1))
-	require.NoError(t, h.complete("svc", 0, nil), "A's retry time was unchanged: the next call probes it")
-	assert.Equal(t, breaker.Closed, h.state("svc", 0))
-}
-
 // A breaker can be driven by hand through the CircuitBreaker interface.
 func TestDriveBreakerByHand(t *testing.T) {
 	h := newHarness(t, slowRatio(1, 1))
@@ -585,4 +434,32 @@ func TestProbeNumOneInFlightUnderConcurrency(t *testing.T) {
 		}
 		require.Equal(t, []string{tripped, probing, recovered}, h.events.transitions(), "round %d", round)
 	}
+}
+
+// Stats reads the window and the times of the current period.
+func TestStats(t *testing.T) {
+	r := errorCount(3, 1)
+	r.ProbeTimeout = time.Second
+	h := newHarness(t, r)
+	b := h.m.Breakers("svc")[0]
+	assert.Equal(t, breaker.Stats{State: breaker.Closed}, b.Stats())
+
+	h.at(100 * time.Millisecond)
+	h.completeN("svc", 3, nil)
+	h.completeN("svc", 2, errDown)
+	assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 5, Bad: 2}, b.Stats())
+	h.at(1100 * time.Millisecond) // the 100ms bucket has left the window
+	assert.Equal(t, breaker.Stats{State: breaker.Closed}, b.Stats())
+
+	h.completeN("svc", 3, errDown)
+	tripAt := h.clock.Now()
+	assert.Equal(t, breaker.Stats{State: breaker.Open, Generation: 1, RetryAt: tripAt.Add(5 * time.Second)}, b.Stats())
+
+	h.clock.Advance(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	assert.Equal(t, breaker.Stats{State: breaker.HalfOpen, Generation: 2, RetryAt: tripAt.Add(5 * time.Second),
+		ProbeDeadline: h.clock.Now().Add(time.Second)}, b.Stats())
+	probe.Exit()
+	assert.Equal(t, breaker.Stats{State: breaker.Closed, Generation: 3}, b.Stats())
 }

@@ -252,3 +252,38 @@ func TestClockSmallStepBackStillWaits(t *testing.T) {
 	h.clock.Advance(-500 * time.Millisecond) // the retry time is 4.5s ahead
 	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
 }
+
+// When the clock goes backwards the completion counts in the newest bucket.
+func TestClockBackwardsCountsInNewestBucket(t *testing.T) {
+	h := newHarness(t, errorCount(3, 1))
+	h.at(time.Second)
+	h.completeN("svc", 1, errDown)
+	h.at(500 * time.Millisecond)
+	h.completeN("svc", 1, errDown) // counts in the 1s bucket
+	h.at(1950 * time.Millisecond)  // a 500ms bucket would have left the window by now
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, 3.0, h.events.last().Snapshot)
+}
+
+// A probe still decides when the clock went back during it.
+func TestClockBackwardsProbeStillDecides(t *testing.T) {
+	h := newHarness(t, slowRatio(1, 1))
+	require.NoError(t, h.complete("svc", time.Second, nil))
+	h.clock.Advance(5 * time.Second)
+	probe, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	h.clock.Advance(-time.Hour)
+	probe.Exit()
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+	assert.Equal(t, recovered, h.events.transitions()[2])
+}
+
+// Now reads the manager's clock.
+func TestManagerNow(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Advance(90 * time.Second)
+	assert.Equal(t, h.clock.Now(), h.m.Now())
+	real := breaker.NewManager()
+	assert.WithinDuration(t, time.Now(), real.Now(), time.Minute)
+}

@@ -1,128 +1,43 @@
-package breaker
+package breaker_test
 
 import (
-	"math"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
 )
 
-// A bucket's two counts are one word: bad calls add to both, good calls to the total only.
-func TestBucketCountsArePacked(t *testing.T) {
-	w := newLeapArray(time.Second, 10)
-	w.add(0, true)
-	w.add(0, false)
-	w.add(50*int64(time.Millisecond), true)
-	total, bad := w.sum(w.headAt(0))
-	assert.Equal(t, uint64(3), total)
-	assert.Equal(t, uint64(2), bad)
+// A 1s window of ten buckets slides: at 1950ms the errors made at 900ms have left it, and
+// those made at 1100ms are still in it.
+func TestWindowSlides(t *testing.T) {
+	r := errorCount(11, 1) // StatInterval 1s, 10 buckets by default
+	h := newHarness(t, r)
+	h.at(900 * time.Millisecond)
+	h.completeN("svc", 6, errDown)
+	h.at(1100 * time.Millisecond)
+	h.completeN("svc", 4, errDown) // 10 in the window
+	require.Equal(t, breaker.Closed, h.state("svc", 0))
+
+	h.at(1950 * time.Millisecond) // the 900ms bucket has left: 4 remain
+	h.completeN("svc", 6, errDown)
+	assert.Equal(t, breaker.Closed, h.state("svc", 0), "10 errors in the window, not 16")
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, 11.0, h.events.last().Snapshot)
 }
 
-// A bucket whose total reaches 2^31 has both counts halved, keeping its ratio, so the packed
-// total never wraps into garbage.
-func TestBucketHalvesBeforeItOverflows(t *testing.T) {
-	tests := []struct {
-		name      string
-		giveTotal uint64
-		giveBad   uint64
-		addBad    bool
-		wantTotal uint64
-		wantBad   uint64
-	}{
-		{name: "one below the bound stays", giveTotal: halveAt - 2, giveBad: 10, wantTotal: halveAt - 1, wantBad: 10},
-		{name: "reaching the bound halves", giveTotal: halveAt - 1, giveBad: halveAt / 4, addBad: true,
-			wantTotal: halveAt / 2, wantBad: (halveAt/4 + 1) / 2},
-		{name: "all bad stays all bad", giveTotal: halveAt - 1, giveBad: halveAt - 1, addBad: true,
-			wantTotal: halveAt / 2, wantBad: halveAt / 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newLeapArray(time.Second, 1)
-			w.add(0, false) // publishes the bucket at 0
-			w.buckets[0].counts.Store(tt.giveTotal<<32 | tt.giveBad)
-			w.add(0, tt.addBad)
-			total, bad := w.sum(0)
-			assert.Equal(t, tt.wantTotal, total)
-			assert.Equal(t, tt.wantBad, bad)
-		})
-	}
-}
-
-// Reaching a bucket of a new lap zeroes both counts in one store.
-func TestBucketResetZeroesBoth(t *testing.T) {
-	w := newLeapArray(time.Second, 2)
-	w.add(0, true)
-	w.add(int64(time.Second), false) // the same slot, one lap on
-	total, bad := w.sum(int64(time.Second))
-	assert.Equal(t, uint64(1), total)
-	assert.Equal(t, uint64(0), bad)
-}
-
-// Ticks wrap: a window that spans the wrap of int64 counts the calls on both sides of it, and
-// lets them go a window later.
-func TestWindowSpansTheWrapOfTicks(t *testing.T) {
-	ms := int64(time.Millisecond)
-	w := newLeapArray(time.Second, 10)
-	first := int64(math.MaxInt64) - 250*ms
-	w.add(first, true)
-	w.add(first+300*ms, true) // wrapped to a negative tick
-	total, bad := w.sum(w.headAt(first + 300*ms))
-	assert.Equal(t, uint64(2), total)
-	assert.Equal(t, uint64(2), bad)
-	assert.True(t, w.mayHoldBad(w.headAt(first+300*ms)))
-
-	total, _ = w.sum(w.headAt(first + 1200*ms))
-	assert.Equal(t, uint64(1), total, "the first call left the window")
-	total, _ = w.sum(w.headAt(first + 1500*ms))
-	assert.Equal(t, uint64(0), total)
-}
-
-// A small step back counts in the newest bucket; a step back of a whole window or more starts
-// the window again at the new time, without the calls before the step.
-func TestWindowStepBack(t *testing.T) {
-	ms := int64(time.Millisecond)
-	tests := []struct {
-		name      string
-		give      int64 // the step back from a call 10s after the epoch
-		wantTotal uint64
-	}{
-		{name: "a little back counts in the newest bucket", give: 400 * ms, wantTotal: 2},
-		{name: "just under a window back counts in the newest bucket", give: 1000*ms - 1, wantTotal: 2},
-		{name: "a window back starts the window again", give: 1000 * ms, wantTotal: 1},
-		{name: "an hour back starts the window again", give: 3600 * 1000 * ms, wantTotal: 1},
-		{name: "a century back starts the window again", give: 100 * 365 * 24 * 3600 * 1000 * ms, wantTotal: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newLeapArray(time.Second, 10)
-			w.add(10_000*ms, true)
-			now := 10_000*ms - tt.give
-			head := w.add(now, false)
-			assert.Equal(t, head, w.headAt(now))
-			total, _ := w.sum(head)
-			assert.Equal(t, tt.wantTotal, total)
-
-			total, _ = w.sum(w.headAt(now + 500*ms))
-			assert.Equal(t, tt.wantTotal, total, "half a window later")
-		})
-	}
-}
-
-// A window the clock left far behind counts nothing of its old laps, also when the distance
-// between ticks wraps.
-func TestWindowFarAheadForgetsOldLaps(t *testing.T) {
-	year := 365 * 24 * int64(time.Hour)
-	w := newLeapArray(time.Second, 10)
-	var now int64
-	for i, step := range []int64{0, 200 * year, 200 * year, 1000 * year} {
-		now += step // wraps past 292 years
-		total, _ := w.sum(w.headAt(now))
-		assert.Equal(t, uint64(0), total, "nothing in the window before the calls of step %d", i)
-		w.add(now, true)
-		w.add(now+int64(time.Millisecond), false)
-		total, bad := w.sum(w.headAt(now + int64(time.Millisecond)))
-		assert.Equal(t, uint64(2), total)
-		assert.Equal(t, uint64(1), bad)
-	}
+// At 1100ms, the errors at 900ms and 1100ms are all in the window.
+func TestWindowHoldsPreviousBuckets(t *testing.T) {
+	h := newHarness(t, errorCount(10, 1))
+	h.at(900 * time.Millisecond)
+	h.completeN("svc", 6, errDown)
+	h.at(1100 * time.Millisecond)
+	h.completeN("svc", 3, errDown)
+	require.Equal(t, breaker.Closed, h.state("svc", 0))
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.Equal(t, 10.0, h.events.last().Snapshot)
 }

@@ -92,54 +92,6 @@ func TestRemoveObserver(t *testing.T) {
 	assert.Len(t, other.all(), 3, "the other observer is still there")
 }
 
-// The package-level API drives the default Manager: a transition is reported exactly once per
-// observer.
-func TestDefaultManager(t *testing.T) {
-	require.NoError(t, breaker.LoadRules([]breaker.Rule{{Resource: "default-svc", Strategy: breaker.ErrorCount,
-		Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Hour}}))
-	t.Cleanup(func() { require.NoError(t, breaker.LoadRules(nil)) })
-	rec := &recorder{}
-	remove := breaker.AddObserver(rec)
-	defer remove()
-
-	e, err := breaker.Enter("default-svc")
-	require.NoError(t, err)
-	e.SetError(errDown)
-	e.Exit()
-	assert.Equal(t, []string{tripped}, rec.transitions())
-	assert.ErrorIs(t, breaker.Do(t.Context(), "default-svc", nil), breaker.ErrOpen)
-	assert.Same(t, breaker.Default(), breaker.Default())
-	assert.Len(t, breaker.Default().Breakers("default-svc"), 1)
-}
-
-// Stats reads the window and the times of the current period.
-func TestStats(t *testing.T) {
-	r := errorCount(3, 1)
-	r.ProbeTimeout = time.Second
-	h := newHarness(t, r)
-	b := h.m.Breakers("svc")[0]
-	assert.Equal(t, breaker.Stats{State: breaker.Closed}, b.Stats())
-
-	h.at(100 * time.Millisecond)
-	h.completeN("svc", 3, nil)
-	h.completeN("svc", 2, errDown)
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 5, Bad: 2}, b.Stats())
-	h.at(1100 * time.Millisecond) // the 100ms bucket has left the window
-	assert.Equal(t, breaker.Stats{State: breaker.Closed}, b.Stats())
-
-	h.completeN("svc", 3, errDown)
-	tripAt := h.clock.Now()
-	assert.Equal(t, breaker.Stats{State: breaker.Open, Generation: 1, RetryAt: tripAt.Add(5 * time.Second)}, b.Stats())
-
-	h.clock.Advance(5 * time.Second)
-	probe, err := h.m.Enter("svc")
-	require.NoError(t, err)
-	assert.Equal(t, breaker.Stats{State: breaker.HalfOpen, Generation: 2, RetryAt: tripAt.Add(5 * time.Second),
-		ProbeDeadline: h.clock.Now().Add(time.Second)}, b.Stats())
-	probe.Exit()
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Generation: 3}, b.Stats())
-}
-
 // Removing a rule and adding it back restarts Generation, but Seq, which increases across the
 // whole Manager, keeps increasing.
 func TestSeqIncreasesAcrossReloads(t *testing.T) {

@@ -112,17 +112,6 @@ func TestReloadWithCallsInFlight(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0), "old calls did not count in the new breaker")
 }
 
-// Rules returns a copy in load order; changing it changes nothing.
-func TestRulesReturnsACopy(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1), slowRatio(1, 1))
-	rules := h.m.Rules()
-	require.Len(t, rules, 2)
-	assert.Equal(t, breaker.ErrorCount, rules[0].Strategy)
-	rules[0].Threshold = 99
-	assert.Equal(t, 1.0, h.m.Rules()[0].Threshold)
-	assert.Equal(t, 1.0, h.m.Breakers("svc")[0].Rule().Threshold)
-}
-
 // A default spelled out is the same rule: the breaker is kept, and reports the new spelling.
 func TestReloadDefaultsSpelledOut(t *testing.T) {
 	r := errorCount(6, 0)

@@ -46,15 +46,6 @@ func TestResourceHandleWithSlots(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// Now reads the manager's clock.
-func TestManagerNow(t *testing.T) {
-	h := newHarness(t)
-	h.clock.Advance(90 * time.Second)
-	assert.Equal(t, h.clock.Now(), h.m.Now())
-	real := breaker.NewManager()
-	assert.WithinDuration(t, time.Now(), real.Now(), time.Minute)
-}
-
 // A handle's DoWithFallback falls back on a block or a failure, and not on a success.
 func TestResourceDoWithFallback(t *testing.T) {
 	h := newHarness(t, errorCount(1, 1))

@@ -11,6 +11,34 @@ import (
 	"github.com/halfopen/breaker"
 )
 
+// A call that took exactly MaxAllowedRT is not slow; one nanosecond more is.
+func TestSlowMeansGreaterThanMaxAllowedRT(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     time.Duration
+		wantOpen bool
+	}{
+		{"equal is not slow", 50 * time.Millisecond, false},
+		{"one ns more is slow", 50*time.Millisecond + 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, slowRatio(1.0, 3))
+			for i := 0; i < 3; i++ {
+				require.NoError(t, h.complete("svc", tt.give, nil))
+			}
+			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
+		})
+	}
+}
+
+// SlowRequestRatio measures time only; a fast failing call is not slow.
+func TestSlowRatioIgnoresErrors(t *testing.T) {
+	h := newHarness(t, slowRatio(0.5, 4))
+	h.completeN("svc", 10, errDown)
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
 // A call canceled by its caller after 240ms, against MaxAllowedRT 100ms, counts as slow.
 func TestCanceledSlowCallCountsAsSlow(t *testing.T) {
 	rule := breaker.Rule{Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 1,
