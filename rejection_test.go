@@ -1,7 +1,6 @@
 package breaker_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -71,57 +70,6 @@ func TestRetryLoopDoesNotSpinWhileProbing(t *testing.T) {
 	}
 	assert.LessOrEqual(t, attempts, 20*4, "at most one attempt per caller per bucket")
 	probe.Exit()
-}
-
-// A call cut off at the resource's Timeout counts as slow, also when the Timeout is shorter
-// than MaxAllowedRT, so a hang trips a slow-call rule.
-func TestCutOffCallIsSlow(t *testing.T) {
-	slow := slowRatio(1, 2)
-	slow.MaxAllowedRT = time.Hour
-	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-	tests := []struct {
-		name string
-		call func(h *harness) error
-	}{
-		{"Do", func(h *harness) error { return h.m.Do(context.Background(), "svc", hang) }},
-		{"Resource.Do", func(h *harness) error { return h.m.Resource("svc").Do(context.Background(), hang) }},
-		{"Entry.WithTimeout", func(h *harness) error {
-			e, err := h.m.Enter("svc")
-			if err != nil {
-				return err
-			}
-			ctx, cancel := e.WithTimeout(context.Background())
-			defer cancel()
-			e.SetError(hang(ctx))
-			e.Exit()
-			return nil
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, slow)
-			require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: time.Nanosecond}}))
-			_ = tt.call(h)
-			assert.Equal(t, breaker.Closed, h.state("svc", 0), "one call is below MinRequestAmount")
-			_ = tt.call(h)
-			assert.Equal(t, breaker.Open, h.state("svc", 0), "two cut-off calls are two slow calls")
-		})
-	}
-}
-
-// A call that ends at the caller's own, earlier deadline was not cut off by the library: the
-// rule judges it by its response time alone.
-func TestCallerDeadlineIsNotACutOff(t *testing.T) {
-	slow := slowRatio(1, 1)
-	slow.MaxAllowedRT = time.Hour
-	h := newHarness(t, slow)
-	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: time.Hour}}))
-	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
-	defer cancel()
-	for range 3 {
-		_ = h.m.Do(ctx, "svc", func(ctx context.Context) error { return ctx.Err() })
-	}
-	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
 // A call rejected by several breakers names the latest retry time among them: with two OPEN

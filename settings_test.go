@@ -92,39 +92,6 @@ func TestForceClosed(t *testing.T) {
 	assert.False(t, h.events.last().DryRun)
 }
 
-// Reset closes every breaker of the resource with an empty window; observers hear Reset
-// from those that were not CLOSED.
-func TestReset(t *testing.T) {
-	open, closed := errorCount(1, 1), errorRatio(0.5, 4)
-	h := newHarness(t, open, closed)
-	h.completeN("svc", 1, errDown) // trips the count rule; the ratio rule holds 1 call
-	require.Equal(t, uint64(1), h.m.Breakers("svc")[1].Stats().Total)
-	h.events.reset()
-
-	h.m.Reset("svc")
-	assert.Equal(t, []string{"OPEN->CLOSED Reset"}, h.events.transitions())
-	for i, b := range h.m.Breakers("svc") {
-		st := b.Stats()
-		assert.Equal(t, breaker.Closed, st.State, "breaker %d", i)
-		assert.Zero(t, st.Total, "breaker %d: the window starts empty", i)
-	}
-	require.NoError(t, h.complete("svc", 0, nil))
-	h.m.Reset("nothing") // no rules: nothing happens
-	h.m.Reset("svc")     // all CLOSED: no event
-	assert.Len(t, h.events.all(), 1)
-}
-
-// A call admitted before Reset does not count in the new window.
-func TestResetMakesEarlierCallsStale(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
-	e, err := h.m.Enter("svc")
-	require.NoError(t, err)
-	h.m.Reset("svc")
-	e.SetError(errDown)
-	e.Exit()
-	assert.Equal(t, breaker.Closed, h.state("svc", 0))
-}
-
 // With MaxConcurrency 2, the third call in flight is rejected with ErrConcurrencyLimit,
 // not ErrOpen, and no breaker counts it; an exit makes room.
 func TestMaxConcurrency(t *testing.T) {
@@ -243,72 +210,6 @@ func TestForceClosedKeepsTheLimit(t *testing.T) {
 	assert.ErrorIs(t, err, breaker.ErrConcurrencyLimit)
 }
 
-// With a Timeout, fn's context has a deadline of at most admission + Timeout, and never later than the
-// caller's own.
-func TestTimeoutDeadline(t *testing.T) {
-	m := breaker.NewManager()
-	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: time.Minute}}))
-	before := time.Now()
-	var deadline time.Time
-	require.NoError(t, m.Do(context.Background(), "svc", func(ctx context.Context) error {
-		var ok bool
-		deadline, ok = ctx.Deadline()
-		require.True(t, ok)
-		return nil
-	}))
-	assert.False(t, deadline.Before(before.Add(time.Minute)))
-	assert.False(t, deadline.After(time.Now().Add(time.Minute)))
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	want, _ := ctx.Deadline()
-	require.NoError(t, m.Do(ctx, "svc", func(ctx context.Context) error {
-		deadline, _ = ctx.Deadline()
-		return nil
-	}))
-	assert.Equal(t, want, deadline, "the caller's earlier deadline stands")
-
-	_, err := breaker.Execute(context.Background(), m, "other", func(ctx context.Context) (int, error) {
-		_, ok := ctx.Deadline()
-		assert.False(t, ok, "a resource without a Timeout gets the caller's context")
-		return 0, nil
-	})
-	require.NoError(t, err)
-}
-
-// A dependency that hangs trips an ErrorRatio rule after MinRequestAmount calls have run
-// into the timeout, through Do, a Resource handle and Enter with Entry.WithTimeout.
-func TestTimeoutTripsOnAHang(t *testing.T) {
-	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-	h := newHarness(t, errorRatio(1, 3))
-	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: 5 * time.Millisecond}}))
-	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", hang), context.DeadlineExceeded)
-	assert.ErrorIs(t, h.m.Resource("svc").Do(context.Background(), hang), context.DeadlineExceeded)
-	e, err := h.m.Enter("svc")
-	require.NoError(t, err)
-	ctx, cancel := e.WithTimeout(context.Background())
-	e.SetError(hang(ctx))
-	cancel()
-	e.Exit()
-	assert.Equal(t, []string{tripped}, h.events.transitions())
-	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", hang), breaker.ErrOpen)
-}
-
-// The RT of a call that ran into the timeout counts for SlowRequestRatio.
-func TestTimeoutCountsAsSlow(t *testing.T) {
-	h := newHarness(t, slowRatio(1, 2))
-	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: 5 * time.Millisecond}}))
-	for i := 0; i < 2; i++ {
-		err := h.m.Do(context.Background(), "svc", func(ctx context.Context) error {
-			<-ctx.Done()
-			h.clock.Advance(100 * time.Millisecond) // the Manager's clock sees the wait
-			return ctx.Err()
-		})
-		assert.ErrorIs(t, err, context.DeadlineExceeded)
-	}
-	assert.Equal(t, []string{tripped}, h.events.transitions())
-}
-
 // LoadResources validates everything first and changes nothing on error.
 func TestLoadResourcesValidation(t *testing.T) {
 	tests := []struct {
@@ -337,39 +238,6 @@ func TestLoadResourcesValidation(t *testing.T) {
 		})
 	}
 }
-
-// Kind tells apart what blocked a call: a breaker, the force, the limit or a slot.
-func TestBlockErrorKind(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
-	h.completeN("svc", 1, errDown)
-	assert.Equal(t, breaker.BlockedByBreaker, blockOf(t, h.complete("svc", 0, nil)).Kind())
-
-	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{
-		"svc": {Force: breaker.ForceOpen}, "limited": {MaxConcurrency: 1}}))
-	assert.Equal(t, breaker.BlockedByForce, blockOf(t, h.complete("svc", 0, nil)).Kind())
-	held, err := h.m.Enter("limited")
-	require.NoError(t, err)
-	_, err = h.m.Enter("limited")
-	assert.Equal(t, breaker.BlockedByLimit, blockOf(t, err).Kind())
-	held.Exit()
-
-	m := breaker.NewManager(breaker.WithSlots(blockingSlot{}))
-	_, err = m.Enter("any")
-	assert.Equal(t, breaker.BlockedBySlot, blockOf(t, err).Kind())
-
-	names := []string{}
-	for _, k := range []breaker.BlockKind{breaker.BlockedByBreaker, breaker.BlockedByForce,
-		breaker.BlockedByLimit, breaker.BlockedBySlot, 9} {
-		names = append(names, k.String())
-	}
-	assert.Equal(t, []string{"open", "forced_open", "concurrency_limit", "slot", "BlockKind(9)"}, names)
-}
-
-// blockingSlot blocks every call.
-type blockingSlot struct{}
-
-func (blockingSlot) OnEntry(*breaker.Entry) error { return errors.New("no") }
-func (blockingSlot) OnExit(*breaker.Entry)        {}
 
 // The count of calls in flight belongs to the name: removing a resource's settings and
 // loading them again keeps counting the calls still in flight against the limit.
