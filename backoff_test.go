@@ -12,8 +12,8 @@ import (
 	"github.com/halfopen/breaker/breakertest"
 )
 
-// Backoff with RetryTimeout 1s, MaxRetryTimeout 5s: OPEN lasts 1, 2, 4, 5, 5 s after the trip and each
-// failed probe; closing starts it again at 1s.
+// Backoff with RetryTimeout 1s, MaxRetryTimeout 5s: OPEN lasts 1, 2, 4, 5, 5 s after the trip
+// and each failed probe; closing starts it again at 1s.
 func TestBackoff(t *testing.T) {
 	rule := errorCount(1, 1)
 	rule.RetryTimeout, rule.MaxRetryTimeout = time.Second, 5*time.Second

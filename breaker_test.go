@@ -371,8 +371,8 @@ func TestProbeNumThreeInARow(t *testing.T) {
 	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
 }
 
-// With ProbeNum 2, a failed probe in the middle of a run reopens the breaker, and the next run starts from
-// the first probe again.
+// With ProbeNum 2, a failed probe in the middle of a run reopens the breaker, and the next run
+// starts from the first probe again.
 func TestProbeNumFailureRestartsTheRun(t *testing.T) {
 	rule := errorCount(1, 1)
 	rule.ProbeNum = 2
@@ -389,8 +389,8 @@ func TestProbeNumFailureRestartsTheRun(t *testing.T) {
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
 }
 
-// With ProbeNum 2, a probe between two of a run times out like any other, and a blocked one returns the
-// breaker to OPEN with the retry time unchanged.
+// With ProbeNum 2, a probe between two of a run times out like any other, and a blocked one
+// returns the breaker to OPEN with the retry time unchanged.
 func TestProbeNumTimeoutAndBlock(t *testing.T) {
 	rule := errorCount(1, 1)
 	rule.ProbeNum = 2
@@ -406,8 +406,9 @@ func TestProbeNumTimeoutAndBlock(t *testing.T) {
 	assert.Equal(t, []string{tripped, probing, "HALF_OPEN->OPEN ProbeTimedOut"}, h.events.transitions())
 }
 
-// Under -race, with ProbeNum 5: for each probe of a run of 5, 32 goroutines race to enter at once while
-// the winner is still in flight: exactly one gets in each time, and the fifth success closes.
+// Under -race, with ProbeNum 5: for each probe of a run of 5, 32 goroutines race to enter at
+// once while the winner is still in flight: exactly one gets in each time, and the fifth
+// success closes.
 func TestProbeNumOneInFlightUnderConcurrency(t *testing.T) {
 	rule := errorCount(1, 1)
 	rule.ProbeNum = 5

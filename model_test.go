@@ -11,9 +11,10 @@ import (
 	"github.com/halfopen/breaker/breakertest"
 )
 
-// model is a reference implementation of the breakers' behaviour for one goroutine, written for plainness
-// rather than speed: every call is kept in a slice and the window is summed from scratch. The
-// state-machine fuzzer runs it beside the library and compares them after every operation.
+// model is a reference implementation of the breakers' behaviour for one goroutine, written for
+// plainness rather than speed: every call is kept in a slice and the window is summed from
+// scratch. The state-machine fuzzer runs it beside the library and compares them after every
+// operation.
 type model struct {
 	now       time.Duration // since breakertest.Start
 	rules     []breaker.Rule

@@ -284,12 +284,12 @@ func checkChains(t *testing.T, all []breaker.StateChange) {
 	}
 }
 
-// Template breakers under concurrency: goroutines call a dozen names that two templates match, with random
-// outcomes and times, while others reload the templates (the same under new IDs, or changed),
-// force names open and closed, and read the template breakers. At every read the Manager holds
-// no more template breakers than its limit; every transition names the resource called and a
-// template that matches it, within the ratio and count bounds; each breaker's transitions
-// chain; and the call observer hears exactly the calls that ran or were blocked.
+// Template breakers under concurrency: goroutines call a dozen names that two templates match,
+// with random outcomes and times, while others reload the templates (the same under new IDs, or
+// changed), force names open and closed, and read the template breakers. At every read the
+// Manager holds no more template breakers than its limit; every transition names the resource
+// called and a template that matches it, within the ratio and count bounds; each breaker's
+// transitions chain; and the call observer hears exactly the calls that ran or were blocked.
 func TestPropertyTemplates(t *testing.T) {
 	const limit = 7
 	ruleSets := [][]breaker.Rule{
