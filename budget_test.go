@@ -1,0 +1,149 @@
+package breaker_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+)
+
+// bigRules returns n ErrorRatio rules of 1,000 buckets each, one per resource.
+func bigRules(n int) []breaker.Rule {
+	rules := make([]breaker.Rule, n)
+	for i := range rules {
+		rules[i] = breaker.Rule{Resource: "r" + strconv.Itoa(i), Strategy: breaker.ErrorRatio, Threshold: 0.5,
+			StatInterval: 10 * time.Second, BucketCount: 1000, RetryTimeout: time.Second}
+	}
+	return rules
+}
+
+// The budget is a true bound: what 2,000 breakers of 1,000 buckets really take stays within
+// what the budget counts for them (their names by length), so a budget of exactly that
+// admits them and one byte less refuses the last.
+func TestMemoryBudgetBoundsTheHeap(t *testing.T) {
+	const n = 2000
+	rules := bigRules(n)
+	perRule := int64(640 + 1000*16*9/8)
+	var counted int64
+	for _, r := range rules {
+		counted += perRule + int64(len(r.Resource))
+	}
+	before := heapInUse()
+	m := breaker.NewManager(breaker.WithMemoryBudget(counted))
+	require.NoError(t, m.LoadRules(rules))
+	used := heapInUse() - before
+	t.Logf("%d bytes per breaker of 1,000 buckets, %d counted", used/n, perRule)
+	assert.LessOrEqual(t, used, uint64(counted))
+	runtime.KeepAlive(m)
+
+	m = breaker.NewManager(breaker.WithMemoryBudget(counted - 1))
+	err := m.LoadRules(rules)
+	var re *breaker.RuleError
+	require.ErrorAs(t, err, &re)
+	assert.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Equal(t, n-1, re.Index)
+	assert.Contains(t, err.Error(), "memory budget")
+	assert.Empty(t, m.Rules(), "nothing was loaded")
+}
+
+// By default, 20,000 rules of 1,000 buckets (about 340 MB) are refused before any
+// window is made, and the error names the default budget.
+func TestMemoryBudgetDefault(t *testing.T) {
+	rules := bigRules(20_000)
+	before := heapInUse()
+	m := breaker.NewManager()
+	err := m.LoadRules(rules)
+	require.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Contains(t, err.Error(), "memory budget of 256 MiB (WithMemoryBudget)")
+	assert.Less(t, int64(heapInUse())-int64(before), int64(16<<20), "refused before the windows were made")
+	assert.Empty(t, m.Rules())
+
+	m = breaker.NewManager(breaker.WithMemoryBudget(0))
+	require.NoError(t, m.LoadRules(bigRules(20)), "0 removes the bound")
+}
+
+// Resource settings count against the budget too: 20,000 of them take no more heap than
+// the budget counts for them, and a budget of one less refuses them, naming itself.
+func TestMemoryBudgetCountsSettings(t *testing.T) {
+	const n = 20_000
+	cfg := make(map[string]breaker.ResourceConfig, n)
+	for i := 0; i < n; i++ {
+		cfg["r"+strconv.Itoa(i)] = breaker.ResourceConfig{MaxConcurrency: 1, Timeout: time.Second}
+	}
+	perSettings := int64(512)
+	var counted int64
+	for name := range cfg {
+		counted += perSettings + int64(len(name))
+	}
+	before := heapInUse()
+	m := breaker.NewManager(breaker.WithMemoryBudget(counted))
+	require.NoError(t, m.LoadResources(cfg))
+	used := int64(heapInUse()) - int64(before)
+	t.Logf("%d bytes per resource's settings, %d counted", used/n, perSettings)
+	assert.LessOrEqual(t, used, counted)
+	runtime.KeepAlive(m)
+
+	m = breaker.NewManager(breaker.WithMemoryBudget(counted - 1))
+	err := m.LoadResources(cfg)
+	require.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Contains(t, err.Error(), "20000 resources with settings")
+	assert.Contains(t, err.Error(), "memory budget")
+	assert.Empty(t, m.Resources(), "nothing was loaded")
+}
+
+// Template names are charged by their length against the memory budget: 16 names of 1 MiB
+// each keep no more than the budget, the oldest dropped to make room, and a name larger than
+// what the budget leaves is refused.
+func TestTemplateNamesChargedByLength(t *testing.T) {
+	const budget = 4 << 20
+	m := breaker.NewManager(breaker.WithMemoryBudget(budget), breaker.WithMaxNameLength(8<<20),
+		breaker.WithMaxTemplateBreakers(32))
+	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("api*")}))
+	before := heapInUse()
+	for i := range 16 {
+		name := fmt.Sprintf("api%02d", i) + strings.Repeat("x", 1<<20)
+		require.NoError(t, m.Do(context.Background(), name, func(context.Context) error { return nil }))
+	}
+	kept := int64(heapInUse()) - int64(before)
+	t.Logf("kept %d bytes of names under a budget of %d", kept, budget)
+	assert.LessOrEqual(t, kept, int64(budget))
+	assert.Less(t, m.TemplateStats().Resources, 4, "the budget holds fewer than four such names")
+	assert.Equal(t, uint64(16-m.TemplateStats().Resources), m.TemplateStats().Dropped)
+
+	err := m.Do(context.Background(), "api"+strings.Repeat("x", budget), func(context.Context) error { return nil })
+	assert.ErrorIs(t, err, breaker.ErrNameTooLong)
+	runtime.KeepAlive(m)
+}
+
+// Rules and settings for names over the bound are refused at load, naming the bound.
+func TestLoadRefusesLongNames(t *testing.T) {
+	m := breaker.NewManager(breaker.WithMaxNameLength(8))
+	var re *breaker.RuleError
+	require.ErrorAs(t, m.LoadRules([]breaker.Rule{tripsOnOne("123456789")}), &re)
+	assert.Equal(t, "Resource", re.Field)
+	assert.Contains(t, re.Error(), "WithMaxNameLength")
+	require.ErrorAs(t, m.LoadResources(map[string]breaker.ResourceConfig{"123456789": {Timeout: time.Second}}), &re)
+	assert.Equal(t, "Resource", re.Field)
+	assert.Empty(t, m.Rules())
+	assert.Empty(t, m.Resources())
+	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("12345678")}))
+}
+
+// No bound can overflow the budget's sums: the largest bound on template breakers makes a
+// template too large for the budget, not a negative size that fits.
+func TestBudgetSumsSaturate(t *testing.T) {
+	m := breaker.NewManager(breaker.WithMaxTemplateBreakers(math.MaxInt))
+	err := m.LoadRules([]breaker.Rule{tripsOnOne("api*")})
+	require.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Contains(t, err.Error(), "memory budget of 256 MiB")
+	assert.Empty(t, m.Rules())
+}
