@@ -560,6 +560,21 @@ func FuzzRuleValidate(f *testing.F) {
 		verr := r.Validate()
 		lerr := m.LoadRules([]breaker.Rule{r})
 
+		if verr == nil && len(resource) > breaker.DefaultMaxNameLength {
+			// A rule may be valid alone, but a Manager keeps no name past its bound.
+			var re *breaker.RuleError
+			require.ErrorAs(t, lerr, &re)
+			assert.Equal(t, "Resource", re.Field)
+			assert.Empty(t, m.Rules())
+			return
+		}
+		if verr == nil && r.IsTemplate() {
+			// A template makes breakers for the names it matches, none for itself.
+			require.NoError(t, lerr, "Validate accepted %+v", r)
+			assert.Empty(t, m.Breakers(r.Resource))
+			assert.Equal(t, []breaker.Rule{r}, m.Rules())
+			return
+		}
 		if verr == nil {
 			require.NoError(t, lerr, "Validate accepted %+v", r)
 			require.Len(t, m.Breakers(r.Resource), 1)
