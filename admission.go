@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"go.uber.org/atomic"
 )
 
 // This file is the path of every call, in the order the call runs. Do, Execute, Enter,
@@ -116,6 +118,72 @@ func (m *Manager) find(rs *ruleSet, resource string) *resource {
 		return m.lookup(rs, resource, res)
 	}
 	return res
+}
+
+// call is what the breakers of a resource admitted: for each, the period that admitted the
+// call, so its completion can be told from one of an earlier period.
+type call struct {
+	start    int64 // when the call entered; set when a breaker needs its response time
+	timed    bool
+	n        int
+	inline   [4]admission // enough for the usual few rules of a resource, without allocating
+	more     []admission
+	inflight *atomic.Int64 // the resource's count of calls in flight, which this call is in
+	dry      *BlockError   // what a DryRun breaker would have rejected the call with
+}
+
+type admission struct {
+	c *circuit
+	p *period // nil once completed
+}
+
+func (c *call) record(b *circuit, p *period) {
+	if c.n < len(c.inline) {
+		c.inline[c.n] = admission{b, p}
+	} else {
+		c.more = append(c.more, admission{b, p})
+	}
+	c.n++
+}
+
+func (c *call) at(i int) *admission {
+	if i < len(c.inline) {
+		return &c.inline[i]
+	}
+	return &c.more[i-len(c.inline)]
+}
+
+func (c *call) find(b *circuit) *admission {
+	for i := 0; i < c.n; i++ {
+		if a := c.at(i); a.c == b {
+			return a
+		}
+	}
+	return nil
+}
+
+func (c *call) forget() {
+	c.n = 0
+	c.more = c.more[:0]
+	c.dry = nil
+}
+
+// holdsProbe reports whether the call is the probe of one of its breakers.
+func (c *call) holdsProbe() bool {
+	for i := 0; i < c.n; i++ {
+		if p := c.at(i).p; p != nil && p.probing {
+			return true
+		}
+	}
+	return false
+}
+
+// leave takes the call out of its resource's calls in flight, once.
+func (c *call) leave() {
+	if c.inflight != nil {
+		c.inflight.Dec()
+		c.inflight = nil
+	}
 }
 
 // admit is the check of a call to resource, whose breakers and settings are res (nil: none),
