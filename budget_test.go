@@ -147,3 +147,20 @@ func TestBudgetSumsSaturate(t *testing.T) {
 	assert.Contains(t, err.Error(), "memory budget of 256 MiB")
 	assert.Empty(t, m.Rules())
 }
+
+// A template name cut from a much longer string is kept as a copy: the Manager does not keep
+// the longer string alive, which the name's length would not count.
+func TestTemplateNamesAreCopied(t *testing.T) {
+	m := breaker.NewManager(breaker.WithMaxTemplateBreakers(64))
+	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("api*")}))
+	before := heapInUse()
+	for i := range 16 {
+		big := fmt.Sprintf("api%02d", i) + strings.Repeat("x", 1<<20)
+		require.NoError(t, m.Do(context.Background(), big[:100], func(context.Context) error { return nil }))
+	}
+	kept := int64(heapInUse()) - int64(before)
+	t.Logf("kept %d bytes for 16 names of 100 bytes cut from 1 MiB strings", kept)
+	assert.Less(t, kept, int64(1<<20))
+	assert.Equal(t, 16, m.TemplateStats().Resources)
+	runtime.KeepAlive(m)
+}

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"go.uber.org/atomic"
@@ -144,9 +145,11 @@ func refused(name string) *resource {
 	return &resource{set: s}
 }
 
-// makeTemplateBreakers makes the breakers of name from its template under the rules loaded now, unless
-// another call made them first or a reload gave name rules of its own. It returns them, and
-// the transitions to report of the breakers it dropped to make room.
+// makeTemplateBreakers makes the breakers of name from its template under the rules loaded
+// now, unless another call made them first or a reload gave name rules of its own. It returns
+// them, and the transitions to report of the breakers it dropped to make room. It keeps a copy
+// of name: the caller's string may be part of a much longer one, which its length would not
+// count.
 func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
 	m.tmpl.mu.Lock()
 	defer m.tmpl.mu.Unlock()
@@ -168,6 +171,7 @@ func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
 		return refused(name), changes // the name alone is past what the budget leaves for names
 	}
 	m.tmpl.made++
+	name = strings.Clone(name)
 	e := &templateEntry{name: name, made: m.tmpl.made}
 	res := &resource{timed: t.timed, set: rs.settings[name]}
 	for _, r := range t.rules {
