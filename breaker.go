@@ -375,6 +375,6 @@ func (c *circuit) reload(r *Rule) {
 	}
 }
 
-// satAdd returns the tick d after t. It no longer saturates: ticks wrap (clock.go), and a
-// retry time or deadline past the largest int64 must still lie d after t.
-func satAdd(t, d int64) int64 { return t + d }
+// after returns the tick d after t. Ticks wrap (clock.go), so it does not saturate: a retry
+// time or deadline past the largest int64 must still lie d after t.
+func after(t, d int64) int64 { return t + d }

@@ -42,11 +42,11 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, cfg map[string]Resou
 	var sum int64
 	if withSettings {
 		for name := range cfg {
-			sum = satAdd(sum, settingsBytes+int64(len(name)))
+			sum = satSum(sum, settingsBytes+int64(len(name)))
 		}
 	} else {
 		for name := range m.rules.Load().settings {
-			sum = satAdd(sum, settingsBytes+int64(len(name)))
+			sum = satSum(sum, settingsBytes+int64(len(name)))
 		}
 	}
 	if over(m.budget, sum) {
@@ -63,7 +63,7 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, cfg map[string]Resou
 		}
 	}
 	if largest >= 0 {
-		if sum = satAdd(sum, satMul(int64(m.tmpl.limit), rules[largest].breakerMemory()+templateEntryBytes)); over(m.budget, sum) {
+		if sum = satSum(sum, satMul(int64(m.tmpl.limit), rules[largest].breakerMemory()+templateEntryBytes)); over(m.budget, sum) {
 			return sum, &RuleError{Index: largest, Resource: rules[largest].Resource, Field: "BucketCount",
 				Reason: fmt.Sprintf("is a template whose %d template breakers (WithMaxTemplateBreakers) could take "+
 					"%s, past the memory budget of %s (WithMemoryBudget)", m.tmpl.limit, formatBytes(sum),
@@ -74,7 +74,7 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, cfg map[string]Resou
 		if rules[i].IsTemplate() {
 			continue
 		}
-		if sum = satAdd(sum, rules[i].ruleMemory()); over(m.budget, sum) {
+		if sum = satSum(sum, rules[i].ruleMemory()); over(m.budget, sum) {
 			return sum, &RuleError{Index: i, Resource: rules[i].Resource, Field: "BucketCount",
 				Reason: fmt.Sprintf("takes the rules past the memory budget of %s (WithMemoryBudget): "+
 					"rules 0 to %d need %s", formatBytes(m.budget), i, formatBytes(sum))}
@@ -101,6 +101,14 @@ func settingsCount(cfg map[string]ResourceConfig, withSettings bool, m *Manager)
 		return len(cfg)
 	}
 	return len(m.rules.Load().settings)
+}
+
+// satSum adds two non-negative numbers, saturating instead of overflowing.
+func satSum(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // satMul multiplies two non-negative numbers without overflow.

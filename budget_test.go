@@ -146,6 +146,13 @@ func TestBudgetSumsSaturate(t *testing.T) {
 	require.ErrorIs(t, err, breaker.ErrInvalidRule)
 	assert.Contains(t, err.Error(), "memory budget of 256 MiB")
 	assert.Empty(t, m.Rules())
+
+	// With settings loaded first the sum starts above zero, where an add that wraps would
+	// overflow to a negative size that fits.
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"db": {Timeout: time.Second}}))
+	err = m.LoadRules([]breaker.Rule{tripsOnOne("api*"), tripsOnOne("db")})
+	require.ErrorIs(t, err, breaker.ErrInvalidRule)
+	assert.Empty(t, m.Rules())
 }
 
 // A template name cut from a much longer string is kept as a copy: the Manager does not keep

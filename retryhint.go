@@ -62,7 +62,7 @@ func retryHint(err error) int64 {
 func (c *circuit) withHint(q *period, t *tuning, now, hint int64) *period {
 	if hint > q.openFor {
 		q.openFor = min(hint, t.maxRetry)
-		q.retryAt = satAdd(now, q.openFor)
+		q.retryAt = after(now, q.openFor)
 		q.blocked.Store(c.blockError(Open, q.retryAt))
 	}
 	return q

@@ -68,12 +68,12 @@ func (c *circuit) probe(p *period, now int64) (*period, bool) {
 	timeout := c.tune.Load().probeTimeout
 	if p.state == HalfOpen {
 		q := p.sameState()
-		q.probing, q.deadline, q.probeFor = true, satAdd(now, timeout), timeout
+		q.probing, q.deadline, q.probeFor = true, after(now, timeout), timeout
 		return q, c.cur.CompareAndSwap(p, q)
 	}
 	q := c.newPeriod(p, HalfOpen, p.retryAt)
 	q.openFor, q.failures = p.openFor, p.failures
-	q.probing, q.deadline, q.probeFor = true, satAdd(now, timeout), timeout
+	q.probing, q.deadline, q.probeFor = true, after(now, timeout), timeout
 	return q, c.move(p, q, RetryTimeoutElapsed, 0, now)
 }
 
@@ -105,7 +105,7 @@ func (c *circuit) reopen(p *period, now int64) *period {
 func (c *circuit) openPeriod(p *period, now int64, failures uint32) *period {
 	gen := p.gen + 1
 	openFor := c.openTime(c.tune.Load(), failures, gen)
-	q := c.newPeriod(p, Open, satAdd(now, openFor))
+	q := c.newPeriod(p, Open, after(now, openFor))
 	q.openFor, q.failures = openFor, failures
 	return q
 }
