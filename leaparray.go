@@ -169,7 +169,7 @@ func (w *leapArray) headAt(now int64) int64 {
 	if w.inNewest(d) {
 		return start
 	}
-	return now - floorMod(d, w.bucketLen) // where locate would move the window
+	return now - floorMod(now, w.bucketLen) // where locate would move the window: every start is on the grid through the epoch
 }
 
 // sum returns the calls in the window whose newest bucket starts at head.
