@@ -228,15 +228,23 @@ func (r Rule) probeTimeout() time.Duration {
 	return r.ProbeTimeout
 }
 
-// identity is the rule without its ID and with its defaults spelled out: two rules with the
-// same identity behave the same, so they are the same rule.
-func (r Rule) identity() Rule {
-	r.ID = ""
+// WithDefaults returns the rule as its breaker reads it: each optional field left at zero
+// holds the value the breaker uses for it (MinRequestAmount, StatInterval, BucketCount,
+// ProbeTimeout, ProbeNum), for status pages and logs that show what a rule really does.
+func (r Rule) WithDefaults() Rule {
 	r.MinRequestAmount = r.minRequestAmount()
 	r.StatInterval = r.statInterval()
 	r.BucketCount = r.bucketCount()
 	r.ProbeTimeout = r.probeTimeout()
 	r.ProbeNum = r.probeNum()
+	return r
+}
+
+// identity is the rule without its ID and with its defaults spelled out: two rules with the
+// same identity behave the same, so they are the same rule.
+func (r Rule) identity() Rule {
+	r = r.WithDefaults()
+	r.ID = ""
 	if r.Strategy != SlowRequestRatio {
 		r.MaxAllowedRT = 0 // ignored
 	}

@@ -646,3 +646,34 @@ func TestRecoveryFieldsValidation(t *testing.T) {
 		assert.Equal(t, tt.wantField, re.Field, tt.name)
 	}
 }
+
+// WithDefaults spells out the values a breaker uses for the optional fields left at zero, and
+// keeps every field that is set.
+func TestRuleWithDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		give breaker.Rule
+		want breaker.Rule
+	}{
+		{"error ratio", breaker.Rule{ID: "r", Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+			RetryTimeout: 3 * time.Second},
+			breaker.Rule{ID: "r", Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 5,
+				StatInterval: time.Second, BucketCount: 10, RetryTimeout: 3 * time.Second, ProbeTimeout: 3 * time.Second,
+				ProbeNum: 1}},
+		{"error count below five needs only its threshold", breaker.Rule{Resource: "db", Strategy: breaker.ErrorCount,
+			Threshold: 3, RetryTimeout: time.Second},
+			breaker.Rule{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 3,
+				StatInterval: time.Second, BucketCount: 10, RetryTimeout: time.Second, ProbeTimeout: time.Second, ProbeNum: 1}},
+		{"set fields stay", breaker.Rule{Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 9,
+			StatInterval: 2 * time.Second, BucketCount: 4, RetryTimeout: time.Second, ProbeTimeout: 10 * time.Millisecond,
+			ProbeNum: 3},
+			breaker.Rule{Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 9,
+				StatInterval: 2 * time.Second, BucketCount: 4, RetryTimeout: time.Second, ProbeTimeout: 10 * time.Millisecond,
+				ProbeNum: 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.give.WithDefaults())
+		})
+	}
+}

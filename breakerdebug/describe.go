@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/halfopen/breaker"
 )
@@ -28,8 +27,8 @@ func describe(r breaker.Rule) string {
 		parts = append(parts, r.Strategy.String()+" ≥ "+number(r.Threshold))
 	}
 	if r.Strategy != breaker.ConsecutiveErrors {
-		parts = append(parts, "min "+plural(minRequestAmount(r), "call")+" in "+orDefault(r.StatInterval,
-			breaker.DefaultStatInterval).String())
+		d := r.WithDefaults() // the minimum the library uses, also for an ErrorCount rule's 0
+		parts = append(parts, "min "+plural(d.MinRequestAmount, "call")+" in "+d.StatInterval.String())
 	}
 	retry := "retry " + r.RetryTimeout.String()
 	if r.MaxRetryTimeout > 0 {
@@ -46,27 +45,6 @@ func describe(r breaker.Rule) string {
 		parts = append(parts, strconv.FormatUint(uint64(r.ProbeNum), 10)+" probes in a row to close")
 	}
 	return strings.Join(parts, " · ")
-}
-
-// minRequestAmount is the number of calls the window must hold before r may trip, as the
-// breaker package reads a MinRequestAmount of 0: DefaultMinRequestAmount, except that an
-// ErrorCount rule with a lower Threshold needs only Threshold calls, so that it trips on its
-// Threshold-th failure.
-func minRequestAmount(r breaker.Rule) uint64 {
-	switch {
-	case r.MinRequestAmount != 0:
-		return r.MinRequestAmount
-	case r.Strategy == breaker.ErrorCount && r.Threshold >= 1 && r.Threshold < breaker.DefaultMinRequestAmount:
-		return uint64(r.Threshold)
-	}
-	return breaker.DefaultMinRequestAmount
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // percent writes a ratio as a percentage to at most two decimals: 0.5 is "50%".
