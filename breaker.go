@@ -255,23 +255,20 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	return b, at
 }
 
-// complete counts a call that the period p admitted and that completed at now. A failed
-// call's retry hint lengthens the OPEN time it causes.
+// complete counts a call that the period p admitted and that completed at now: in the window
+// while CLOSED, as the probe's result while HALF_OPEN. A failed call's retry hint lengthens
+// the OPEN time it causes. It reads the tuning only for what the call needs: a good call over
+// a window without bad calls needs none.
 func (c *circuit) complete(p *period, now int64, res *result) {
 	if p == nil || c.cur.Load() != p {
 		return // admitted before the last transition
 	}
-	switch p.state {
-	case Closed:
-		c.count(p, now, res)
-	case HalfOpen:
-		c.decideProbe(p, c.tune.Load(), now, res)
+	if p.state != Closed {
+		if p.state == HalfOpen {
+			c.decideProbe(p, c.tune.Load(), now, res)
+		}
+		return
 	}
-}
-
-// count counts a call in the CLOSED period p. It reads the tuning only for what the call
-// needs: a good call over a window without bad calls needs none.
-func (c *circuit) count(p *period, now int64, res *result) {
 	if p.retired || res.o == Ignore && !c.slowIgnored(res) {
 		return
 	}
