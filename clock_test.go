@@ -61,12 +61,7 @@ func TestFarClockWindowSlides(t *testing.T) {
 			h := newHarness(t, errorCount(2, 1))
 			h.clock.Set(breakertest.Start.AddDate(years, 0, 0))
 			h.completeN("svc", 1, errDown)
-			h.clock.Advance(time.Minute)
-			h.completeN("svc", 1, errDown)
-			assert.Equal(t, breaker.Closed, h.state("svc", 0), "the first failure left the window")
-			h.completeN("svc", 1, errDown)
-			assert.Equal(t, breaker.Open, h.state("svc", 0))
-			assert.WithinDuration(t, h.clock.Now(), h.events.last().At, 0)
+			assertWindowSlides(t, h)
 		})
 	}
 }
@@ -99,12 +94,7 @@ func TestClockJumpBackWindowStartsAgain(t *testing.T) {
 			h.clock.Set(breakertest.Start.AddDate(-years, 0, 0))
 			h.completeN("svc", 1, errDown)
 			assert.Equal(t, breaker.Closed, h.state("svc", 0), "the failure before the jump is gone")
-			h.clock.Advance(time.Minute)
-			h.completeN("svc", 1, errDown)
-			assert.Equal(t, breaker.Closed, h.state("svc", 0), "the failure a minute ago left the window")
-			h.completeN("svc", 1, errDown)
-			assert.Equal(t, breaker.Open, h.state("svc", 0))
-			assert.WithinDuration(t, h.clock.Now(), h.events.last().At, 0)
+			assertWindowSlides(t, h)
 		})
 	}
 }
@@ -286,4 +276,18 @@ func TestManagerNow(t *testing.T) {
 	assert.Equal(t, h.clock.Now(), h.m.Now())
 	real := breaker.NewManager()
 	assert.WithinDuration(t, time.Now(), real.Now(), time.Minute)
+}
+
+// assertWindowSlides checks that a Manager whose only rule is errorCount(2, 1) on "svc", and
+// that has just counted one failure, judges a 1s window on the clock's course: a failure a
+// minute later does not trip it, a third at once does, and the trip is reported at the
+// clock's time.
+func assertWindowSlides(t *testing.T, h *harness) {
+	t.Helper()
+	h.clock.Advance(time.Minute)
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Closed, h.state("svc", 0), "the failure a minute ago left the window")
+	h.completeN("svc", 1, errDown)
+	assert.Equal(t, breaker.Open, h.state("svc", 0))
+	assert.WithinDuration(t, h.clock.Now(), h.events.last().At, 0)
 }
