@@ -1,9 +1,11 @@
 package breaker_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -275,7 +277,30 @@ func TestManagerNow(t *testing.T) {
 	h.clock.Advance(90 * time.Second)
 	assert.Equal(t, h.clock.Now(), h.m.Now())
 	real := breaker.NewManager()
-	assert.WithinDuration(t, time.Now(), real.Now(), time.Minute)
+	before := time.Now()
+	now := real.Now()
+	after := time.Now()
+	// The system clock is read as the runtime's monotonic clock since the Manager's start.
+	assert.False(t, now.Before(before.Add(-time.Millisecond)), "Now %v is before %v", now, before)
+	assert.False(t, now.After(after.Add(time.Millisecond)), "Now %v is after %v", now, after)
+}
+
+// Given a Manager made inside a testing/synctest bubble with the system clock, then its
+// breakers follow the bubble's fake time: one that tripped lets a probe through once the
+// bubble has slept past its RetryTimeout, and not before.
+func TestSystemClockFollowsSynctestBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := breaker.NewManager()
+		require.NoError(t, m.LoadRules([]breaker.Rule{errorCount(1, 1)}))
+		ctx := context.Background()
+		_ = m.Do(ctx, "svc", func(context.Context) error { return errDown })
+		require.ErrorIs(t, m.Do(ctx, "svc", succeed), breaker.ErrOpen)
+		time.Sleep(errorCount(1, 1).RetryTimeout - time.Millisecond)
+		require.ErrorIs(t, m.Do(ctx, "svc", succeed), breaker.ErrOpen, "just before the retry time")
+		time.Sleep(time.Millisecond)
+		assert.NoError(t, m.Do(ctx, "svc", succeed), "the probe at the retry time")
+		assert.Equal(t, breaker.Closed, m.Breakers("svc")[0].State())
+	})
 }
 
 // assertWindowSlides checks that a Manager whose only rule is errorCount(2, 1) on "svc", and
