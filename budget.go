@@ -28,8 +28,9 @@ func (r Rule) ruleMemory() int64 { return r.breakerMemory() + int64(len(r.Resour
 // come, by their length, against what the budget leaves.
 const templateEntryBytes = 256
 
-// settingsBytes is what one resource's installed settings take, rounded up.
-const settingsBytes = 512
+// settingsBytes is what one resource's installed settings take, its entry in the rule set's
+// map and index (up to four slots of 40 bytes) included, rounded up.
+const settingsBytes = 640
 
 // checkBudget returns the bytes that the rules and resource settings take, counting every
 // template's breakers at the bound, or the error for the rule or settings that take the

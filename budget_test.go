@@ -79,7 +79,7 @@ func TestMemoryBudgetCountsSettings(t *testing.T) {
 	for i := 0; i < n; i++ {
 		cfg["r"+strconv.Itoa(i)] = breaker.ResourceConfig{MaxConcurrency: 1, Timeout: time.Second}
 	}
-	perSettings := int64(512)
+	perSettings := int64(640)
 	var counted int64
 	for name := range cfg {
 		counted += perSettings + int64(len(name))

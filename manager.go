@@ -36,6 +36,7 @@ type Manager struct {
 type ruleSet struct {
 	rules     []Rule
 	resources map[string]*resource // every resource with rules or settings
+	index     resourceIndex        // resources, for find; built as the set is published
 	settings  map[string]*settings
 	templates []*template // longest prefix first
 

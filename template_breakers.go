@@ -398,6 +398,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		d.count.Add(int64(len(r.res.breakers) - len(r.e.res.Load().breakers)))
 		r.e.res.Store(r.res)
 	}
+	next.index = newResourceIndex(next.resources)
 	m.rules.Store(next)
 	d.maxBytes = next.nameBudget
 	return append(changes, m.makeRoom(0, 0, now)...)
