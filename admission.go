@@ -26,7 +26,7 @@ import (
 // caller must Exit when the call ends, after SetError if it failed (Entry.Run does both).
 // Otherwise it returns a nil Entry and a *BlockError.
 //
-// A resource with no rules, and no slots configured, passes at the cost of a map lookup.
+// A resource with no rules, and no slots configured, passes at the cost of a lookup by name.
 func (m *Manager) Enter(resource string) (*Entry, error) {
 	return m.enter(resource, m.find(m.rules.Load(), resource))
 }
@@ -83,16 +83,17 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 		ctx, cancel, lim = withTimeout(ctx, t)
 		defer cancel()
 	}
-	returned := false
-	defer func() {
-		if !returned {
-			m.finish(&c, resource, Failure, 0, false)
-		}
-	}()
+	defer m.abandon(&c, resource)
 	err := fn(ctx)
-	returned = true
 	m.finish(&c, resource, m.classify(err), retryHint(err), lim.cut(err))
 	return uncounted(err)
+}
+
+// abandon counts the call c as failed unless it finished: its function panicked.
+func (m *Manager) abandon(c *call, resource string) {
+	if !c.finished {
+		m.finish(c, resource, Failure, 0, false)
+	}
 }
 
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
@@ -111,10 +112,10 @@ func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(co
 }
 
 // find returns the breakers and settings of a call to resource under rs, making its breakers
-// from a template on its first call. Without templates it is one map lookup.
+// from a template on its first call. Without templates it is one lookup in the rule set's index.
 func (m *Manager) find(rs *ruleSet, resource string) *resource {
-	res := rs.resources[resource]
-	if rs.templates != nil { // kept apart so that find is inlined
+	res := rs.index.get(resource)
+	if rs.templates != nil {
 		return m.lookup(rs, resource, res)
 	}
 	return res
@@ -130,6 +131,7 @@ type call struct {
 	more     []admission
 	inflight *atomic.Int64 // the resource's count of calls in flight, which this call is in
 	dry      *BlockError   // what a DryRun breaker would have rejected the call with
+	finished bool          // its outcome is counted
 }
 
 type admission struct {
@@ -367,6 +369,7 @@ func (res *resource) timeoutOf() time.Duration {
 // finish counts the outcome of a call in every breaker that admitted it, and tells the call
 // observers. cutOff says it ended at a deadline the library set.
 func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff bool) {
+	c.finished = true
 	c.leave()
 	if c.n == 0 && len(m.calls) == 0 {
 		return
