@@ -79,7 +79,9 @@ type tuning struct {
 	jitterSeed   uint64  // a hash of the instance name and the rule, for the jitter
 	probeNum     uint32
 	probeTimeout int64
-	dryRun       bool // the rule is DryRun
+	dryRun       bool    // the rule is DryRun
+	fastSpan     int64   // how far back from the newest bucket's start FastBuckets reach; 0: off
+	fastRatio    float64 // the ratio they trip at
 }
 
 // verdict is the first half of admission.
@@ -116,6 +118,10 @@ func newTuning(instance string, r *Rule) *tuning {
 		dryRun:       r.DryRun,
 	}
 	t.maxRetry = max(int64(r.MaxRetryTimeout), t.retryTimeout)
+	if r.FastBuckets > 0 {
+		t.fastSpan = int64(r.FastBuckets) * (int64(r.statInterval()) / int64(r.bucketCount()))
+		t.fastRatio = r.fastThreshold()
+	}
 	if t.jitter > 0 {
 		t.jitterSeed = jitterSeed(instance, r)
 	}
@@ -281,13 +287,18 @@ func (c *circuit) complete(p *period, now int64, res *result) {
 	if !bad && !p.window.mayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
 	}
-	total, badCalls := p.window.sum(head)
 	t := c.tune.Load()
-	if total < t.minCalls {
+	all, newest := p.window.sums(head, t.fastSpan)
+	if all.total < t.minCalls {
 		return
 	}
-	if measure, trips := c.measure(t, total, badCalls); trips {
-		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, res.hint), ThresholdExceeded, measure, now)
+	reason, measure, trips := ThresholdExceeded, 0.0, false
+	if measure, trips = c.measure(t, all.total, all.bad); !trips && newest.total >= t.minCalls {
+		reason, measure = FastTrip, float64(newest.bad)/float64(newest.total)
+		trips = measure >= t.fastRatio
+	}
+	if trips {
+		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, res.hint), reason, measure, now)
 	}
 }
 

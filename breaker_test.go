@@ -464,3 +464,111 @@ func TestStats(t *testing.T) {
 	probe.Exit()
 	assert.Equal(t, breaker.Stats{State: breaker.Closed, Generation: 3}, b.Stats())
 }
+
+// fastRule is errorRatio(0.5, 5) over a 1s window of 10 buckets whose 2 newest buckets are
+// also judged on their own, at the default FastThreshold of 0.8.
+func fastRule() breaker.Rule {
+	r := errorRatio(0.5, 5)
+	r.FastBuckets = 2
+	return r
+}
+
+// failIf returns errDown when bad, else nil.
+func failIf(bad bool) error {
+	if bad {
+		return errDown
+	}
+	return nil
+}
+
+// callEvery makes n calls to "svc", one every gap, each ending with errFor(i) (i from 0). It
+// returns how many were let through before the first rejection, and whether one was rejected.
+func (h *harness) callEvery(n int, gap time.Duration, errFor func(i int) error) (passed int, rejected bool) {
+	for i := 0; i < n; i++ {
+		if h.complete("svc", 0, errFor(i)) != nil {
+			return passed, true
+		}
+		passed++
+		h.clock.Advance(gap)
+	}
+	return passed, false
+}
+
+// Given 100 calls a second that succeed for a second, when the dependency fails every call,
+// then a rule with FastBuckets 2 trips on the first call of the outage's second bucket (11
+// failures, FastTrip, its two buckets all failed), where the whole window alone needs 50.
+func TestFastTripOnHardOutage(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		rule := fastRule()
+		if !fast {
+			rule.FastBuckets = 0
+		}
+		h := newHarness(t, rule)
+		_, rejected := h.callEvery(100, 10*time.Millisecond, func(int) error { return nil })
+		require.False(t, rejected)
+		failed, rejected := h.callEvery(1000, 10*time.Millisecond, func(int) error { return errDown })
+		require.True(t, rejected)
+		trip := h.events.last()
+		if fast {
+			assert.Equal(t, 11, failed, "calls sent to the dead dependency")
+			assert.Equal(t, breaker.FastTrip, trip.Reason)
+			assert.Equal(t, 1.0, trip.Snapshot, "the ratio of the two newest buckets")
+		} else {
+			assert.Equal(t, 50, failed, "calls sent to the dead dependency")
+			assert.Equal(t, breaker.ThresholdExceeded, trip.Reason)
+		}
+	}
+}
+
+// Given 100 calls a second of which every hundredth fails, or a burst of 3 failures in a row
+// every second, then a rule with FastBuckets 2 does not trip in ten minutes.
+func TestFastTripNotOnNoise(t *testing.T) {
+	patterns := map[string]func(i int) error{
+		"1% errors":       func(i int) error { return failIf(i%100 == 99) },
+		"bursts of three": func(i int) error { return failIf(i%100 >= 50 && i%100 < 53) },
+	}
+	for name, errFor := range patterns {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, fastRule())
+			passed, rejected := h.callEvery(60_000, 10*time.Millisecond, errFor)
+			assert.False(t, rejected, "tripped after %d calls: %v", passed, h.events.transitions())
+		})
+	}
+}
+
+// Given an empty window, when calls fail from the first, then the newest buckets and the
+// whole window meet their thresholds on the same call, and the trip says ThresholdExceeded.
+func TestFastTripAndWindowTogether(t *testing.T) {
+	h := newHarness(t, fastRule())
+	h.completeN("svc", 5, errDown)
+	assert.Equal(t, []string{tripped}, h.events.transitions())
+	assert.Equal(t, 1.0, h.events.last().Snapshot)
+}
+
+// Given FastThreshold left at 0, then the newest buckets trip at max(0.8, Threshold): at 0.9
+// for Threshold 0.9, so 8 failures of 10 (0.8) do not trip them and 9 of 10 do.
+func TestFastThresholdDefault(t *testing.T) {
+	for _, tc := range []struct {
+		bad      int
+		wantTrip bool
+	}{{8, false}, {9, true}} {
+		rule := fastRule()
+		rule.Threshold = 0.9
+		h := newHarness(t, rule)
+		// A second of good calls, then two buckets of 10 calls with tc.bad failures, which the
+		// whole window (100 + 20 calls, at most 18 failed) cannot trip on.
+		h.callEvery(100, 10*time.Millisecond, func(int) error { return nil })
+		_, rejected := h.callEvery(20, 10*time.Millisecond, func(i int) error {
+			return failIf(i%10 < tc.bad)
+		})
+		tripped := h.m.Breakers("svc")[0].State() == breaker.Open || rejected
+		assert.Equal(t, tc.wantTrip, tripped, "%d of 10 bad a bucket", tc.bad)
+		if tc.wantTrip {
+			assert.Equal(t, breaker.FastTrip, h.events.last().Reason)
+		}
+	}
+	r := fastRule()
+	r.Threshold = 0.9
+	assert.Equal(t, 0.9, r.WithDefaults().FastThreshold)
+	assert.Equal(t, breaker.DefaultFastThreshold, fastRule().WithDefaults().FastThreshold)
+}

@@ -104,6 +104,17 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "a-count", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
 			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
 	},
+	// Newest buckets judged on their own: "b-ratio" of set 1 tuned to them (kept), and a slow
+	// rule and a template that have them from the start.
+	{
+		{ID: "b-ratio-fast", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: time.Second, BucketCount: 4, FastBuckets: 1, FastThreshold: 0.5, RetryTimeout: time.Second},
+		{ID: "c-slow-fast", Resource: "c", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 2, StatInterval: 400 * time.Millisecond,
+			BucketCount: 4, FastBuckets: 2, FastThreshold: 0.9, RetryTimeout: 300 * time.Millisecond},
+		{ID: "d-ratio-fast", Resource: "d*", Strategy: breaker.ErrorRatio, Threshold: 0.6, MinRequestAmount: 3,
+			FastBuckets: 3, FastThreshold: 0.75, RetryTimeout: 500 * time.Millisecond},
+	},
 }
 
 // fuzzTemplateLimit bounds the template breakers of the fuzzed Manager: "da" and "db" with two

@@ -174,15 +174,30 @@ func (w *leapArray) headAt(now int64) int64 {
 
 // sum returns the calls in the window whose newest bucket starts at head.
 func (w *leapArray) sum(head int64) (total, bad uint64) {
+	all, _ := w.sums(head, 0)
+	return all.total, all.bad
+}
+
+// counts are the calls of some buckets of a window, and the bad ones among them.
+type counts struct{ total, bad uint64 }
+
+// sums returns the calls in the window whose newest bucket starts at head, and those in its
+// buckets that start less than span before head (the newest span/bucketLen buckets; none when
+// span is 0), in one pass over the same buckets.
+func (w *leapArray) sums(head, span int64) (all, newest counts) {
 	for i := range w.buckets {
 		b := &w.buckets[i]
-		if uint64(head-b.start.Load()) < uint64(w.interval) { // in (head-interval, head]
+		if age := uint64(head - b.start.Load()); age < uint64(w.interval) { // in (head-interval, head]
 			t, f := unpack(b.counts.Load())
-			total += t
-			bad += f
+			all.total += t
+			all.bad += f
+			if age < uint64(span) {
+				newest.total += t
+				newest.bad += f
+			}
 		}
 	}
-	return total, bad
+	return all, newest
 }
 
 // mayHoldBad reports whether the window whose newest bucket starts at head may hold a bad

@@ -257,6 +257,9 @@ func identityOf(r breaker.Rule) breaker.Rule {
 	if r.ProbeTimeout == 0 {
 		r.ProbeTimeout = r.RetryTimeout
 	}
+	if r.FastBuckets > 0 && r.FastThreshold == 0 {
+		r.FastThreshold = max(0.8, r.Threshold)
+	}
 	if r.Strategy != breaker.SlowRequestRatio {
 		r.MaxAllowedRT = 0
 	}
@@ -412,7 +415,7 @@ func (m *model) move(b *modelBreaker, to breaker.State, reason breaker.Reason, s
 	case breaker.Open:
 		switch reason {
 		case breaker.ProbeBlocked, breaker.ProbeIgnored: // the retry time stays
-		case breaker.ThresholdExceeded:
+		case breaker.ThresholdExceeded, breaker.FastTrip:
 			b.failures = 0
 			b.openFor = openTime(b.rule, 0)
 			b.retryAt = m.now + b.openFor
@@ -636,6 +639,23 @@ func (m *model) count(b *modelBreaker, bad bool) {
 	}
 	if measure >= id.Threshold {
 		m.move(b, breaker.Open, breaker.ThresholdExceeded, measure)
+		return
+	}
+	if id.FastBuckets == 0 {
+		return
+	}
+	// The newest FastBuckets buckets, judged on their own.
+	var fastTotal, fastBad uint64
+	for _, c := range b.calls {
+		if c.bucket > b.head-time.Duration(id.FastBuckets)*length {
+			fastTotal++
+			if c.bad {
+				fastBad++
+			}
+		}
+	}
+	if ratio := float64(fastBad) / float64(fastTotal); fastTotal >= id.MinRequestAmount && ratio >= id.FastThreshold {
+		m.move(b, breaker.Open, breaker.FastTrip, ratio)
 	}
 }
 

@@ -36,6 +36,9 @@ const (
 	// Evicted: OPEN or HALF_OPEN → CLOSED, a template's breaker was dropped to make room for
 	// another resource's (WithMaxTemplateBreakers).
 	Evicted
+	// FastTrip: CLOSED → OPEN, the newest buckets of the window (Rule.FastBuckets) met
+	// Rule.FastThreshold on their own, before the whole window met Threshold.
+	FastTrip
 )
 
 var reasonNames = [...]string{
@@ -49,6 +52,7 @@ var reasonNames = [...]string{
 	ProbeIgnored:        "ProbeIgnored",
 	Reset:               "Reset",
 	Evicted:             "Evicted",
+	FastTrip:            "FastTrip",
 }
 
 // String returns the reason's name, such as "ThresholdExceeded".
@@ -65,7 +69,8 @@ type StateChange struct {
 	Rule     Rule
 	From, To State
 	Reason   Reason
-	// Snapshot is, for ThresholdExceeded, the ratio or count that met the threshold; else 0.
+	// Snapshot is, for ThresholdExceeded, the ratio or count that met the threshold; for
+	// FastTrip, the ratio of the newest buckets; else 0.
 	Snapshot float64
 	// At is when the transition happened, by the manager's clock.
 	At time.Time

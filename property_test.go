@@ -102,6 +102,71 @@ func TestPropertyNoTripBelowThreshold(t *testing.T) {
 	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
 }
 
+// Four goroutines make 40 calls a bucket together: a bucket of successes, eight buckets of
+// noise with k random up to 35 failing (0.875), then two buckets of failures. Whatever order
+// a bucket's calls complete in, the newest two buckets reach FastThreshold 0.95 only in the
+// second bucket of failures ((35 + 40) / 80 is below it), and the window never reaches 0.9:
+// in every interleaving, the rule trips exactly once, there, with Reason FastTrip and a ratio
+// the buckets really held.
+func TestPropertyFastTripOnlyOnItsBuckets(t *testing.T) {
+	const goroutines, callsEach, noise = 4, 10, 8
+	rule := breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.9, MinRequestAmount: 5,
+		FastBuckets: 2, FastThreshold: 0.95, RetryTimeout: time.Hour}
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		clock := breakertest.NewClock()
+		m := breaker.NewManager(breaker.WithClock(clock))
+		var mu sync.Mutex
+		var trips []breaker.StateChange
+		m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+			mu.Lock()
+			trips = append(trips, c)
+			mu.Unlock()
+		}))
+		require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+		rng := rand.New(rand.NewPCG(uint64(n), 7))
+		for bucket := 0; bucket < noise+3; bucket++ {
+			k := rng.IntN(36)
+			switch {
+			case bucket == 0:
+				k = 0
+			case bucket > noise:
+				k = goroutines * callsEach
+			}
+			var wg sync.WaitGroup
+			for g := 0; g < goroutines; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < callsEach; i++ {
+						err := m.Do(context.Background(), "svc", func(context.Context) error {
+							return failIf(g*callsEach+i < k)
+						})
+						if errors.Is(err, breaker.ErrOpen) {
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			mu.Lock()
+			got := slices.Clone(trips)
+			mu.Unlock()
+			switch {
+			case bucket < noise+2 && len(got) != 0:
+				t.Errorf("episode %d: tripped in bucket %d, before the second bucket of failures: %+v", n, bucket, got[0])
+				return false
+			case bucket == noise+2 && (len(got) != 1 || got[0].Reason != breaker.FastTrip ||
+				got[0].Snapshot < 0.95 || got[0].Snapshot > 1):
+				t.Errorf("episode %d: want one FastTrip at a ratio in [0.95, 1] in the second bucket of failures, got %+v", n, got)
+				return false
+			}
+			clock.Advance(100 * time.Millisecond)
+		}
+		return true
+	})
+	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
+}
+
 // Goroutines make calls with random outcomes and response times while others move the fake
 // clock across bucket boundaries, reload the rules, change the resource's concurrency limit and
 // force, and read Stats. No more calls are ever in flight than the highest limit set, and none

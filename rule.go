@@ -126,7 +126,20 @@ type Rule struct {
 	// a call it would reject passes, and it does not count that call. The way to try a new
 	// threshold on live traffic before enforcing it.
 	DryRun bool
+	// FastBuckets, for SlowRequestRatio and ErrorRatio, also judges the newest FastBuckets
+	// buckets of the window on their own: they trip the breaker (Reason FastTrip) when they
+	// hold at least MinRequestAmount calls and their ratio reaches FastThreshold. A hard
+	// outage then trips it within FastBuckets buckets, not after Threshold of a whole window.
+	// Less than BucketCount; 0 turns it off.
+	FastBuckets uint32
+	// FastThreshold is the ratio the newest FastBuckets buckets must reach; 0 means
+	// max(DefaultFastThreshold, Threshold). Otherwise in [Threshold, 1]: a few buckets are
+	// judged at a ratio no lower than the whole window's, so noise does not trip them.
+	FastThreshold float64
 }
+
+// DefaultFastThreshold is the least ratio that Rule.FastThreshold's zero value stands for.
+const DefaultFastThreshold = 0.8
 
 // Validate reports whether the rule can be loaded: nil, or a *RuleError (wrapping
 // ErrInvalidRule) that names the field and the allowed values.
@@ -189,7 +202,39 @@ func (r Rule) check() (reason, field string) {
 	if math.IsNaN(r.RetryJitter) || r.RetryJitter < 0 || r.RetryJitter >= 1 {
 		return fmt.Sprintf("must be in [0, 1), got %v", r.RetryJitter), "RetryJitter"
 	}
+	return r.checkFast()
+}
+
+// checkFast checks FastBuckets and FastThreshold.
+func (r Rule) checkFast() (reason, field string) {
+	if !r.Strategy.isRatio() {
+		switch {
+		case r.FastBuckets != 0:
+			return fmt.Sprintf("must be 0 for %v, which counts failures: only the ratio strategies judge "+
+				"their newest buckets, got %d", r.Strategy, r.FastBuckets), "FastBuckets"
+		case r.FastThreshold != 0:
+			return fmt.Sprintf("must be 0 for %v, got %v", r.Strategy, r.FastThreshold), "FastThreshold"
+		}
+		return "", ""
+	}
+	if r.FastBuckets >= r.bucketCount() {
+		return fmt.Sprintf("must be less than BucketCount (%d): the newest buckets are judged beside the "+
+			"whole window, got %d", r.bucketCount(), r.FastBuckets), "FastBuckets"
+	}
+	f := r.FastThreshold
+	if f != 0 && !(f >= r.Threshold && f <= 1) { // also refuses NaN
+		return fmt.Sprintf("must be 0 (max(%v, Threshold)) or in [Threshold, 1] = [%v, 1], got %v",
+			DefaultFastThreshold, r.Threshold, f), "FastThreshold"
+	}
 	return "", ""
+}
+
+// fastThreshold is FastThreshold with its default.
+func (r Rule) fastThreshold() float64 {
+	if r.FastThreshold == 0 {
+		return max(DefaultFastThreshold, r.Threshold)
+	}
+	return r.FastThreshold
 }
 
 // minRequestAmount is MinRequestAmount with its default: DefaultMinRequestAmount, or for
@@ -237,6 +282,9 @@ func (r Rule) WithDefaults() Rule {
 	r.BucketCount = r.bucketCount()
 	r.ProbeTimeout = r.probeTimeout()
 	r.ProbeNum = r.probeNum()
+	if r.FastBuckets > 0 {
+		r.FastThreshold = r.fastThreshold()
+	}
 	return r
 }
 

@@ -73,11 +73,13 @@ type ruleJSON struct {
 	MaxRetryTimeout  *string `json:"maxRetryTimeout,omitempty"`
 	RetryJitter      float64 `json:"retryJitter,omitempty"`
 	DryRun           bool    `json:"dryRun,omitempty"`
+	FastBuckets      uint32  `json:"fastBuckets,omitempty"`
+	FastThreshold    float64 `json:"fastThreshold,omitempty"`
 }
 
 // ruleFields names the fields of the JSON form, for the error about an unknown one.
 const ruleFields = "id, resource, strategy, threshold, maxAllowedRT, minRequestAmount, " +
-	"statInterval, bucketCount, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun"
+	"statInterval, bucketCount, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun, fastBuckets, fastThreshold"
 
 // durationWant describes a duration field's value in errors.
 const durationWant = `a Go duration string such as "300ms" or "10s"`
@@ -101,8 +103,8 @@ var ruleJSONWants = map[string]string{
 //
 // Strategy is written as its name and durations as Go duration strings (time.Duration.String).
 // Resource, strategy, threshold and retryTimeout are always written; id, maxAllowedRT,
-// minRequestAmount, statInterval, bucketCount, probeTimeout and dryRun only when they are not
-// zero, so
+// minRequestAmount, statInterval, bucketCount, probeTimeout, dryRun and the other optional
+// fields only when they are not zero, so
 // a rule that keeps the defaults reads short. It returns an error for a Strategy without a name
 // and for a Threshold that is NaN or infinite, which JSON cannot hold.
 func (r Rule) MarshalJSON() ([]byte, error) {
@@ -131,6 +133,8 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 		MaxRetryTimeout:  optionalDuration(r.MaxRetryTimeout),
 		RetryJitter:      r.RetryJitter,
 		DryRun:           r.DryRun,
+		FastBuckets:      r.FastBuckets,
+		FastThreshold:    r.FastThreshold,
 	})
 }
 
@@ -193,7 +197,7 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 
 	r := &Rule{ID: j.ID, Resource: j.Resource, Threshold: j.Threshold,
 		MinRequestAmount: j.MinRequestAmount, BucketCount: j.BucketCount, ProbeNum: j.ProbeNum,
-		RetryJitter: j.RetryJitter, DryRun: j.DryRun}
+		RetryJitter: j.RetryJitter, DryRun: j.DryRun, FastBuckets: j.FastBuckets, FastThreshold: j.FastThreshold}
 	if j.Strategy != nil {
 		s, ok := parseStrategy(*j.Strategy)
 		if !ok {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,11 +27,30 @@ var fullRule = breaker.Rule{
 	BucketCount:      20,
 	RetryTimeout:     10 * time.Second,
 	ProbeTimeout:     time.Second,
+	ProbeNum:         2,
+	MaxRetryTimeout:  time.Minute,
+	RetryJitter:      0.25,
+	DryRun:           true,
+	FastBuckets:      4,
+	FastThreshold:    0.9,
 }
 
 const fullRuleJSON = `{"id":"slow-orders","resource":"GET:/order","strategy":"SlowRequestRatio",` +
 	`"threshold":0.6,"maxAllowedRT":"300ms","minRequestAmount":10,"statInterval":"10s",` +
-	`"bucketCount":20,"retryTimeout":"10s","probeTimeout":"1s"}`
+	`"bucketCount":20,"retryTimeout":"10s","probeTimeout":"1s","probeNum":2,"maxRetryTimeout":"1m0s",` +
+	`"retryJitter":0.25,"dryRun":true,"fastBuckets":4,"fastThreshold":0.9}`
+
+// Given fullRule, then it sets every field of a Rule: a field added to Rule must be added to
+// it, and so to the JSON tests that use it.
+func TestFullRuleSetsEveryField(t *testing.T) {
+	v := reflect.ValueOf(fullRule)
+	for i := range v.NumField() {
+		if v.Type().Field(i).Name == "Strategy" {
+			continue // SlowRequestRatio, the zero Strategy, is the one that reads every field
+		}
+		assert.False(t, v.Field(i).IsZero(), "fullRule leaves %s zero", v.Type().Field(i).Name)
+	}
+}
 
 func TestRuleMarshalJSON(t *testing.T) {
 	tests := []struct {

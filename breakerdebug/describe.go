@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/halfopen/breaker"
 )
@@ -29,6 +30,10 @@ func describe(r breaker.Rule) string {
 	if r.Strategy != breaker.ConsecutiveErrors {
 		d := r.WithDefaults() // the minimum the library uses, also for an ErrorCount rule's 0
 		parts = append(parts, "min "+plural(d.MinRequestAmount, "call")+" in "+d.StatInterval.String())
+		if d.FastBuckets > 0 {
+			newest := d.StatInterval / time.Duration(d.BucketCount) * time.Duration(d.FastBuckets)
+			parts = append(parts, "or ≥ "+percent(d.FastThreshold)+" in the last "+newest.String())
+		}
 	}
 	retry := "retry " + r.RetryTimeout.String()
 	if r.MaxRetryTimeout > 0 {

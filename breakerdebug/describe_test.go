@@ -62,6 +62,11 @@ func TestRuleText(t *testing.T) {
 				"up to 10% sooner (jitter) · probe timeout 2s · 3 probes in a row to close",
 		},
 		{
+			name: "the newest buckets judged on their own, at the default ratio",
+			give: breaker.Rule{Strategy: breaker.ErrorRatio, Threshold: 0.5, FastBuckets: 2, RetryTimeout: 5 * time.Second},
+			want: "errors ≥ 50% · min 5 calls in 1s · or ≥ 80% in the last 200ms · retry 5s",
+		},
+		{
 			name: "one probe is the default, not shown",
 			give: breaker.Rule{Strategy: breaker.ConsecutiveErrors, Threshold: 2, RetryTimeout: time.Second, ProbeNum: 1},
 			want: "2 failures in a row · retry 1s",
