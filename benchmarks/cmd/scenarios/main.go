@@ -45,6 +45,7 @@ func main() {
 	libraries := []scenario.Library{
 		libs.Breaker(libs.Rule, false),
 		libs.Breaker(variant, true),
+		libs.Recommended(libs.Rule),
 		libs.Gobreaker(libs.Rule),
 		libs.Sentinel(libs.Rule),
 		libs.Failsafe(libs.Rule),

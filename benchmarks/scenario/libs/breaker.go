@@ -13,20 +13,32 @@ import (
 // resource's own Timeout. With probes, each rule also wants ProbeNum probes in a row and backs
 // off up to MaxRetryTimeout.
 func Breaker(c Common, probes bool) scenario.Library {
-	name := "breaker"
-	if probes {
-		name = "breaker+probes"
+	if !probes {
+		return breakerLibrary("breaker", c, func(*breaker.Rule) {})
 	}
+	return breakerLibrary("breaker+probes", c, func(r *breaker.Rule) {
+		r.ProbeNum = uint32(c.ProbeNum)
+		r.MaxRetryTimeout = c.MaxRetryTimeout
+	})
+}
+
+// Recommended is the guard "breaker+protect": Breaker with the protection the README
+// recommends, each rule also judging its newest two buckets at FastThreshold 0.8.
+func Recommended(c Common) scenario.Library {
+	return breakerLibrary("breaker+protect", c, func(r *breaker.Rule) {
+		r.FastBuckets, r.FastThreshold = 2, 0.8
+	})
+}
+
+// breakerLibrary is Breaker with each rule changed by tune.
+func breakerLibrary(name string, c Common, tune func(*breaker.Rule)) scenario.Library {
 	return scenario.Library{Name: name, New: func(res string, changed func(scenario.State)) scenario.Guard {
 		m := breaker.NewManager()
 		base := breaker.Rule{
 			Resource: res, MinRequestAmount: uint64(c.MinCalls), StatInterval: c.Window,
 			BucketCount: uint32(c.Buckets), RetryTimeout: c.RetryTimeout,
 		}
-		if probes {
-			base.ProbeNum = uint32(c.ProbeNum)
-			base.MaxRetryTimeout = c.MaxRetryTimeout
-		}
+		tune(&base)
 		errRule, slowRule := base, base
 		errRule.Strategy, errRule.Threshold = breaker.ErrorRatio, c.ErrorRatio
 		slowRule.Strategy, slowRule.Threshold, slowRule.MaxAllowedRT = breaker.SlowRequestRatio, c.SlowRatio, c.SlowRT
