@@ -170,10 +170,11 @@ func (c *call) forget() {
 	c.dry = nil
 }
 
-// holdsProbe reports whether the call is the probe of one of its breakers.
-func (c *call) holdsProbe() bool {
+// holdsGrant reports whether the call is the probe of one of its breakers, or has a place in
+// a ramp: what giveBack returns.
+func (c *call) holdsGrant() bool {
 	for i := 0; i < c.n; i++ {
-		if p := c.at(i).p; p != nil && p.probing {
+		if p := c.at(i).p; p != nil && (p.probing || p.ramp != nil) {
 			return true
 		}
 	}
@@ -214,7 +215,7 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	}
 	for i, b := range res.breakers {
 		p := b.cur.Load()
-		if p.state != Closed {
+		if p.state != Closed || p.ramp != nil {
 			if blocked := m.admitNotClosed(c, res.breakers[i:]); blocked != nil {
 				return m.reject(resource, blocked)
 			}
@@ -233,8 +234,8 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 func (m *Manager) enterLimit(c *call, resource string, s *settings) *BlockError {
 	if n := s.inflight.Inc(); s.MaxConcurrency > 0 && n > int64(s.MaxConcurrency) {
 		s.inflight.Dec()
-		if c.holdsProbe() {
-			m.releaseProbes(c, ProbeBlocked, m.now())
+		if c.holdsGrant() {
+			m.giveBack(c, m.now())
 		}
 		c.forget()
 		return m.reject(resource, s.overLimit)
@@ -268,7 +269,7 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 			probes = true
 		case rejected:
 			err, at := p.blocked.Load(), p.retryAt
-			if p.probing {
+			if p.probing || p.ramp != nil {
 				err, at = b.rejection(p, now.get())
 			}
 			if b.dry() {
@@ -287,6 +288,9 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 		blocked = m.takeProbes(c, now.get())
 	}
 	if blocked != nil {
+		if c.holdsGrant() {
+			m.giveBack(c, now.get())
+		}
 		c.forget()
 		if d := rest[0].owner; d != nil {
 			d.touch(now.get()) // a breaker rejected the call: its resource is not idle
@@ -318,19 +322,23 @@ func (m *Manager) takeProbes(c *call, now int64) *BlockError {
 				a.p = nil
 				continue
 			}
-			m.releaseProbes(c, ProbeBlocked, now)
-			return blocked
+			return blocked // admitNotClosed gives back the probes it took
 		}
 		a.p = q
 	}
 	return nil
 }
 
-// releaseProbes returns every probe the call holds to OPEN with its retry time unchanged.
-func (m *Manager) releaseProbes(c *call, reason Reason, now int64) {
+// giveBack returns what the breakers gave a call that was then blocked: every probe it holds
+// to OPEN with its retry time unchanged (ProbeBlocked), and its place in a ramp.
+func (m *Manager) giveBack(c *call, now int64) {
 	for i := 0; i < c.n; i++ {
-		if a := c.at(i); a.p != nil && a.p.probing {
-			a.c.releaseProbe(a.p, reason, now)
+		switch a := c.at(i); {
+		case a.p == nil:
+		case a.p.probing:
+			a.c.releaseProbe(a.p, ProbeBlocked, now)
+		case a.p.ramp != nil:
+			a.p.ramp.giveBack(now)
 		}
 	}
 }

@@ -43,6 +43,8 @@ type Stats struct {
 	// ProbeDeadline is, when HALF_OPEN with a probe in flight, when the probe counts as
 	// failed. Zero otherwise.
 	ProbeDeadline time.Time
+	// RampingUp is true while the breaker, CLOSED on a probe, paces its calls (Rule.RampUp).
+	RampingUp bool
 }
 
 // circuit is the state machine shared by both kinds of breaker.
@@ -82,6 +84,7 @@ type tuning struct {
 	dryRun       bool    // the rule is DryRun
 	fastSpan     int64   // how far back from the newest bucket's start FastBuckets reach; 0: off
 	fastRatio    float64 // the ratio they trip at
+	rampUp       int64   // Rule.RampUp
 }
 
 // verdict is the first half of admission.
@@ -118,6 +121,7 @@ func newTuning(instance string, r *Rule) *tuning {
 		dryRun:       r.DryRun,
 	}
 	t.maxRetry = max(int64(r.MaxRetryTimeout), t.retryTimeout)
+	t.rampUp = int64(r.RampUp)
 	if r.FastBuckets > 0 {
 		t.fastSpan = int64(r.FastBuckets) * (int64(r.statInterval()) / int64(r.bucketCount()))
 		t.fastRatio = r.fastThreshold()
@@ -148,6 +152,7 @@ func (c *circuit) Stats() Stats {
 		st.RetryAt = c.tl.timeAt(p.retryAt)
 	case p.window != nil:
 		st.Total, st.Bad = p.window.sum(p.window.headAt(c.tl.now()))
+		st.RampingUp = p.ramp != nil && !p.ramp.done.Load()
 	case c.strategy == ConsecutiveErrors && !p.retired:
 		st.Bad = uint64(p.run.Load())
 		st.Total = st.Bad
@@ -206,7 +211,7 @@ type result struct {
 // has timed out.
 func (c *circuit) check(now *lazyNow) (*period, verdict) {
 	p := c.cur.Load()
-	if p.state == Closed {
+	if p.state == Closed && p.ramp == nil {
 		return p, admitted
 	}
 	return c.checkNotClosed(p, now.get())
@@ -216,7 +221,7 @@ func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
 	for {
 		switch p.state {
 		case Closed:
-			return p, admitted
+			return c.checkRamp(p, now)
 		case Open:
 			if c.retryDue(p, now) {
 				return p, probeDue
@@ -245,6 +250,9 @@ func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
 // sooner: a caller that waits until then does not spin while the probe runs. That error is
 // built once a bucket and kept in p.
 func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
+	if p.ramp != nil {
+		return c.rampRejection(p.ramp, now)
+	}
 	b := p.blocked.Load()
 	if p.state != HalfOpen || !p.probing {
 		return b, p.retryAt
@@ -261,12 +269,26 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	return b, at
 }
 
+// rampRejection returns the error of a call the ramp r holds back at now, and its retry time:
+// the next bucket's start. The error is built once a bucket.
+func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
+	at := r.nextBucket(now)
+	b := r.blocked.Load()
+	if b == nil || b.at != at {
+		rule := c.Rule()
+		b = &BlockError{Resource: c.name, Rule: &rule, State: Closed, RetryAt: c.tl.timeAt(at),
+			Cause: ErrRampingUp, at: at}
+		r.blocked.Store(b)
+	}
+	return b, at
+}
+
 // complete counts a call that the period p admitted and that completed at now: in the window
 // while CLOSED, as the probe's result while HALF_OPEN. A failed call's retry hint lengthens
 // the OPEN time it causes. It reads the tuning only for what the call needs: a good call over
 // a window without bad calls needs none.
 func (c *circuit) complete(p *period, now int64, res *result) {
-	if p == nil || c.cur.Load() != p {
+	if p = c.current(p); p == nil {
 		return // admitted before the last transition
 	}
 	if p.state != Closed {
@@ -284,6 +306,9 @@ func (c *circuit) complete(p *period, now int64, res *result) {
 	}
 	bad := c.isBad(res)
 	head := p.window.add(now, bad)
+	if p.ramp != nil {
+		p.ramp.completed(now, bad)
+	}
 	if !bad && !p.window.mayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
 	}
@@ -316,7 +341,11 @@ func (c *circuit) decideProbe(p *period, t *tuning, now int64, res *result) {
 		q.successes++
 		c.cur.CompareAndSwap(p, q)
 	default:
-		c.move(p, c.newPeriod(p, Closed, 0), ProbeSucceeded, 0, now)
+		q := c.newPeriod(p, Closed, 0)
+		if t.rampUp > 0 {
+			q.ramp = newRamp(now, t.rampUp, int64(c.interval)/int64(c.buckets))
+		}
+		c.move(p, q, ProbeSucceeded, 0, now)
 	}
 }
 
@@ -327,6 +356,21 @@ func (c *circuit) isBad(res *result) bool {
 		return isSlow(res, c.tune.Load().maxRT)
 	}
 	return res.o == Failure
+}
+
+// checkRamp is check for a CLOSED period, which may pace its calls (ramp.go).
+func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
+	if p.ramp == nil {
+		return p, admitted
+	}
+	ok, on := p.ramp.admit(now)
+	if !on {
+		c.endRamp(p)
+	}
+	if !ok {
+		return p, rejected
+	}
+	return p, admitted
 }
 
 // retryDue reports whether the OPEN period p lets a probe through at now: its retry time has
@@ -378,7 +422,10 @@ func (c *circuit) reload(r *Rule) {
 	if *old.rule == *r {
 		return
 	}
-	if p := c.cur.Load(); p.state != Closed && !p.retired {
+	switch p := c.cur.Load(); {
+	case p.ramp != nil:
+		p.ramp.blocked.Store(nil) // made again, naming the new rule, for the next call held back
+	case p.state != Closed && !p.retired:
 		p.blocked.Store(c.blockError(p.state, p.blocked.Load().at))
 	}
 }

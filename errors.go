@@ -30,6 +30,11 @@ var ErrConcurrencyLimit = errors.New("breaker: concurrency limit reached")
 // keep it.
 var ErrNameTooLong = errors.New("breaker: resource name too long to keep")
 
+// ErrRampingUp is the Cause of the *BlockError of a call that a breaker held back while it
+// ramps up after closing on a probe (Rule.RampUp). It does not match ErrOpen: the breaker is
+// CLOSED, and admits a growing share of the calls.
+var ErrRampingUp = errors.New("breaker: ramping up after recovery")
+
 // BlockError is the error of a call that was not let through. Enter, Do and Execute return it.
 //
 // A breaker hands the same *BlockError to every call it rejects in one period, so rejecting
@@ -39,14 +44,14 @@ type BlockError struct {
 	Resource string
 	// Rule is the rule whose breaker rejected the call; nil when a slot blocked it.
 	Rule *Rule
-	// State is that breaker's state at rejection: Open or HalfOpen. Closed when a slot
-	// blocked the call.
+	// State is that breaker's state at rejection: Open or HalfOpen; Closed when it was
+	// ramping up (Cause ErrRampingUp), or when a slot blocked the call.
 	State State
 	// RetryAt is when the caller may try again, never before the rejection: while OPEN, when
 	// that breaker lets a probe through; while HALF_OPEN with its probe in flight, the start
 	// of the bucket after next of the rule's window (at least one bucket away), or the
-	// probe's deadline if that is sooner. Zero when a slot or the resource's settings blocked
-	// the call.
+	// probe's deadline if that is sooner; while ramping up, the start of the next bucket.
+	// Zero when a slot or the resource's settings blocked the call.
 	RetryAt time.Time
 	// Cause is the slot's error, when a slot blocked the call; ErrForcedOpen or
 	// ErrConcurrencyLimit when the resource's settings did.
@@ -64,13 +69,16 @@ func (e *BlockError) Error() string {
 	if e.Rule.ID != "" {
 		rule = fmt.Sprintf("%q (%v)", e.Rule.ID, e.Rule.Strategy)
 	}
+	if e.Cause == ErrRampingUp {
+		return fmt.Sprintf("breaker: call to %s held back: ramping up after recovery by rule %s", quoteName(e.Resource), rule)
+	}
 	return fmt.Sprintf("breaker: call to %s rejected: circuit %v by rule %s", quoteName(e.Resource), e.State, rule)
 }
 
 // Is reports whether target is ErrBlocked, or ErrOpen when a breaker rejected the call or
 // its resource is ForceOpen.
 func (e *BlockError) Is(target error) bool {
-	return target == ErrBlocked || (target == ErrOpen && (e.Rule != nil || e.Cause == ErrForcedOpen))
+	return target == ErrBlocked || (target == ErrOpen && (e.Rule != nil && e.Cause != ErrRampingUp || e.Cause == ErrForcedOpen))
 }
 
 // Unwrap returns the slot's error, if any.
@@ -93,10 +101,13 @@ const (
 	// BlockedByName: a template matches the resource, but its name is too long to keep
 	// (Cause ErrNameTooLong).
 	BlockedByName
+	// BlockedByRampUp: a breaker ramping up after recovery held the call back (Cause
+	// ErrRampingUp); the error has a Rule and State Closed.
+	BlockedByRampUp
 )
 
-// String returns "open", "forced_open", "concurrency_limit", "slot" or "name_too_long", the values the
-// integrations' metrics use for the cause of a rejection.
+// String returns "open", "forced_open", "concurrency_limit", "slot", "name_too_long" or
+// "ramping_up", the values the integrations' metrics use for the cause of a rejection.
 func (k BlockKind) String() string {
 	switch k {
 	case BlockedByBreaker:
@@ -109,6 +120,8 @@ func (k BlockKind) String() string {
 		return "slot"
 	case BlockedByName:
 		return "name_too_long"
+	case BlockedByRampUp:
+		return "ramping_up"
 	}
 	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -122,6 +135,8 @@ func (e *BlockError) Kind() BlockKind {
 		return BlockedByLimit
 	case e.Cause == ErrNameTooLong:
 		return BlockedByName
+	case e.Cause == ErrRampingUp:
+		return BlockedByRampUp
 	case e.Rule != nil:
 		return BlockedByBreaker
 	}

@@ -115,6 +115,25 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "d-ratio-fast", Resource: "d*", Strategy: breaker.ErrorRatio, Threshold: 0.6, MinRequestAmount: 3,
 			FastBuckets: 3, FastThreshold: 0.75, RetryTimeout: 500 * time.Millisecond},
 	},
+	// Ramps after recovery: on a count rule and a slow rule of "a" (both pace its calls, a
+	// probe of one may meet the other's ramp), on "b" with a fast trip, on a template, and
+	// a DryRun ramp on "c".
+	{
+		{ID: "a-count-ramp", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			StatInterval: 400 * time.Millisecond, BucketCount: 4, RetryTimeout: 300 * time.Millisecond,
+			RampUp: 800 * time.Millisecond},
+		{ID: "a-slow-ramp", Resource: "a", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 2, StatInterval: 200 * time.Millisecond,
+			BucketCount: 2, RetryTimeout: 200 * time.Millisecond, RampUp: 2 * time.Second},
+		{ID: "b-ratio-ramp", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: time.Second, BucketCount: 4, FastBuckets: 1, RetryTimeout: 400 * time.Millisecond,
+			RampUp: time.Second},
+		{ID: "c-count-ramp-dry", Resource: "c", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1,
+			StatInterval: 100 * time.Millisecond, BucketCount: 2, RetryTimeout: 100 * time.Millisecond,
+			RampUp: 500 * time.Millisecond, DryRun: true},
+		{ID: "d-count-ramp", Resource: "d*", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			RetryTimeout: 300 * time.Millisecond, RampUp: 600 * time.Millisecond},
+	},
 }
 
 // fuzzTemplateLimit bounds the template breakers of the fuzzed Manager: "da" and "db" with two
@@ -436,7 +455,8 @@ func checkBlock(t *testing.T, step int, resource string, err error, want *modelB
 	}
 	retryAt := breakertest.Start.Add(want.retryAt)
 	if be.Rule == nil || *be.Rule != *want.rule || be.State != want.state || !be.RetryAt.Equal(retryAt) ||
-		be.Resource != resource || !errors.Is(err, breaker.ErrOpen) {
+		be.Resource != resource || errors.Is(err, breaker.ErrOpen) == want.ramping ||
+		errors.Is(err, breaker.ErrRampingUp) != want.ramping {
 		t.Fatalf("step %d: %s: BlockError %+v (rule %+v); want rule %+v, state %v, retry at %v",
 			step, resource, be, be.Rule, *want.rule, want.state, want.retryAt)
 	}

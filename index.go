@@ -1,9 +1,6 @@
 package breaker
 
-import (
-	"hash/maphash"
-	"math/bits"
-)
+import "math/bits"
 
 // resourceIndex finds a resource of a rule set by its name, as find does on every call. A rule
 // set never changes once published, so its index is built once, when it is, as a table with
@@ -21,14 +18,14 @@ type indexSlot struct {
 	res  *resource // nil: an empty slot, which ends every search that reaches it
 }
 
-// indexSeed keys the hash, so that the names in a table do not collide the same way in every
-// process.
-var indexSeed = maphash.Comparable(maphash.MakeSeed(), 0) | 1
+// indexSeed starts the hash. It is the same in every process, so that a lookup costs the same
+// from one run to the next: only the names of rules and settings are in a table, chosen by the
+// operator, and a caller's names cannot lengthen its searches.
+const indexSeed = 0x6a09e667f3bcc909
 
 // hashName hashes a name 8 bytes at a time: each word multiplied into the state, whose high
 // half is folded into the low, which picks the slot. It costs a few instructions a word,
-// where a seeded hash/maphash costs 60 on a short name. Only the names of rules and settings
-// are in a table, so a caller's names cannot lengthen its searches.
+// where hash/maphash costs 60 on a short name.
 func hashName(s string) uint64 {
 	h := indexSeed ^ uint64(len(s))
 	for ; len(s) > 8; s = s[8:] {

@@ -59,6 +59,7 @@ type modelBreaker struct {
 	probeFor  time.Duration // the ProbeTimeout of the probe in flight
 	calls     []modelCall   // of the current CLOSED period
 	run       int           // ConsecutiveErrors: failures in a row
+	ramp      *modelRamp    // CLOSED after a probe closed it, with RampUp
 	head      time.Duration
 	retired   bool
 }
@@ -232,7 +233,7 @@ func (m *model) reset(resource string) {
 		} else {
 			b.gen++
 			b.epoch++
-			b.calls, b.head, b.run = nil, 0, 0
+			b.calls, b.head, b.run, b.ramp = nil, 0, 0, nil // a ramp ends: the full flow at once
 		}
 	}
 }
@@ -409,9 +410,13 @@ func (m *model) move(b *modelBreaker, to breaker.State, reason breaker.Reason, s
 	b.gen++
 	b.epoch++
 	b.probing, b.successes = false, 0
+	b.ramp = nil
 	switch to {
 	case breaker.Closed:
 		b.calls, b.head, b.run = nil, 0, 0
+		if id := identityOf(b.rule); reason == breaker.ProbeSucceeded && id.RampUp > 0 {
+			b.ramp = newModelRamp(m.now, id.RampUp, id.StatInterval/time.Duration(id.BucketCount))
+		}
 	case breaker.Open:
 		switch reason {
 		case breaker.ProbeBlocked, breaker.ProbeIgnored: // the retry time stays
@@ -433,8 +438,91 @@ type modelBlock struct {
 	rule    *breaker.Rule
 	state   breaker.State
 	retryAt time.Duration
+	ramping bool // the rule's ramp held the call back (ErrRampingUp)
 	bySlot  bool
 	cause   error // ErrForcedOpen or ErrConcurrencyLimit, when the settings block
+}
+
+// modelRamp paces a breaker's calls after a probe closed it: within each bucket of its window,
+// the k-th call offered is admitted while fewer than max(1, k/10, 1.5 S) were, S the successes
+// of the bucket before or of this one so far (the bucket before's alone once a call of this
+// one failed). It ends at the end of a bucket that held nothing back, or at until. Buckets are
+// numbered modulo 2^16, as the library numbers them.
+type modelRamp struct {
+	until, length                time.Duration
+	seq                          uint16
+	offered, admitted, succeeded int
+	lost                         bool
+	beforeSeq                    uint16
+	beforeSucceeded              int
+	done                         bool
+}
+
+func newModelRamp(now, rampUp, length time.Duration) *modelRamp {
+	r := &modelRamp{until: now + rampUp, length: length}
+	r.seq = r.seqAt(now)
+	r.beforeSeq, r.beforeSucceeded = r.seq-1, 1 // the probe
+	return r
+}
+
+func (r *modelRamp) start(now time.Duration) time.Duration {
+	return now - ((now%r.length)+r.length)%r.length
+}
+
+func (r *modelRamp) seqAt(now time.Duration) uint16 { return uint16(r.start(now) / r.length) }
+
+// on reports whether the ramp still paces calls at now, moving it to now's bucket.
+func (r *modelRamp) on(now time.Duration) bool {
+	switch seq := r.seqAt(now); {
+	case r.done:
+	case now >= r.until:
+		r.done = true
+	case r.seq == seq:
+		return true
+	case r.offered > 0 && r.admitted == r.offered:
+		r.done = true
+	default:
+		before := 0
+		if r.seq == seq-1 {
+			before = r.succeeded
+		}
+		*r = modelRamp{until: r.until, length: r.length, seq: seq, beforeSeq: seq - 1, beforeSucceeded: before}
+		return true
+	}
+	return false
+}
+
+func (r *modelRamp) admit(now time.Duration) bool {
+	if !r.on(now) {
+		return true
+	}
+	r.offered++
+	s := max(r.beforeSucceeded, r.succeeded)
+	if r.lost {
+		s = r.beforeSucceeded
+	}
+	if r.admitted == 0 || 10*r.admitted < r.offered || 2*r.admitted < 3*s {
+		r.admitted++
+		return true
+	}
+	return false
+}
+
+func (r *modelRamp) giveBack(now time.Duration) {
+	if !r.done && r.seq == r.seqAt(now) && r.admitted > 0 {
+		r.admitted--
+	}
+}
+
+func (r *modelRamp) completed(now time.Duration, bad bool) {
+	if !r.on(now) {
+		return
+	}
+	if bad {
+		r.lost = true
+	} else {
+		r.succeeded++
+	}
 }
 
 // enter checks a call (retry time, probe, probe timeout, every breaker, slots, force, limit)
@@ -455,7 +543,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 			m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
 		}
 		switch {
-		case b.state == breaker.Closed:
+		case b.state == breaker.Closed && (b.ramp == nil || b.ramp.admit(m.now)):
 			e.admitted = append(e.admitted, modelAdmission{b, b.epoch})
 			continue
 		case b.state == breaker.Open && m.retryDue(b), b.state == breaker.HalfOpen && !b.probing:
@@ -466,10 +554,11 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		}
 		if at := m.retryAt(b); block == nil || at > block.retryAt { // the latest retry time
 			r := b.rule
-			block = &modelBlock{rule: &r, state: b.state, retryAt: at}
+			block = &modelBlock{rule: &r, state: b.state, retryAt: at, ramping: b.state == breaker.Closed}
 		}
 	}
 	if block != nil {
+		m.giveBack(e)
 		m.touch(e.dyn) // a breaker rejected the call: the resource is not idle
 		return nil, block
 	}
@@ -505,6 +594,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 			for _, b := range probes {
 				m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
 			}
+			m.giveBack(e)
 			return nil, &modelBlock{cause: breaker.ErrConcurrencyLimit}
 		}
 		*n++
@@ -514,6 +604,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		for _, b := range probes {
 			m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
 		}
+		m.giveBack(e)
 		if e.inflight != nil {
 			*e.inflight--
 		}
@@ -548,6 +639,9 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 			if ignored {
 				continue
 			}
+			if b.ramp != nil {
+				b.ramp.completed(m.now, bad)
+			}
 			m.count(b, bad)
 		case breaker.HalfOpen:
 			switch {
@@ -571,7 +665,20 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 // retryAt is what the BlockError of a call that b rejects now names: its retry time while
 // OPEN; with a probe in flight, the start of the bucket after next, or the probe's deadline
 // if sooner, so that a caller who waits for it never spins.
+// giveBack returns the places the ramps of its breakers gave the call e, which was then
+// blocked.
+func (m *model) giveBack(e *modelEntry) {
+	for _, a := range e.admitted {
+		if a.b.state == breaker.Closed && a.b.ramp != nil {
+			a.b.ramp.giveBack(m.now)
+		}
+	}
+}
+
 func (m *model) retryAt(b *modelBreaker) time.Duration {
+	if b.state == breaker.Closed { // held back by its ramp: the next bucket
+		return b.ramp.start(m.now) + b.ramp.length
+	}
 	if b.state != breaker.HalfOpen {
 		return b.retryAt
 	}

@@ -167,6 +167,84 @@ func TestPropertyFastTripOnlyOnItsBuckets(t *testing.T) {
 	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
 }
 
+// After a probe closes a breaker with RampUp, eight goroutines offer 200 calls a bucket
+// together. While every call is canceled (it counts neither way, so no success lets the ramp
+// grow), each bucket admits exactly what the ramp's rule gives for 200 calls in a row, in
+// every interleaving. Then the dependency serves 30 calls a bucket and fails the rest: no
+// bucket admits more than the ceiling max(200/10, 1.5 × 30) = 45, and the rule (0.5) does not
+// trip again.
+func TestPropertyRampAdmitsNoMoreThanItsCeiling(t *testing.T) {
+	const goroutines, callsEach, serves = 8, 25, 30
+	const offered = goroutines * callsEach
+	rule := breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 3,
+		RetryTimeout: time.Second, RampUp: time.Hour}
+	// paced is what the ramp admits of n calls in a row when none succeeds: the bucket before
+	// holds the probe's one success.
+	paced := func(n int) int {
+		a := 0
+		for k := 1; k <= n; k++ {
+			if a == 0 || 10*a < k || 2*a < 3 {
+				a++
+			}
+		}
+		return a
+	}
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		clock := breakertest.NewClock()
+		m := breaker.NewManager(breaker.WithClock(clock))
+		var trips atomic.Int64
+		m.AddObserver(breaker.ObserverFunc(func(breaker.StateChange) { trips.Add(1) }))
+		require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+		ctx := context.Background()
+		for range 3 {
+			_ = m.Do(ctx, "svc", func(context.Context) error { return errDown })
+		}
+		clock.Advance(time.Second)
+		require.NoError(t, m.Do(ctx, "svc", succeed), "the probe")
+		require.True(t, m.Breakers("svc")[0].Stats().RampingUp)
+		trips.Store(0)
+		for bucket := range 10 {
+			clock.Advance(100 * time.Millisecond)
+			var admitted, served atomic.Int64
+			var wg sync.WaitGroup
+			for range goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range callsEach {
+						_ = m.Do(ctx, "svc", func(context.Context) error {
+							admitted.Add(1)
+							switch {
+							case bucket < 5:
+								return context.Canceled
+							case served.Add(1) > serves:
+								return errDown
+							}
+							return nil
+						})
+					}
+				}()
+			}
+			wg.Wait()
+			got := int(admitted.Load())
+			switch {
+			case bucket < 5 && got != paced(offered):
+				t.Errorf("episode %d, bucket %d: admitted %d of %d canceled calls, want %d", n, bucket, got, offered, paced(offered))
+				return false
+			case bucket >= 5 && got > max(offered/10, serves*3/2):
+				t.Errorf("episode %d, bucket %d: admitted %d in front of a dependency that serves %d, past the ceiling %d",
+					n, bucket, got, serves, max(offered/10, serves*3/2))
+				return false
+			case trips.Load() != 0:
+				t.Errorf("episode %d, bucket %d: tripped while ramping", n, bucket)
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
+}
+
 // Goroutines make calls with random outcomes and response times while others move the fake
 // clock across bucket boundaries, reload the rules, change the resource's concurrency limit and
 // force, and read Stats. No more calls are ever in flight than the highest limit set, and none

@@ -136,6 +136,13 @@ type Rule struct {
 	// max(DefaultFastThreshold, Threshold). Otherwise in [Threshold, 1]: a few buckets are
 	// judged at a ratio no lower than the whole window's, so noise does not trip them.
 	FastThreshold float64
+	// RampUp, after the breaker closes on a probe, paces the calls it admits for at most this
+	// long: within each bucket of the window, no more than the dependency has shown it can
+	// take (see the README's "Ramp up after recovery"); the others are rejected with
+	// ErrRampingUp. The ramp ends at the end of a bucket that held nothing back, or once RampUp
+	// has passed. 0 turns it off: the full flow at once. Not for ConsecutiveErrors, which has no
+	// buckets to pace by.
+	RampUp time.Duration
 }
 
 // DefaultFastThreshold is the least ratio that Rule.FastThreshold's zero value stands for.
@@ -201,6 +208,13 @@ func (r Rule) check() (reason, field string) {
 	}
 	if math.IsNaN(r.RetryJitter) || r.RetryJitter < 0 || r.RetryJitter >= 1 {
 		return fmt.Sprintf("must be in [0, 1), got %v", r.RetryJitter), "RetryJitter"
+	}
+	if r.RampUp < 0 {
+		return fmt.Sprintf("must not be negative (0 turns the ramp off), got %v", r.RampUp), "RampUp"
+	}
+	if r.RampUp > 0 && !r.Strategy.windowed() {
+		return fmt.Sprintf("must be 0 for %v: a ramp paces calls by the buckets of a window, and it has none, got %v",
+			r.Strategy, r.RampUp), "RampUp"
 	}
 	return r.checkFast()
 }

@@ -75,11 +75,12 @@ type ruleJSON struct {
 	DryRun           bool    `json:"dryRun,omitempty"`
 	FastBuckets      uint32  `json:"fastBuckets,omitempty"`
 	FastThreshold    float64 `json:"fastThreshold,omitempty"`
+	RampUp           *string `json:"rampUp,omitempty"`
 }
 
 // ruleFields names the fields of the JSON form, for the error about an unknown one.
 const ruleFields = "id, resource, strategy, threshold, maxAllowedRT, minRequestAmount, " +
-	"statInterval, bucketCount, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun, fastBuckets, fastThreshold"
+	"statInterval, bucketCount, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun, fastBuckets, fastThreshold, rampUp"
 
 // durationWant describes a duration field's value in errors.
 const durationWant = `a Go duration string such as "300ms" or "10s"`
@@ -93,6 +94,7 @@ var ruleJSONWants = map[string]string{
 	"retryTimeout":    durationWant,
 	"probeTimeout":    durationWant,
 	"maxRetryTimeout": durationWant,
+	"rampUp":          durationWant,
 }
 
 // MarshalJSON writes the rule as a JSON object:
@@ -135,6 +137,7 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 		DryRun:           r.DryRun,
 		FastBuckets:      r.FastBuckets,
 		FastThreshold:    r.FastThreshold,
+		RampUp:           optionalDuration(r.RampUp),
 	})
 }
 
@@ -215,6 +218,7 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 		{"retryTimeout", j.RetryTimeout, &r.RetryTimeout},
 		{"probeTimeout", j.ProbeTimeout, &r.ProbeTimeout},
 		{"maxRetryTimeout", j.MaxRetryTimeout, &r.MaxRetryTimeout},
+		{"rampUp", j.RampUp, &r.RampUp},
 	} {
 		if d.text == nil {
 			continue

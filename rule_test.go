@@ -104,6 +104,18 @@ func TestRuleValidateRejects(t *testing.T) {
 			wantText:  "must be 0 for ConsecutiveErrors",
 		},
 		{
+			name:      "negative ramp",
+			give:      with(validRule(), func(r *breaker.Rule) { r.RampUp = -time.Second }),
+			wantField: "RampUp",
+			wantText:  "must not be negative (0 turns the ramp off), got -1s",
+		},
+		{
+			name:      "ramp without a window",
+			give:      with(countRule(), func(r *breaker.Rule) { r.Strategy, r.RampUp = breaker.ConsecutiveErrors, time.Second }),
+			wantField: "RampUp",
+			wantText:  "must be 0 for ConsecutiveErrors",
+		},
+		{
 			name:      "unknown strategy 7",
 			give:      with(validRule(), func(r *breaker.Rule) { r.Strategy = 7 }),
 			wantField: "Strategy",

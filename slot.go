@@ -18,7 +18,7 @@ func (m *Manager) enterSlots(e *Entry) (blocked *BlockError) {
 	defer func() {
 		if !done {
 			m.exitSlots(e)
-			m.releaseProbes(&e.call, ProbeBlocked, m.now())
+			m.giveBack(&e.call, m.now())
 			e.call.leave()
 		}
 	}()

@@ -52,6 +52,7 @@ type period struct {
 	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
 	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
 	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
+	ramp      *ramp                      // CLOSED after a probe closed it: the pace of its calls (RampUp)
 	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
 	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
 }
@@ -127,6 +128,23 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 		q.window = newLeapArray(c.interval, c.buckets)
 	}
 	return q
+}
+
+// endRamp replaces the CLOSED period p, whose ramp has ended, with the same period without
+// it, so that its calls pass without a check. It is not a transition: the copy shares p's
+// window, and the calls p admitted count in it (see current).
+func (c *circuit) endRamp(p *period) {
+	c.cur.CompareAndSwap(p, &period{state: Closed, gen: p.gen, seq: p.seq, window: p.window})
+}
+
+// current returns the breaker's period if the call that p admitted counts in it: p is the
+// current period, or a CLOSED one whose ramp ended since, which shares its window. Else nil:
+// the call was admitted before the last transition.
+func (c *circuit) current(p *period) *period {
+	if cur := c.cur.Load(); cur == p || p != nil && p.window != nil && cur.window == p.window {
+		return cur
+	}
+	return nil
 }
 
 // move replaces the period from with to, and reports the transition if it won.

@@ -38,8 +38,10 @@
 // by "seq" ([breaker.StateChange.Seq], which orders them across the Manager). The breaker
 // fields are those of [breaker.Stats]: "generation" counts the breaker's transitions, "total"
 // and "bad" are the calls in its window and the slow or failed ones among them (both 0 unless
-// CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline" unless HALF_OPEN. A
-// transition's "snapshot" is, for ThresholdExceeded, the ratio or count that met the threshold.
+// CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline" unless HALF_OPEN, and
+// "rampingUp" is true, and only then written, while a breaker that a probe closed paces its
+// calls (Rule.RampUp). A transition's "snapshot" is, for ThresholdExceeded, the ratio or count
+// that met the threshold; for FastTrip, the ratio of the newest buckets.
 //
 // A resource with settings ([breaker.Manager.LoadResources]) has "settings": "force" is "auto",
 // "open" or "closed" ([breaker.Force]), "timeout" a Go duration ("0s": none), "maxConcurrency"
@@ -242,6 +244,7 @@ type breakerStatus struct {
 	Bad           uint64       `json:"bad"`
 	RetryAt       time.Time    `json:"retryAt,omitzero"`
 	ProbeDeadline time.Time    `json:"probeDeadline,omitzero"`
+	RampingUp     bool         `json:"rampingUp,omitempty"`
 }
 
 type transition struct {
@@ -336,6 +339,7 @@ func (h *handler) status() *status {
 				Bad:           s.Bad,
 				RetryAt:       s.RetryAt,
 				ProbeDeadline: s.ProbeDeadline,
+				RampingUp:     s.RampingUp,
 			})
 		}
 		if h.rec != nil {

@@ -49,6 +49,9 @@ func describe(r breaker.Rule) string {
 	if r.ProbeNum > 1 {
 		parts = append(parts, strconv.FormatUint(uint64(r.ProbeNum), 10)+" probes in a row to close")
 	}
+	if r.RampUp > 0 {
+		parts = append(parts, "ramp up for "+r.RampUp.String()+" after recovery")
+	}
 	return strings.Join(parts, " · ")
 }
 

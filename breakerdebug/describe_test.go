@@ -67,6 +67,11 @@ func TestRuleText(t *testing.T) {
 			want: "errors ≥ 50% · min 5 calls in 1s · or ≥ 80% in the last 200ms · retry 5s",
 		},
 		{
+			name: "a ramp after recovery",
+			give: breaker.Rule{Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: 5 * time.Second, RampUp: 30 * time.Second},
+			want: "errors ≥ 50% · min 5 calls in 1s · retry 5s · ramp up for 30s after recovery",
+		},
+		{
 			name: "one probe is the default, not shown",
 			give: breaker.Rule{Strategy: breaker.ConsecutiveErrors, Threshold: 2, RetryTimeout: time.Second, ProbeNum: 1},
 			want: "2 failures in a row · retry 1s",

@@ -40,6 +40,12 @@
     return b;
   }
 
+  function rampBadge() {
+    const b = el("span", "badge ramping-up", "ramping up");
+    b.title = "closed on a probe, it admits a growing share of the calls (RampUp)";
+    return b;
+  }
+
   function forceOf(res) {
     return res.settings ? res.settings.force : "auto";
   }
@@ -218,8 +224,8 @@
       const tr = el("tr", rowClass(force, b));
       const retry = el("td", "", retryText(b, now));
       if (b.retryAt) retry.title = "retry at " + b.retryAt;
-      const state = cell("state", ...[forceBadge(force), badge(b.state), b.dryRun ? dryBadge() : null]
-        .filter((x) => x));
+      const state = cell("state", ...[forceBadge(force), badge(b.state), b.dryRun ? dryBadge() : null,
+        b.rampingUp ? rampBadge() : null].filter((x) => x));
       tr.append(
         el("td", "resource", res.resource),
         ruleCell(b.rule, b.ruleText),

@@ -23,10 +23,11 @@ func Breaker(c Common, probes bool) scenario.Library {
 }
 
 // Recommended is the guard "breaker+protect": Breaker with the protection the README
-// recommends, each rule also judging its newest two buckets at FastThreshold 0.8.
+// recommends, each rule also judging its newest two buckets at FastThreshold 0.8, and ramping
+// up for RampUp after a probe closes it.
 func Recommended(c Common) scenario.Library {
 	return breakerLibrary("breaker+protect", c, func(r *breaker.Rule) {
-		r.FastBuckets, r.FastThreshold = 2, 0.8
+		r.FastBuckets, r.FastThreshold, r.RampUp = 2, 0.8, c.RampUp
 	})
 }
 

@@ -20,6 +20,8 @@ type Common struct {
 	// ProbeNum and MaxRetryTimeout are breaker's recovery settings, for its second variant.
 	ProbeNum        int
 	MaxRetryTimeout time.Duration
+	// RampUp is how long breaker+protect paces its calls after a probe closes it.
+	RampUp time.Duration
 }
 
 // Rule is the common rule of every run.
@@ -34,4 +36,5 @@ var Rule = Common{
 	Timeout:         150 * time.Millisecond,
 	ProbeNum:        3,
 	MaxRetryTimeout: 2 * time.Second,
+	RampUp:          3 * time.Second,
 }

@@ -1,0 +1,184 @@
+package breaker
+
+import "go.uber.org/atomic"
+
+// A ramp paces the calls of a breaker that has just closed on a probe (Rule.RampUp), as TCP's
+// slow start grows with acknowledgements: a dependency that answered one probe may still be
+// warming up, and the full flow at once could knock it over again.
+//
+// Within each bucket of the rule's window, the k-th call offered (from 1) is admitted only if
+// the calls admitted so far in that bucket are fewer than max(1, k/10, 1.5 × S), where S is
+// the calls that succeeded in the bucket before, or so far in this bucket, whichever is more.
+// So a dependency that answers fast takes the whole flow within about a bucket, and one that
+// serves C calls a bucket is offered at most 1.5 C: its failures stay at most a third. That
+// is the ceiling; the pace below it shrinks on a loss, as TCP's does: once a call the ramp
+// admitted fails in a bucket, the rest of that bucket is paced by the bucket before alone,
+// not by its own successes, so a dependency at its capacity is not offered more than it has
+// shown it can take.
+//
+// The ramp ends at the end of a bucket in which calls were offered and none was held back, or
+// once RampUp has passed since the close. The breaker stays CLOSED throughout.
+//
+// A bucket's counts are one word, changed by compare-and-swap, so no bucket admits more than
+// its ceiling whatever the interleaving. The bucket before is a second word, written after a
+// new bucket's word: a call that reads it in between sees no successes there, and admits
+// fewer, never more.
+type ramp struct {
+	until   int64 // when RampUp has passed since the close
+	length  int64 // the bucket length of the rule's window
+	current atomic.Uint64
+	before  atomic.Uint64 // the bucket before current: its seq and successes
+	done    atomic.Bool
+	blocked atomic.Pointer[BlockError] // the error of the calls held back in the newest bucket
+}
+
+// rampBucket is one bucket of a ramp, unpacked. seq is the bucket's index on the grid of
+// bucket starts, modulo 2^16; the counts saturate.
+type rampBucket struct {
+	seq               uint16
+	offered, admitted uint16
+	succeeded         uint16 // at most maxRampCount
+	lost              bool   // a call the ramp admitted failed in this bucket
+}
+
+const maxRampCount = 1<<15 - 1
+
+func (b rampBucket) pack() uint64 {
+	w := uint64(b.seq)<<48 | uint64(b.offered)<<32 | uint64(b.admitted)<<16 | uint64(b.succeeded)<<1
+	if b.lost {
+		w |= 1
+	}
+	return w
+}
+
+func unpackRamp(w uint64) rampBucket {
+	return rampBucket{seq: uint16(w >> 48), offered: uint16(w >> 32), admitted: uint16(w >> 16),
+		succeeded: uint16(w>>1) & maxRampCount, lost: w&1 == 1}
+}
+
+func packBefore(seq, succeeded uint16) uint64 { return uint64(seq)<<16 | uint64(succeeded) }
+
+// newRamp starts a ramp for a breaker that closed at now on a probe, for rampUp, over buckets
+// of length. The probe counts as a success of the bucket before the first.
+func newRamp(now, rampUp, length int64) *ramp {
+	r := &ramp{until: after(now, rampUp), length: length}
+	seq := r.seqAt(now)
+	r.current.Store(rampBucket{seq: seq}.pack())
+	r.before.Store(packBefore(seq-1, 1))
+	return r
+}
+
+// seqAt returns the index, modulo 2^16, of the bucket that holds now.
+func (r *ramp) seqAt(now int64) uint16 { return uint16((now - floorMod(now, r.length)) / r.length) }
+
+// bucketAt returns the word of the bucket that holds now, starting that bucket if it is not
+// the current one. It reports false when the ramp has ended: RampUp has passed, or the bucket
+// before ended with every offered call admitted.
+func (r *ramp) bucketAt(now int64) (uint64, rampBucket, bool) {
+	seq := r.seqAt(now)
+	for {
+		if r.done.Load() {
+			return 0, rampBucket{}, false
+		}
+		if now-r.until >= 0 {
+			r.done.Store(true)
+			return 0, rampBucket{}, false
+		}
+		old := r.current.Load()
+		b := unpackRamp(old)
+		if b.seq == seq {
+			return old, b, true
+		}
+		if b.offered > 0 && b.admitted == b.offered {
+			r.done.Store(true) // a whole bucket took the flow
+			return 0, rampBucket{}, false
+		}
+		next := rampBucket{seq: seq}
+		if r.current.CompareAndSwap(old, next.pack()) {
+			succeeded := uint16(0)
+			if b.seq == seq-1 {
+				succeeded = b.succeeded
+			}
+			r.before.Store(packBefore(seq-1, succeeded))
+		}
+	}
+}
+
+// admit counts a call offered at now and reports whether the ramp lets it through, and
+// whether the ramp is still on (false: it ended, and the call passes).
+func (r *ramp) admit(now int64) (admitted, on bool) {
+	for {
+		old, b, on := r.bucketAt(now)
+		if !on {
+			return true, false
+		}
+		b.offered = min(b.offered+1, maxRampCount)
+		admitted := b.allows(r.successesBefore(b.seq))
+		if admitted {
+			b.admitted++
+		}
+		if r.current.CompareAndSwap(old, b.pack()) {
+			return admitted, true
+		}
+	}
+}
+
+// allows reports whether the bucket b, with its offered call counted, admits that call, given
+// the successes of the bucket before.
+func (b rampBucket) allows(before uint16) bool {
+	s := max(before, b.succeeded)
+	if b.lost {
+		s = before // after a loss, no growth on this bucket's own successes
+	}
+	a, k := uint64(b.admitted), uint64(b.offered)
+	return a == 0 || 10*a < k || 2*a < 3*uint64(s)
+}
+
+// successesBefore returns the successes of the bucket before the one numbered seq, or 0 if the
+// ramp has not recorded them yet.
+func (r *ramp) successesBefore(seq uint16) uint16 {
+	w := r.before.Load()
+	if uint16(w>>16) != seq-1 {
+		return 0
+	}
+	return uint16(w)
+}
+
+// giveBack returns the place of a call the ramp admitted at now that a later rule, the
+// resource's limit or a slot then blocked.
+func (r *ramp) giveBack(now int64) {
+	seq := r.seqAt(now)
+	for {
+		old := r.current.Load()
+		b := unpackRamp(old)
+		if r.done.Load() || b.seq != seq || b.admitted == 0 {
+			return
+		}
+		b.admitted--
+		if r.current.CompareAndSwap(old, b.pack()) {
+			return
+		}
+	}
+}
+
+// completed counts the end, at now, of a call the breaker counted good or bad.
+func (r *ramp) completed(now int64, bad bool) {
+	for {
+		old, b, on := r.bucketAt(now)
+		if !on {
+			return
+		}
+		if bad {
+			b.lost = true
+		} else {
+			b.succeeded = min(b.succeeded+1, maxRampCount)
+		}
+		if r.current.CompareAndSwap(old, b.pack()) {
+			return
+		}
+	}
+}
+
+// nextBucket returns the start of the bucket after the one that holds now, when a call held
+// back may try again.
+func (r *ramp) nextBucket(now int64) int64 { return now - floorMod(now, r.length) + r.length }

@@ -1,0 +1,160 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
+)
+
+// rampRule is errorRatio(0.5, 5) over a 1s window of 10 buckets of 100ms, which ramps up for
+// 3s after it closes on a probe.
+func rampRule() breaker.Rule {
+	r := errorRatio(0.5, 5)
+	r.RampUp = 3 * time.Second
+	return r
+}
+
+// recovered trips the harness's "svc" with five failures at the start of a bucket, waits out
+// RetryTimeout and closes it with a probe that succeeds, at the start of a bucket too.
+func (h *harness) recovered() {
+	h.t.Helper()
+	h.completeN("svc", 5, errDown)
+	require.Equal(h.t, breaker.Open, h.state("svc", 0))
+	h.clock.Advance(5 * time.Second)
+	h.completeN("svc", 1, nil)
+	require.Equal(h.t, breaker.Closed, h.state("svc", 0))
+}
+
+// offerBucket offers 20 calls to "svc", one every 5ms from now, the start of a bucket of
+// 100ms, to its end. Each takes no time and ends with errFor(i) for the i-th call the breaker
+// let through in the bucket (from 0). It returns the calls let through and the errors of those
+// held back.
+func (h *harness) offerBucket(errFor func(i int) error) (passed int, held []*breaker.BlockError) {
+	for range 20 {
+		err := h.complete("svc", 0, errFor(passed))
+		h.clock.Advance(5 * time.Millisecond)
+		var blocked *breaker.BlockError
+		if errors.As(err, &blocked) {
+			held = append(held, blocked)
+			continue
+		}
+		passed++
+	}
+	return passed, held
+}
+
+// Given a breaker that closed on a probe, when every call succeeds before the next arrives,
+// then the ramp admits the whole first bucket and ends at its end.
+func TestRampAdmitsAHealthyFlowAtOnce(t *testing.T) {
+	h := newHarness(t, rampRule())
+	h.recovered()
+	assert.True(t, h.m.Breakers("svc")[0].Stats().RampingUp)
+	passed, held := h.offerBucket(func(int) error { return nil })
+	assert.Equal(t, 20, passed, "the bucket's calls after the probe")
+	assert.Empty(t, held)
+	assert.True(t, h.m.Breakers("svc")[0].Stats().RampingUp, "the bucket has not ended")
+	h.clock.Advance(5 * time.Millisecond)
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.False(t, h.m.Breakers("svc")[0].Stats().RampingUp, "a bucket took the whole flow")
+}
+
+// Given a dependency that serves 4 calls a bucket and fails the rest, then the ramp admits 5
+// calls in its first bucket (the probe is the bucket before's one success) and 6 in each
+// bucket after it (1.5 × 4), so failures stay a third and the rule (0.5) does not trip again
+// for its 3s of RampUp; then the full flow trips it within two buckets.
+func TestRampPacesAWarmingDependency(t *testing.T) {
+	h := newHarness(t, rampRule())
+	h.recovered()
+	h.events.reset()
+	servesFour := func(i int) error { return failIf(i >= 4) }
+	passed, held := h.offerBucket(servesFour)
+	assert.Equal(t, 5, passed, "the first bucket")
+	assert.Len(t, held, 15)
+	for b := 1; b < 30; b++ {
+		passed, held := h.offerBucket(servesFour)
+		require.Equal(t, 6, passed, "bucket %d", b)
+		require.Len(t, held, 14)
+	}
+	assert.Empty(t, h.events.transitions(), "no trip while ramping")
+	assert.True(t, h.m.Breakers("svc")[0].Stats().RampingUp)
+
+	passed, _ = h.offerBucket(servesFour) // RampUp has passed: the full flow
+	assert.Equal(t, 20, passed)
+	h.offerBucket(servesFour)
+	assert.Equal(t, []string{tripped}, h.events.transitions(), "16 failures a bucket trip it")
+}
+
+// Given a ramp that held a call back, then its error matches ErrRampingUp and ErrBlocked but
+// not ErrOpen, says Closed, names the rule, and tells the caller to retry at the next bucket.
+func TestRampRejection(t *testing.T) {
+	h := newHarness(t, rampRule())
+	h.recovered()
+	_, held := h.offerBucket(func(i int) error { return failIf(i >= 1) })
+	require.NotEmpty(t, held)
+	err := held[0]
+	assert.ErrorIs(t, err, breaker.ErrRampingUp)
+	assert.ErrorIs(t, err, breaker.ErrBlocked)
+	assert.NotErrorIs(t, err, breaker.ErrOpen)
+	assert.Equal(t, breaker.BlockedByRampUp, err.Kind())
+	assert.Equal(t, "ramping_up", err.Kind().String())
+	assert.Equal(t, breaker.Closed, err.State)
+	assert.Equal(t, rampRule(), *err.Rule)
+	assert.Equal(t, breakertest.Start.Add(5100*time.Millisecond), err.RetryAt, "the next bucket's start")
+	assert.Contains(t, err.Error(), "ramping up")
+}
+
+// Given a ramp that admitted a call which the resource's MaxConcurrency then blocked, then the
+// call's place is given back: the ramp still admits as many calls as before.
+func TestRampGivesBackABlockedCall(t *testing.T) {
+	h := newHarness(t, rampRule())
+	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 1}}))
+	h.recovered()
+	first, err := h.m.Enter("svc") // the ramp's first place; it holds the only slot of the limit
+	require.NoError(t, err)
+	for range 10 {
+		_, err := h.m.Enter("svc")
+		require.ErrorIs(t, err, breaker.ErrConcurrencyLimit, "the ramp admits, the limit blocks")
+	}
+	first.Exit() // a success: the bucket before's probe and this one allow 2 more
+	for i := range 2 {
+		e, err := h.m.Enter("svc")
+		require.NoError(t, err, "call %d after the blocked ones", i)
+		e.Exit()
+	}
+}
+
+// Given a first call after the probe that fails, then a ramp paces the bucket by the probe
+// alone (2 calls), where a breaker without RampUp lets the full flow through at once.
+func TestNoRampWithoutRampUp(t *testing.T) {
+	for _, rule := range []breaker.Rule{rampRule(), errorRatio(0.5, 5)} {
+		h := newHarness(t, rule)
+		h.recovered()
+		assert.Equal(t, rule.RampUp > 0, h.m.Breakers("svc")[0].Stats().RampingUp)
+		passed, _ := h.offerBucket(func(i int) error { return failIf(i == 0) })
+		if rule.RampUp > 0 {
+			assert.Equal(t, 2, passed)
+		} else {
+			assert.Equal(t, 20, passed)
+		}
+	}
+}
+
+// Given a ramp, a Do held back by it returns the ramp's error without calling fn.
+func TestRampHoldsBackDo(t *testing.T) {
+	h := newHarness(t, rampRule())
+	h.recovered()
+	ctx := context.Background()
+	require.ErrorIs(t, h.m.Do(ctx, "svc", func(context.Context) error { return errDown }), errDown)
+	require.NoError(t, h.m.Do(ctx, "svc", succeed), "the probe's success allows a second call")
+	called := false
+	err := h.m.Do(ctx, "svc", func(context.Context) error { called = true; return nil })
+	assert.ErrorIs(t, err, breaker.ErrRampingUp)
+	assert.False(t, called)
+}
