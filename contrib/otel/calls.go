@@ -19,7 +19,8 @@ var _ breaker.CallObserver = callObserver{}
 // resourceSets.
 var (
 	causes = [...]string{breaker.BlockedByBreaker: CauseOpen, breaker.BlockedByForce: CauseForcedOpen,
-		breaker.BlockedByLimit: CauseConcurrencyLimit, breaker.BlockedBySlot: CauseSlot}
+		breaker.BlockedByLimit: CauseConcurrencyLimit, breaker.BlockedBySlot: CauseSlot,
+		breaker.BlockedByName: CauseNameTooLong, breaker.BlockedByRampUp: CauseRampingUp}
 	modes = [...]string{ModeDryRun, ModeForceClosed}
 )
 

@@ -25,7 +25,7 @@
 //
 // Each call costs a map lookup and one to five instrument updates, and allocates nothing once
 // its resource has been seen: the attribute sets of each resource are built on its first call
-// and kept. They are bounded: the first 200 resource names ([WithMaxResources]) get their own,
+// and kept. They are bounded: the first 180 resource names ([WithMaxResources]) get their own,
 // as long as each is at most 1 KiB ([WithMaxNameLength]) and together they take at most 25 KiB
 // ([WithMaxNameBytes]), and every other name is measured as breaker.resource "_other"
 // ([OverflowResource]), in the calls counter, the duration histogram and the transitions

@@ -78,6 +78,12 @@ const (
 	CauseConcurrencyLimit = "concurrency_limit"
 	// CauseSlot: a slot of the Manager (breaker.WithSlots).
 	CauseSlot = "slot"
+	// CauseNameTooLong: a template matches the resource, but its name is too long to keep
+	// (breaker.ErrNameTooLong).
+	CauseNameTooLong = "name_too_long"
+	// CauseRampingUp: a breaker ramping up after recovery held the call back
+	// (breaker.ErrRampingUp).
+	CauseRampingUp = "ramping_up"
 )
 
 // Values of ModeKey, on the would_reject calls: why the breaker let the call through.

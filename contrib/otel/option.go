@@ -7,18 +7,18 @@ import (
 )
 
 // DefaultMaxResources is how many resource names get attribute sets of their own unless
-// WithMaxResources says otherwise. breaker.calls may take up to nine attribute sets per
-// resource (passed, failed, ignored, blocked by each of four causes, would-reject in two
-// modes), so 200 keeps it under the SDK's default cardinality limit of 2,000 sets per
+// WithMaxResources says otherwise. breaker.calls may take up to eleven attribute sets per
+// resource (passed, failed, ignored, blocked by each of six causes, would-reject in two
+// modes), so 180 keeps it under the SDK's default cardinality limit of 2,000 sets per
 // instrument, past which the SDK folds every new set into one overflow set.
-const DefaultMaxResources = 200
+const DefaultMaxResources = 180
 
 // DefaultMaxNameLength is the longest resource name, in bytes, that gets attribute sets of its
 // own unless WithMaxNameLength says otherwise: the core's breaker.DefaultMaxNameLength (1 KiB).
 const DefaultMaxNameLength = breaker.DefaultMaxNameLength
 
 // DefaultMaxNameBytes is how many bytes of resource names the Instruments keep unless
-// WithMaxNameBytes says otherwise: 25 KiB, 128 bytes for each of DefaultMaxResources names.
+// WithMaxNameBytes says otherwise: 25 KiB, about 128 bytes for each of 200 names.
 const DefaultMaxNameBytes = 25 << 10
 
 // OverflowResource is the breaker.resource of the calls and transitions of every resource name
@@ -54,7 +54,7 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 // breaker.transitions. The first n names seen keep theirs for the life of the Instruments;
 // every later name is measured with breaker.resource = OverflowResource ("_other"), so that
 // callers who make up names (a resource per URL path) cannot grow the Instruments, or the
-// MeterProvider's aggregations, without end. The default is DefaultMaxResources (200); an n
+// MeterProvider's aggregations, without end. The default is DefaultMaxResources (180); an n
 // below 1 keeps it. Above 222, raise the SDK's limit too (sdkmetric.WithCardinalityLimit).
 func WithMaxResources(n int) Option {
 	return optionFunc(func(c *config) {

@@ -20,6 +20,12 @@ const (
 	CauseConcurrencyLimit = "concurrency_limit"
 	// CauseSlot: a slot of the Manager (breaker.WithSlots).
 	CauseSlot = "slot"
+	// CauseNameTooLong: a template matches the resource, but its name is too long to keep
+	// (breaker.ErrNameTooLong).
+	CauseNameTooLong = "name_too_long"
+	// CauseRampingUp: a breaker ramping up after recovery held the call back
+	// (breaker.ErrRampingUp).
+	CauseRampingUp = "ramping_up"
 )
 
 // Label values of breaker_would_reject_total's mode label: why a breaker that would have
@@ -34,7 +40,8 @@ const (
 // causes and modes are the label values in the order of the arrays of callSeries.
 var (
 	causes = [...]string{breaker.BlockedByBreaker: CauseOpen, breaker.BlockedByForce: CauseForcedOpen,
-		breaker.BlockedByLimit: CauseConcurrencyLimit, breaker.BlockedBySlot: CauseSlot}
+		breaker.BlockedByLimit: CauseConcurrencyLimit, breaker.BlockedBySlot: CauseSlot,
+		breaker.BlockedByName: CauseNameTooLong, breaker.BlockedByRampUp: CauseRampingUp}
 	modes = [...]string{ModeDryRun, ModeForceClosed}
 )
 

@@ -130,7 +130,7 @@ func New(opts ...Option) *Collector {
 		}, []string{"resource", "outcome"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_rejected_total",
-			Help: "Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot.",
+			Help: "Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up.",
 		}, []string{"resource", "cause"}),
 		wouldReject: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_would_reject_total",

@@ -96,7 +96,7 @@ var headers = map[string]string{
 	"breaker_calls_total": `# HELP breaker_calls_total Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).
 # TYPE breaker_calls_total counter
 `,
-	"breaker_rejected_total": `# HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot.
+	"breaker_rejected_total": `# HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up.
 # TYPE breaker_rejected_total counter
 `,
 	"breaker_would_reject_total": `# HELP breaker_would_reject_total Calls that ran although a breaker would have rejected them, by mode: dry_run (DryRun rule) or force_closed.
