@@ -445,8 +445,8 @@ type modelBlock struct {
 
 // modelRamp paces a breaker's calls after a probe closed it: within each bucket of its window,
 // the k-th call offered is admitted while fewer than max(1, k/10, 1.5 S) were, S the successes
-// of the bucket before or of this one so far (the bucket before's alone once a call of this
-// one failed). It ends at the end of a bucket that held nothing back, or at until. Buckets are
+// of the bucket before or of this one so far (the fewer of the two once a call of this one
+// failed). It ends at the end of a bucket that held nothing back, or at until. Buckets are
 // numbered modulo 2^16, as the library numbers them.
 type modelRamp struct {
 	until, length                time.Duration
@@ -499,7 +499,7 @@ func (r *modelRamp) admit(now time.Duration) bool {
 	r.offered++
 	s := max(r.beforeSucceeded, r.succeeded)
 	if r.lost {
-		s = r.beforeSucceeded
+		s = min(r.beforeSucceeded, r.succeeded)
 	}
 	if r.admitted == 0 || 10*r.admitted < r.offered || 2*r.admitted < 3*s {
 		r.admitted++

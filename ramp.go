@@ -12,9 +12,9 @@ import "go.uber.org/atomic"
 // So a dependency that answers fast takes the whole flow within about a bucket, and one that
 // serves C calls a bucket is offered at most 1.5 C: its failures stay at most a third. That
 // is the ceiling; the pace below it shrinks on a loss, as TCP's does: once a call the ramp
-// admitted fails in a bucket, the rest of that bucket is paced by the bucket before alone,
-// not by its own successes, so a dependency at its capacity is not offered more than it has
-// shown it can take.
+// admitted fails in a bucket, the rest of that bucket is paced by the fewer of the successes
+// of the bucket before and of this one, so a dependency that has just run out of capacity is
+// offered little more until it answers again.
 //
 // The ramp ends at the end of a bucket in which calls were offered and none was held back, or
 // once RampUp has passed since the close. The breaker stays CLOSED throughout.
@@ -128,7 +128,7 @@ func (r *ramp) admit(now int64) (admitted, on bool) {
 func (b rampBucket) allows(before uint16) bool {
 	s := max(before, b.succeeded)
 	if b.lost {
-		s = before // after a loss, no growth on this bucket's own successes
+		s = min(before, b.succeeded) // after a loss, no growth beyond what both buckets showed
 	}
 	a, k := uint64(b.admitted), uint64(b.offered)
 	return a == 0 || 10*a < k || 2*a < 3*uint64(s)

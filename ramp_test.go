@@ -130,8 +130,9 @@ func TestRampGivesBackABlockedCall(t *testing.T) {
 	}
 }
 
-// Given a first call after the probe that fails, then a ramp paces the bucket by the probe
-// alone (2 calls), where a breaker without RampUp lets the full flow through at once.
+// Given a first call after the probe that fails, then a ramp admits only one call in ten for
+// the rest of the bucket (2 of 20), where a breaker without RampUp lets the full flow through
+// at once.
 func TestNoRampWithoutRampUp(t *testing.T) {
 	for _, rule := range []breaker.Rule{rampRule(), errorRatio(0.5, 5)} {
 		h := newHarness(t, rule)
@@ -146,13 +147,15 @@ func TestNoRampWithoutRampUp(t *testing.T) {
 	}
 }
 
-// Given a ramp, a Do held back by it returns the ramp's error without calling fn.
+// Given a ramp whose second call failed, then a Do that it holds back returns the ramp's error
+// without calling fn.
 func TestRampHoldsBackDo(t *testing.T) {
 	h := newHarness(t, rampRule())
 	h.recovered()
 	ctx := context.Background()
-	require.ErrorIs(t, h.m.Do(ctx, "svc", func(context.Context) error { return errDown }), errDown)
-	require.NoError(t, h.m.Do(ctx, "svc", succeed), "the probe's success allows a second call")
+	require.NoError(t, h.m.Do(ctx, "svc", succeed))
+	require.ErrorIs(t, h.m.Do(ctx, "svc", func(context.Context) error { return errDown }), errDown,
+		"a success allows a second call")
 	called := false
 	err := h.m.Do(ctx, "svc", func(context.Context) error { called = true; return nil })
 	assert.ErrorIs(t, err, breaker.ErrRampingUp)
