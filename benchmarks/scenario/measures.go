@@ -30,6 +30,10 @@ type Measures struct {
 	// error (rejected or failed), and their waiting time.
 	ErrorRate []float64
 	P50, P99  []time.Duration
+	// Goodput is, per phase, the calls that started in it and succeeded (admitted and not
+	// failed), per second of the phase, so that phases of different lengths compare; NaN for
+	// a phase of no length.
+	Goodput []float64
 	// PeakGoroutines is the most goroutines the calls held at once: callers waiting plus
 	// dependency calls their caller had already given up on.
 	PeakGoroutines int
@@ -45,7 +49,8 @@ func Measure(tl Timeline) Measures {
 		SentWhileDown: math.NaN(), SentBeforeTrip: math.NaN(),
 		Detection: -1, Recovery: -1,
 		Trips: make([]int, n), Changes: make([]int, n),
-		ErrorRate: make([]float64, n), P50: make([]time.Duration, n), P99: make([]time.Duration, n),
+		ErrorRate: make([]float64, n), Goodput: make([]float64, n),
+		P50: make([]time.Duration, n), P99: make([]time.Duration, n),
 		PeakGoroutines: tl.PeakGoroutines,
 	}
 	for i, p := range tl.Phases {
@@ -54,6 +59,7 @@ func Measure(tl Timeline) Measures {
 			m.ErrorRate[i] = float64(p.Rejected+p.Failed) / float64(p.Offered)
 		}
 		m.P50[i], m.P99[i] = Percentile(p.Latencies, 0.50), Percentile(p.Latencies, 0.99)
+		m.Goodput[i] = Goodput(p.Bucket, tl.Script.Phases[i].Duration)
 	}
 	for _, t := range tl.Transitions {
 		i := tl.Script.PhaseAt(t.At)
@@ -79,6 +85,14 @@ func Measure(tl Timeline) Measures {
 		m.Recovery = Recovery(tl.Buckets, tl.BucketSize, healed)
 	}
 	return m
+}
+
+// Goodput is the calls of b that succeeded, per second of d; NaN if d is not positive.
+func Goodput(b Bucket, d time.Duration) float64 {
+	if d <= 0 {
+		return math.NaN()
+	}
+	return float64(b.Succeeded()) / d.Seconds()
 }
 
 // firstTrip is the time from t to the first transition to OPEN at or after it, or Inf.

@@ -85,6 +85,9 @@ func TestMeasureSynthetic(t *testing.T) {
 	if m.P50[0] != 2*ms || m.P99[0] != 4*ms || m.P50[2] != 0 {
 		t.Errorf("p50 %v, p99 %v", m.P50, m.P99)
 	}
+	if want := []float64{4, 0, 4}; !equalFloats(m.Goodput, want) {
+		t.Errorf("goodput %v, want %v", m.Goodput, want)
+	}
 	if m.PeakGoroutines != 7 {
 		t.Errorf("peak goroutines %d", m.PeakGoroutines)
 	}
@@ -108,6 +111,76 @@ func TestMeasureNeverTripped(t *testing.T) {
 	}
 }
 
+// TestGoodput: only calls admitted that did not fail are goodput, counted per second of the
+// phase.
+func TestGoodput(t *testing.T) {
+	tests := []struct {
+		name string
+		give Bucket
+		dur  time.Duration
+		want float64
+	}{
+		{"every call succeeded", Bucket{Offered: 200, Admitted: 200}, time.Second, 200},
+		{"failed calls are not goodput", Bucket{Offered: 200, Admitted: 200, Failed: 150}, time.Second, 50},
+		{"rejected calls are not goodput", Bucket{Offered: 200, Admitted: 20, Rejected: 180}, time.Second, 20},
+		{"per second of a longer phase", Bucket{Offered: 500, Admitted: 100, Rejected: 400, Failed: 40}, 2500 * ms, 24},
+		{"per second of a shorter phase", Bucket{Offered: 100, Admitted: 60, Rejected: 40, Failed: 30}, 500 * ms, 60},
+		{"nothing succeeded", Bucket{Offered: 400, Admitted: 10, Rejected: 390, Failed: 10}, 2 * time.Second, 0},
+		{"no calls", Bucket{}, time.Second, 0},
+	}
+	for _, tt := range tests {
+		if got := Goodput(tt.give, tt.dur); got != tt.want {
+			t.Errorf("%s: Goodput(%+v, %v) = %v, want %v", tt.name, tt.give, tt.dur, got, tt.want)
+		}
+	}
+	if got := Goodput(Bucket{Offered: 1, Admitted: 1}, 0); !math.IsNaN(got) {
+		t.Errorf("goodput of a phase of no length = %v, want NaN", got)
+	}
+}
+
+// TestMeasureGoodputPerPhase: given a timeline with known admitted, failed and rejected counts
+// per phase, goodput is each phase's successes per second of that phase, the last down phase
+// lengthened as the repetitions lengthen it.
+func TestMeasureGoodputPerPhase(t *testing.T) {
+	s := testScript().HealLater(500 * ms) // ok 0-1s, down 1-3.5s, healed 3.5-4.5s
+	tl := Timeline{
+		Script: s, BucketSize: 100 * ms, Buckets: make([]Bucket, 45),
+		Phases: []PhaseStats{
+			{Bucket: Bucket{Offered: 200, Admitted: 150, Rejected: 50, Failed: 10}},
+			{Bucket: Bucket{Offered: 500, Admitted: 100, Rejected: 400, Failed: 40}},
+			{Bucket: Bucket{Offered: 200, Admitted: 200}},
+		},
+	}
+	m := Measure(tl)
+	if want := []float64{140, 24, 200}; !equalFloats(m.Goodput, want) {
+		t.Errorf("goodput %v, want %v", m.Goodput, want)
+	}
+}
+
+// TestRecorderGoodput records single calls and checks that neither a call that failed nor one
+// the library rejected counts as goodput.
+func TestRecorderGoodput(t *testing.T) {
+	tests := []struct {
+		name             string
+		admitted, failed bool
+		want             float64 // calls per second of the 1 s "ok" phase
+	}{
+		{"admitted and answered", true, false, 1},
+		{"admitted and failed", true, true, 0},
+		{"rejected", false, false, 0},
+		{"rejected, whatever the failed flag says", false, true, 0},
+	}
+	for _, tt := range tests {
+		rec := NewRecorder(testScript(), 100*ms)
+		rec.Start(500 * ms)
+		rec.End(500*ms, tt.admitted, tt.failed, ms)
+		m := Measure(rec.Timeline())
+		if want := []float64{tt.want, 0, 0}; !equalFloats(m.Goodput, want) {
+			t.Errorf("%s: goodput %v, want %v", tt.name, m.Goodput, want)
+		}
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	ds := make([]time.Duration, 100)
 	for i := range ds {
@@ -125,6 +198,18 @@ func TestPercentile(t *testing.T) {
 }
 
 func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalFloats(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -10,6 +10,10 @@ type Bucket struct {
 	Offered, Admitted, Rejected, Failed int
 }
 
+// Succeeded is the calls the library admitted that did not fail: the goodput. A rejected call
+// and a failed one are both errors to their caller.
+func (b Bucket) Succeeded() int { return b.Admitted - b.Failed }
+
 // PhaseStats counts the calls that started in one phase, with each caller's latency.
 type PhaseStats struct {
 	Bucket

@@ -116,6 +116,17 @@ func TestRunPhasesHappenWhenScripted(t *testing.T) {
 	}
 }
 
+// TestRunGoodput: on the fake clock, the guard rejects every third call and the dependency
+// fails every call while down, so goodput is the two thirds admitted outside the outage and
+// nothing during it.
+func TestRunGoodput(t *testing.T) {
+	tl, _ := fakeRun(t)
+	// Calls 1-200 start in "ok" and 601-800 in "healed": 66 of each 200 are rejected.
+	if want := []float64{134, 0, 134}; !equalFloats(Measure(tl).Goodput, want) {
+		t.Errorf("goodput %v, want %v calls/s", Measure(tl).Goodput, want)
+	}
+}
+
 // TestRecorderOrphans checks the goroutine peak: callers waiting plus dependency calls left
 // running after their caller returned.
 func TestRecorderOrphans(t *testing.T) {

@@ -4,7 +4,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/halfopen/breaker/benchmarks/scenario"
 )
 
 func TestMedian(t *testing.T) {
@@ -38,5 +42,84 @@ func TestRewriteSection(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	if want := "intro\n" + beginMark + "\n\nnew\n" + endMark + "\noutro\n"; string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// warmingResult is a made-up result: two breaker guards and two peers through a healthy and a
+// warming phase, three repetitions each, goodput given per repetition and phase.
+func warmingResult(goodput map[string][][]float64) scenarioResult {
+	r := scenarioResult{script: scenario.Script{Name: "burst", Phases: []scenario.Phase{
+		{Name: "healthy", Duration: time.Second},
+		{Name: "warming", Duration: 3 * time.Second},
+	}}}
+	for _, name := range []string{"breaker", "breaker+protect", "gobreaker", "hystrix"} {
+		r.libs = append(r.libs, scenario.Library{Name: name})
+		var ms []scenario.Measures
+		for _, g := range goodput[name] {
+			ms = append(ms, scenario.Measures{Goodput: g})
+		}
+		r.measures = append(r.measures, ms)
+	}
+	return r
+}
+
+// TestGoodputTable: each cell is the median over the repetitions of one phase's goodput.
+func TestGoodputTable(t *testing.T) {
+	r := warmingResult(map[string][][]float64{
+		"breaker":         {{200, 50}, {198, 40}, {199, 45.5}},
+		"breaker+protect": {{200, 90}, {200, 80}, {200, 100}},
+		"gobreaker":       {{200, 60}, {200, 70}, {200, 65}},
+		"hystrix":         {{200, 20}, {200, 75}, {200, 30}},
+	})
+	var b strings.Builder
+	goodputTable(&b, r)
+	want := "| goodput (calls/s) | healthy | warming | \n|---|---:|---:|\n" +
+		"| breaker | 199 | 45.5 | \n" +
+		"| breaker+protect | 200 | 90 | \n" +
+		"| gobreaker | 200 | 65 | \n" +
+		"| hystrix | 200 | 30 | \n\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestWarmingGoodput: each breaker guard's median warming goodput is divided by the best of the
+// peers' medians (gobreaker's 65, not hystrix's single 75).
+func TestWarmingGoodput(t *testing.T) {
+	r := warmingResult(map[string][][]float64{
+		"breaker":         {{200, 50}, {198, 40}, {199, 45.5}},
+		"breaker+protect": {{200, 90}, {200, 80}, {200, 100}},
+		"gobreaker":       {{200, 60}, {200, 70}, {200, 65}},
+		"hystrix":         {{200, 20}, {200, 75}, {200, 30}},
+	})
+	var b strings.Builder
+	warmingGoodput(&b, r)
+	want := "Goodput while warming, relative to the best peer (gobreaker, 65 calls/s):\n\n" +
+		"- breaker: 0.70 (45.5 calls/s)\n" +
+		"- breaker+protect: 1.38 (90 calls/s)\n\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestWarmingGoodputNeedsItsPhaseAndAPeer: a scenario without a warming phase, or whose peers
+// got no goodput there, gets no comparison or no meaningless ratio.
+func TestWarmingGoodputNeedsItsPhaseAndAPeer(t *testing.T) {
+	r := warmingResult(map[string][][]float64{
+		"breaker":         {{200, 50}},
+		"breaker+protect": {{200, 90}},
+		"gobreaker":       {{200, 0}},
+		"hystrix":         {{200, 0}},
+	})
+	var b strings.Builder
+	warmingGoodput(&b, r)
+	if want := "- breaker: — (50 calls/s)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("peers without goodput: got\n%s\nwant a line %q", b.String(), want)
+	}
+	r.script.Phases[1].Name = "healed"
+	b.Reset()
+	warmingGoodput(&b, r)
+	if b.String() != "" {
+		t.Errorf("a scenario without a warming phase got %q", b.String())
 	}
 }

@@ -106,7 +106,7 @@ func panelOf(name string, tl scenario.Timeline, ymax float64, legend, xlabel boo
 		c     color.Color
 		of    func(scenario.Bucket) int
 	}{
-		{"succeeded", colorOK, func(b scenario.Bucket) int { return b.Admitted - b.Failed }},
+		{"succeeded", colorOK, scenario.Bucket.Succeeded},
 		{"failed", colorFailed, func(b scenario.Bucket) int { return b.Failed }},
 		{"rejected", colorRejected, func(b scenario.Bucket) int { return b.Rejected }},
 	}

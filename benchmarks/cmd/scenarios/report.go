@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,9 @@ const (
 )
 
 // report renders the results section: the run's setting, then per scenario a table of the
-// headline measures and one of the callers' view per phase, all medians over the repetitions.
+// headline measures, one of the callers' view per phase and one of goodput per phase, all
+// medians over the repetitions, and for a scenario with a warming phase how breaker's guards
+// compare with their best peer there.
 func report(results []scenarioResult, reps int, sequential bool, wall time.Duration) string {
 	var b strings.Builder
 	mode := "side by side (each library with its own dependency, at the same time)"
@@ -33,6 +36,8 @@ func report(results []scenarioResult, reps int, sequential bool, wall time.Durat
 		fmt.Fprintf(&b, "%s\n\n![%s](docs/scenarios/%s.svg)\n\n", phaseLine(r.script), r.script.Name, r.script.Name)
 		headline(&b, r)
 		perPhase(&b, r)
+		goodputTable(&b, r)
+		warmingGoodput(&b, r)
 	}
 	return b.String()
 }
@@ -106,6 +111,76 @@ func perPhase(b *strings.Builder, r scenarioResult) {
 		fmt.Fprintln(b)
 	}
 	fmt.Fprintln(b)
+}
+
+// goodputTable gives, per library and phase, the median of the calls per second that the
+// library admitted and that succeeded.
+func goodputTable(b *strings.Builder, r scenarioResult) {
+	fmt.Fprint(b, "| goodput (calls/s) | ")
+	for _, p := range r.script.Phases {
+		fmt.Fprintf(b, "%s | ", p.Name)
+	}
+	fmt.Fprint(b, "\n|---|")
+	for range r.script.Phases {
+		fmt.Fprint(b, "---:|")
+	}
+	fmt.Fprintln(b)
+	for i, lib := range r.libs {
+		fmt.Fprintf(b, "| %s | ", lib.Name)
+		for k := range r.script.Phases {
+			fmt.Fprintf(b, "%s | ", count(medianGoodput(r.measures[i], k)))
+		}
+		fmt.Fprintln(b)
+	}
+	fmt.Fprintln(b)
+}
+
+func medianGoodput(ms []scenario.Measures, phase int) float64 {
+	return medianOf(ms, func(m scenario.Measures) float64 { return m.Goodput[phase] })
+}
+
+const (
+	// warmingPhase names the phase in which a healed dependency takes only part of the flow:
+	// how much goodput a guard gets out of it is how well it ramps up after a recovery.
+	warmingPhase = "warming"
+	// ownPrefix starts the names of the guards built on breaker; the others are its peers.
+	ownPrefix = "breaker"
+)
+
+// warmingGoodput writes, for a scenario with a warming phase, each breaker guard's median
+// goodput there divided by the best of its peers' medians; nothing for other scenarios.
+func warmingGoodput(b *strings.Builder, r scenarioResult) {
+	phase := slices.IndexFunc(r.script.Phases, func(p scenario.Phase) bool { return p.Name == warmingPhase })
+	if phase < 0 {
+		return
+	}
+	best, bestName := math.NaN(), ""
+	for i, lib := range r.libs {
+		g := medianGoodput(r.measures[i], phase)
+		if !strings.HasPrefix(lib.Name, ownPrefix) && !math.IsNaN(g) && (bestName == "" || g > best) {
+			best, bestName = g, lib.Name
+		}
+	}
+	if bestName == "" {
+		return // no peer to compare with
+	}
+	fmt.Fprintf(b, "Goodput while %s, relative to the best peer (%s, %s calls/s):\n\n", warmingPhase, bestName, count(best))
+	for i, lib := range r.libs {
+		if !strings.HasPrefix(lib.Name, ownPrefix) {
+			continue
+		}
+		g := medianGoodput(r.measures[i], phase)
+		fmt.Fprintf(b, "- %s: %s (%s calls/s)\n", lib.Name, ratio(g, best), count(g))
+	}
+	fmt.Fprintln(b)
+}
+
+// ratio prints x/y to two decimals, or "—" where it means nothing.
+func ratio(x, y float64) string {
+	if math.IsNaN(x) || !(y > 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", x/y)
 }
 
 func count(x float64) string {
