@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // The pass path: one SlowRequestRatio and one ErrorRatio rule, CLOSED, calls succeed.
@@ -72,6 +73,62 @@ func BenchmarkDoPass(b *testing.B) {
 
 func BenchmarkDoPassParallel(b *testing.B) {
 	benchDo(b, benchManager(b, passRules("svc")), "svc", succeed, true, false)
+}
+
+// protectedRules are passRules with the protection the README recommends: the newest two
+// buckets judged on their own, and a ramp after recovery.
+func protectedRules(resource string) []breaker.Rule {
+	rules := passRules(resource)
+	for i := range rules {
+		rules[i].FastBuckets, rules[i].RampUp = 2, time.Hour
+	}
+	return rules
+}
+
+// A CLOSED breaker with the recommended protection and no ramp on: what every call pays for it.
+func BenchmarkDoPassProtected(b *testing.B) {
+	benchDo(b, benchManager(b, protectedRules("svc")), "svc", succeed, false, false)
+}
+
+func BenchmarkDoPassProtectedParallel(b *testing.B) {
+	benchDo(b, benchManager(b, protectedRules("svc")), "svc", succeed, true, false)
+}
+
+// rampingManager returns a manager on a fake clock that never moves, whose "svc" breakers
+// (protectedRules) tripped and closed on a probe: their ramps stay on, in one bucket, and admit
+// every call while every call succeeds.
+func rampingManager(b *testing.B) *breaker.Manager {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock))
+	if err := m.LoadRules(protectedRules("svc")); err != nil {
+		b.Fatal(err)
+	}
+	for range 5 {
+		_ = m.Do(context.Background(), "svc", fail)
+	}
+	clock.Advance(time.Hour)
+	if err := m.Do(context.Background(), "svc", succeed); err != nil || !m.Breakers("svc")[1].Stats().RampingUp {
+		b.Fatalf("the breaker did not recover into a ramp: %v", err)
+	}
+	return m
+}
+
+// Calls through a ramp that admits them, beside the same rules on the same fake clock without
+// one: what a call pays while a breaker ramps up.
+func BenchmarkDoPassRamping(b *testing.B) {
+	benchDo(b, rampingManager(b), "svc", succeed, false, false)
+}
+
+func BenchmarkDoPassRampingParallel(b *testing.B) {
+	benchDo(b, rampingManager(b), "svc", succeed, true, false)
+}
+
+func BenchmarkDoPassFakeClock(b *testing.B) {
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
+	if err := m.LoadRules(protectedRules("svc")); err != nil {
+		b.Fatal(err)
+	}
+	benchDo(b, m, "svc", succeed, false, false)
 }
 
 // The same through a Resource handle, which skips the lookup by name.

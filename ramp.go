@@ -115,7 +115,7 @@ func (r *ramp) admit(now int64) (admitted, on bool) {
 		b.offered = min(b.offered+1, maxRampCount)
 		admitted := b.allows(r.successesBefore(b.seq))
 		if admitted {
-			b.admitted++
+			b.admitted = min(b.admitted+1, maxRampCount)
 		}
 		if r.current.CompareAndSwap(old, b.pack()) {
 			return admitted, true
