@@ -135,17 +135,31 @@ type call struct {
 }
 
 type admission struct {
-	c *circuit
-	p *period // nil once completed
+	c      *circuit
+	p      *period // nil once completed
+	ticket uint64  // where a SlowRequestRatio breaker counts the call in flight (flight.go)
 }
 
+// record notes that the breaker b admitted the call in its period p, and counts the call in
+// flight where b is a SlowRequestRatio breaker. (admit writes it out, to keep note inlined.)
 func (c *call) record(b *circuit, p *period) {
-	if c.n < len(c.inline) {
-		c.inline[c.n] = admission{b, p}
-	} else {
-		c.more = append(c.more, admission{b, p})
+	if a := c.note(b, p); p.flight != nil {
+		a.ticket = b.enterFlight(p, c.start)
 	}
+}
+
+// note adds the admission of b in p to the call, and returns it.
+func (c *call) note(b *circuit, p *period) *admission {
+	var a *admission
+	if c.n < len(c.inline) {
+		a = &c.inline[c.n]
+	} else {
+		c.more = append(c.more, admission{})
+		a = &c.more[len(c.more)-1]
+	}
+	*a = admission{c: b, p: p}
 	c.n++
+	return a
 }
 
 func (c *call) at(i int) *admission {
@@ -171,10 +185,10 @@ func (c *call) forget() {
 }
 
 // holdsGrant reports whether the call is the probe of one of its breakers, or has a place in
-// a ramp: what giveBack returns.
+// a ramp or among the calls in flight: what giveBack returns.
 func (c *call) holdsGrant() bool {
 	for i := 0; i < c.n; i++ {
-		if p := c.at(i).p; p != nil && (p.probing || p.ramp != nil) {
+		if a := c.at(i); a.p != nil && (a.p.probing || a.p.ramp != nil) || a.ticket != 0 {
 			return true
 		}
 	}
@@ -221,7 +235,12 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 			}
 			break
 		}
-		c.record(b, p)
+		// record, written out with the common case of entering the calls in flight inlined
+		if a := c.note(b, p); p.flight != nil {
+			if a.ticket = p.flight.tryEnter(c.start); a.ticket == 0 {
+				a.ticket = b.enterFlight(p, c.start)
+			}
+		}
 	}
 	if s != nil {
 		return m.enterLimit(c, resource, s)
@@ -330,15 +349,20 @@ func (m *Manager) takeProbes(c *call, now int64) *BlockError {
 }
 
 // giveBack returns what the breakers gave a call that was then blocked: every probe it holds
-// to OPEN with its retry time unchanged (ProbeBlocked), and its place in a ramp.
+// to OPEN with its retry time unchanged (ProbeBlocked), its place in a ramp, and its place
+// among the calls in flight, where it counts neither way.
 func (m *Manager) giveBack(c *call, now int64) {
 	for i := 0; i < c.n; i++ {
-		switch a := c.at(i); {
+		a := c.at(i)
+		switch {
 		case a.p == nil:
 		case a.p.probing:
 			a.c.releaseProbe(a.p, ProbeBlocked, now)
 		case a.p.ramp != nil:
 			a.p.ramp.giveBack(now)
+		}
+		if a.ticket != 0 && a.p != nil {
+			a.p.flight.leave(a.ticket)
 		}
 	}
 }
@@ -394,7 +418,7 @@ func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff
 	}
 	for i := 0; i < c.n; i++ {
 		a := c.at(i)
-		a.c.complete(a.p, now, &res)
+		a.c.complete(a, now, &res)
 	}
 	if len(m.calls) > 0 {
 		m.callDone(c, resource, &res)

@@ -194,7 +194,7 @@ func (c *circuit) OnRequestComplete(e *Entry) {
 	}
 	now := c.tl.now()
 	err := e.Err()
-	c.complete(a.p, now, &result{rt: now - e.call.start, o: e.m.classify(err), hint: retryHint(err),
+	c.complete(a, now, &result{rt: now - e.call.start, o: e.m.classify(err), hint: retryHint(err),
 		cutOff: e.cutOff(err)})
 	a.p = nil
 }
@@ -233,11 +233,15 @@ func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
 		if !p.probing {
 			return p, probeDue
 		}
+		reason := ProbeTimedOut
 		if !c.probeOverdue(p, now) {
-			return p, rejected
+			if !c.probeSlow(p, now) {
+				return p, rejected
+			}
+			reason = ProbeFailed
 		}
 		q := c.reopen(p, now)
-		if c.move(p, q, ProbeTimedOut, 0, now) {
+		if c.move(p, q, reason, 0, now) {
 			return q, rejected
 		}
 		p = c.cur.Load()
@@ -287,8 +291,9 @@ func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
 // while CLOSED, as the probe's result while HALF_OPEN. A failed call's retry hint lengthens
 // the OPEN time it causes. It reads the tuning only for what the call needs: a good call over
 // a window without bad calls needs none.
-func (c *circuit) complete(p *period, now int64, res *result) {
-	if p = c.current(p); p == nil {
+func (c *circuit) complete(a *admission, now int64, res *result) {
+	p := c.current(a.p)
+	if p == nil {
 		return // admitted before the last transition
 	}
 	if p.state != Closed {
@@ -297,7 +302,14 @@ func (c *circuit) complete(p *period, now int64, res *result) {
 		}
 		return
 	}
-	if p.retired || res.o == Ignore && !c.slowIgnored(res) {
+	if p.retired {
+		return
+	}
+	if f := p.flight; f != nil && (a.ticket == 0 || f.due(now) || !f.tryLeave(a.ticket)) &&
+		c.leaveFlight(p, a.ticket, now) {
+		return // counted as slow while it was in flight
+	}
+	if res.o == Ignore && !c.slowIgnored(res) {
 		return
 	}
 	if p.window == nil {
@@ -305,13 +317,20 @@ func (c *circuit) complete(p *period, now int64, res *result) {
 		return
 	}
 	bad := c.isBad(res)
-	head := p.window.add(now, bad)
+	head := p.window.add(now, 1, bad)
 	if p.ramp != nil {
 		p.ramp.completed(now, bad)
 	}
 	if !bad && !p.window.mayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
 	}
+	c.judge(p, head, now, res.hint)
+}
+
+// judge trips the CLOSED period p if its window, whose newest bucket starts at head, meets the
+// rule's threshold at now, or its newest buckets the fast threshold. A retry hint lengthens
+// the OPEN time it causes.
+func (c *circuit) judge(p *period, head, now, hint int64) {
 	t := c.tune.Load()
 	all, newest := p.window.sums(head, t.fastSpan)
 	if all.total < t.minCalls {
@@ -323,7 +342,7 @@ func (c *circuit) complete(p *period, now int64, res *result) {
 		trips = measure >= t.fastRatio
 	}
 	if trips {
-		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, res.hint), reason, measure, now)
+		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, hint), reason, measure, now)
 	}
 }
 

@@ -17,7 +17,11 @@ func (r Rule) breakerMemory() int64 {
 		return breakerBytes
 	}
 	buckets := int64(r.bucketCount()) * int64(unsafe.Sizeof(bucket{}))
-	return breakerBytes + buckets + buckets/8
+	mem := breakerBytes + buckets + buckets/8
+	if r.Strategy == SlowRequestRatio && r.MaxAllowedRT > 0 { // and its calls in flight
+		mem += flightBytes(int64(r.statInterval())/int64(r.bucketCount()), int64(r.MaxAllowedRT))
+	}
+	return mem
 }
 
 // ruleMemory is what a rule of a named resource takes: its breaker and its name.

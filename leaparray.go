@@ -69,19 +69,19 @@ func newLeapArray(interval time.Duration, buckets uint32) *leapArray {
 	return w
 }
 
-// add counts one call completed at now, bad or not, and returns the start of the bucket that
-// counted it.
-func (w *leapArray) add(now int64, bad bool) int64 {
+// add counts n calls completed at now, bad or not, and returns the start of the bucket that
+// counted them.
+func (w *leapArray) add(now int64, n uint64, bad bool) int64 {
 	b := w.newest.Load()
 	start := b.start.Load()
 	if uint64(now-start) >= uint64(w.bucketLen) {
 		b, start = w.locate(now)
 	}
-	add := goodCall
+	add := n * goodCall
 	if bad {
 		// Published before the count, so a reader that sees the count sees this too.
 		raiseTo(&w.lastBad, start)
-		add = badCall
+		add = n * badCall
 	}
 	if b.counts.Add(add) >= halveAt<<32 {
 		halve(&b.counts)

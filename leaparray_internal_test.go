@@ -11,9 +11,9 @@ import (
 // A bucket's two counts are one word: bad calls add to both, good calls to the total only.
 func TestBucketCountsArePacked(t *testing.T) {
 	w := newLeapArray(time.Second, 10)
-	w.add(0, true)
-	w.add(0, false)
-	w.add(50*int64(time.Millisecond), true)
+	w.add(0, 1, true)
+	w.add(0, 1, false)
+	w.add(50*int64(time.Millisecond), 1, true)
 	total, bad := w.sum(w.headAt(0))
 	assert.Equal(t, uint64(3), total)
 	assert.Equal(t, uint64(2), bad)
@@ -39,9 +39,9 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newLeapArray(time.Second, 1)
-			w.add(0, false) // publishes the bucket at 0
+			w.add(0, 1, false) // publishes the bucket at 0
 			w.buckets[0].counts.Store(tt.giveTotal<<32 | tt.giveBad)
-			w.add(0, tt.addBad)
+			w.add(0, 1, tt.addBad)
 			total, bad := w.sum(0)
 			assert.Equal(t, tt.wantTotal, total)
 			assert.Equal(t, tt.wantBad, bad)
@@ -52,8 +52,8 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 // Reaching a bucket of a new lap zeroes both counts in one store.
 func TestBucketResetZeroesBoth(t *testing.T) {
 	w := newLeapArray(time.Second, 2)
-	w.add(0, true)
-	w.add(int64(time.Second), false) // the same slot, one lap on
+	w.add(0, 1, true)
+	w.add(int64(time.Second), 1, false) // the same slot, one lap on
 	total, bad := w.sum(int64(time.Second))
 	assert.Equal(t, uint64(1), total)
 	assert.Equal(t, uint64(0), bad)
@@ -65,8 +65,8 @@ func TestWindowSpansTheWrapOfTicks(t *testing.T) {
 	ms := int64(time.Millisecond)
 	w := newLeapArray(time.Second, 10)
 	first := int64(math.MaxInt64) - 250*ms
-	w.add(first, true)
-	w.add(first+300*ms, true) // wrapped to a negative tick
+	w.add(first, 1, true)
+	w.add(first+300*ms, 1, true) // wrapped to a negative tick
 	total, bad := w.sum(w.headAt(first + 300*ms))
 	assert.Equal(t, uint64(2), total)
 	assert.Equal(t, uint64(2), bad)
@@ -96,9 +96,9 @@ func TestWindowStepBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newLeapArray(time.Second, 10)
-			w.add(10_000*ms, true)
+			w.add(10_000*ms, 1, true)
 			now := 10_000*ms - tt.give
-			head := w.add(now, false)
+			head := w.add(now, 1, false)
 			assert.Equal(t, head, w.headAt(now))
 			total, _ := w.sum(head)
 			assert.Equal(t, tt.wantTotal, total)
@@ -119,8 +119,8 @@ func TestWindowFarAheadForgetsOldLaps(t *testing.T) {
 		now += step // wraps past 292 years
 		total, _ := w.sum(w.headAt(now))
 		assert.Equal(t, uint64(0), total, "nothing in the window before the calls of step %d", i)
-		w.add(now, true)
-		w.add(now+int64(time.Millisecond), false)
+		w.add(now, 1, true)
+		w.add(now+int64(time.Millisecond), 1, false)
 		total, bad := w.sum(w.headAt(now + int64(time.Millisecond)))
 		assert.Equal(t, uint64(2), total)
 		assert.Equal(t, uint64(1), bad)

@@ -60,6 +60,7 @@ type modelBreaker struct {
 	calls     []modelCall   // of the current CLOSED period
 	run       int           // ConsecutiveErrors: failures in a row
 	ramp      *modelRamp    // CLOSED after a probe closed it, with RampUp
+	flight    *modelFlight  // CLOSED, SlowRequestRatio: its calls in flight
 	head      time.Duration
 	retired   bool
 }
@@ -79,8 +80,9 @@ type modelEntry struct {
 }
 
 type modelAdmission struct {
-	b     *modelBreaker
-	epoch uint64
+	b      *modelBreaker
+	epoch  uint64
+	ticket uint64 // its place among the breaker's calls in flight
 }
 
 // modelOutcome mirrors how the library classifies a call's error.
@@ -115,7 +117,7 @@ func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 	m.made++
 	d := &modelTemplateEntry{used: int64(m.now) >> 20, made: m.made}
 	for _, r := range t.rules {
-		d.breakers = append(d.breakers, &modelBreaker{name: resource, rule: r})
+		d.breakers = append(d.breakers, newModelBreaker(resource, r))
 	}
 	m.templated[resource] = d
 	return d.breakers
@@ -234,6 +236,7 @@ func (m *model) reset(resource string) {
 			b.gen++
 			b.epoch++
 			b.calls, b.head, b.run, b.ramp = nil, 0, 0, nil // a ramp ends: the full flow at once
+			b.flight = newModelFlight(b.rule)
 		}
 	}
 }
@@ -345,7 +348,7 @@ func (m *model) load(rules []breaker.Rule) {
 	for _, name := range names {
 		for j, b := range pair(oldResources[name], byName[name]) {
 			if b == nil {
-				b = &modelBreaker{name: name}
+				b = newModelBreaker(name, byName[name][j])
 			}
 			b.rule = byName[name][j]
 			kept[b] = true
@@ -376,7 +379,7 @@ func (m *model) load(rules []breaker.Rule) {
 		d.breakers = nil
 		for j, b := range keep {
 			if b == nil {
-				b = &modelBreaker{name: name}
+				b = newModelBreaker(name, t.rules[j])
 			}
 			b.rule = t.rules[j]
 			d.breakers = append(d.breakers, b)
@@ -410,10 +413,11 @@ func (m *model) move(b *modelBreaker, to breaker.State, reason breaker.Reason, s
 	b.gen++
 	b.epoch++
 	b.probing, b.successes = false, 0
-	b.ramp = nil
+	b.ramp, b.flight = nil, nil
 	switch to {
 	case breaker.Closed:
 		b.calls, b.head, b.run = nil, 0, 0
+		b.flight = newModelFlight(b.rule)
 		if id := identityOf(b.rule); reason == breaker.ProbeSucceeded && id.RampUp > 0 {
 			b.ramp = newModelRamp(m.now, id.RampUp, id.StatInterval/time.Duration(id.BucketCount))
 		}
@@ -441,6 +445,157 @@ type modelBlock struct {
 	ramping bool // the rule's ramp held the call back (ErrRampingUp)
 	bySlot  bool
 	cause   error // ErrForcedOpen or ErrConcurrencyLimit, when the settings block
+}
+
+// newModelBreaker is a CLOSED breaker for r, new.
+func newModelBreaker(name string, r breaker.Rule) *modelBreaker {
+	b := &modelBreaker{name: name, rule: r}
+	b.flight = newModelFlight(r)
+	return b
+}
+
+// modelFlight mirrors the ring in which a SlowRequestRatio breaker counts its calls in flight
+// by start: slots as wide as a bucket, enough of them to span MaxAllowedRT and two slots; a
+// slot over for MaxAllowedRT is due, and its calls still in flight then count as slow, once.
+type modelFlight struct {
+	width, dueIn time.Duration
+	slots        []modelSlot
+	head         int
+	judged       time.Duration
+}
+
+type modelSlot struct {
+	start            time.Duration
+	lap              uint64
+	waiting, counted int
+}
+
+const modelLapMask = 1<<24 - 1
+
+func newModelFlight(r breaker.Rule) *modelFlight {
+	id := identityOf(r)
+	if id.Strategy != breaker.SlowRequestRatio {
+		return nil
+	}
+	width := id.StatInterval / time.Duration(id.BucketCount)
+	for id.MaxAllowedRT/width+3 > 1024 {
+		width *= 2
+	}
+	n := int(id.MaxAllowedRT/width + 3)
+	f := &modelFlight{width: width, dueIn: width + id.MaxAllowedRT, slots: make([]modelSlot, n)}
+	noStart := -(1 << 62) / width * width
+	for i := range f.slots {
+		f.slots[i].start = noStart - time.Duration(n-i)*width
+	}
+	f.slots[0].start = noStart
+	for i := range f.slots {
+		f.slots[i].lap = f.lapOf(f.slots[i].start)
+	}
+	f.judged = noStart - width
+	return f
+}
+
+func (f *modelFlight) lapOf(start time.Duration) uint64 { return uint64(start/f.width) & modelLapMask }
+
+func (f *modelFlight) floor(t time.Duration) time.Duration { return t - ((t%f.width)+f.width)%f.width }
+
+func (f *modelFlight) due(now time.Duration) bool { return now-f.judged-f.width >= f.dueIn }
+
+// judge moves the calls in flight of the slots due at now to counted, and returns how many.
+func (f *modelFlight) judge(now time.Duration) int {
+	last := f.floor(now - f.dueIn)
+	if last-f.judged <= 0 {
+		return 0
+	}
+	after := f.judged
+	f.judged = last
+	slow := 0
+	for i := range f.slots {
+		s := &f.slots[i]
+		if s.start-after <= 0 || s.start-last > 0 || s.lap != f.lapOf(s.start) {
+			continue
+		}
+		slow += s.waiting
+		s.counted += s.waiting
+		s.waiting = 0
+	}
+	return slow
+}
+
+// enter returns the ticket of a call that starts at now (0: not held), and the calls in flight
+// of the slot it took over that no judgement counted.
+func (f *modelFlight) enter(now time.Duration) (uint64, int) {
+	h := &f.slots[f.head]
+	d, n := now-h.start, len(f.slots)
+	slow, idx := 0, f.head
+	switch {
+	case d >= 0 && d < f.width:
+	case d < 0 && d > -time.Duration(n)*f.width:
+		back := int((-d + f.width - 1) / f.width)
+		idx = (f.head - back%n + n) % n
+		if f.slots[idx].start != h.start-time.Duration(back)*f.width {
+			return 0, 0
+		}
+	case d < 0 || d >= 1<<62:
+		for i := range f.slots {
+			f.slots[i].lap, f.slots[i].waiting, f.slots[i].counted = f.lapOf(f.slots[i].start)+1, 0, 0
+		}
+		h.start = f.floor(now)
+		h.lap = f.lapOf(h.start)
+		f.judged = h.start - f.width
+	default:
+		steps := int(d / f.width)
+		f.head = (f.head + steps%n) % n
+		idx = f.head
+		s := &f.slots[idx]
+		start := h.start + time.Duration(steps)*f.width
+		if s.lap == f.lapOf(s.start) {
+			slow = s.waiting
+		}
+		*s = modelSlot{start: start, lap: f.lapOf(start)}
+	}
+	s := &f.slots[idx]
+	s.waiting++
+	return 1<<63 | uint64(idx)<<24 | s.lap, slow
+}
+
+// leave takes the call with ticket out of flight, and reports whether it was counted as slow.
+func (f *modelFlight) leave(ticket uint64) bool {
+	if ticket == 0 {
+		return false
+	}
+	s := &f.slots[ticket>>24&2047]
+	switch {
+	case s.lap != ticket&modelLapMask:
+		return true
+	case s.counted > 0:
+		s.counted--
+		return true
+	case s.waiting > 0:
+		s.waiting--
+		return false
+	}
+	return true
+}
+
+// fly counts a call that b admitted now among b's calls in flight, first counting as slow those
+// due, and returns its ticket.
+func (m *model) fly(b *modelBreaker) uint64 {
+	f := b.flight
+	if f.due(m.now) {
+		m.countSlow(b, f, f.judge(m.now))
+	}
+	ticket, slow := f.enter(m.now)
+	m.countSlow(b, f, slow)
+	return ticket
+}
+
+// countSlow counts n calls of b's flight f as slow, if f is still b's: a trip since leaves it
+// counting nothing.
+func (m *model) countSlow(b *modelBreaker, f *modelFlight, n int) {
+	if n > 0 && b.flight == f {
+		m.countN(b, n, true)
+	}
 }
 
 // modelRamp paces a breaker's calls after a probe closed it: within each bucket of its window,
@@ -539,12 +694,21 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	var block *modelBlock
 	var due []*modelBreaker
 	for _, b := range breakers {
-		if b.state == breaker.HalfOpen && b.probing && m.probeOverdue(b) {
-			m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
+		if b.state == breaker.HalfOpen && b.probing {
+			switch {
+			case m.probeOverdue(b):
+				m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
+			case b.rule.Strategy == breaker.SlowRequestRatio && m.now-(b.deadline-b.probeFor) > b.rule.MaxAllowedRT:
+				m.move(b, breaker.Open, breaker.ProbeFailed, 0) // a probe in flight past MaxAllowedRT is slow
+			}
 		}
 		switch {
 		case b.state == breaker.Closed && (b.ramp == nil || b.ramp.admit(m.now)):
-			e.admitted = append(e.admitted, modelAdmission{b, b.epoch})
+			a := modelAdmission{b: b, epoch: b.epoch}
+			if b.flight != nil {
+				a.ticket = m.fly(b)
+			}
+			e.admitted = append(e.admitted, a)
 			continue
 		case b.state == breaker.Open && m.retryDue(b), b.state == breaker.HalfOpen && !b.probing:
 			due = append(due, b)
@@ -578,7 +742,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 				b.probing = true
 				b.probeFor = identityOf(b.rule).ProbeTimeout
 				b.deadline = m.now + b.probeFor
-				e.admitted = append(e.admitted, modelAdmission{b, b.epoch})
+				e.admitted = append(e.admitted, modelAdmission{b: b, epoch: b.epoch})
 				probes = append(probes, b)
 			}
 		}
@@ -636,6 +800,14 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 		}
 		switch b.state {
 		case breaker.Closed:
+			if f := b.flight; f != nil {
+				if f.due(m.now) {
+					m.countSlow(b, f, f.judge(m.now))
+				}
+				if f.leave(a.ticket) || b.epoch != a.epoch {
+					continue // counted as slow while in flight, or that tripped the breaker
+				}
+			}
 			if ignored {
 				continue
 			}
@@ -672,6 +844,9 @@ func (m *model) giveBack(e *modelEntry) {
 		if a.b.state == breaker.Closed && a.b.ramp != nil {
 			a.b.ramp.giveBack(m.now)
 		}
+		if a.ticket != 0 && a.b.epoch == a.epoch {
+			a.b.flight.leave(a.ticket) // blocked: out of flight, counted neither way
+		}
 	}
 }
 
@@ -705,7 +880,10 @@ func (m *model) probeOverdue(b *modelBreaker) bool {
 	return m.now >= b.deadline || b.deadline-m.now > b.probeFor
 }
 
-func (m *model) count(b *modelBreaker, bad bool) {
+func (m *model) count(b *modelBreaker, bad bool) { m.countN(b, 1, bad) }
+
+// countN counts n calls, all bad or all good, at now, then judges the window once.
+func (m *model) countN(b *modelBreaker, n int, bad bool) {
 	id := identityOf(b.rule)
 	if id.Strategy == breaker.ConsecutiveErrors { // no window: a run of failures
 		if !bad {
@@ -727,7 +905,9 @@ func (m *model) count(b *modelBreaker, bad bool) {
 		}
 	}
 	b.head = bucket
-	b.calls = append(b.calls, modelCall{bucket, bad})
+	for range n {
+		b.calls = append(b.calls, modelCall{bucket, bad})
+	}
 	var total, bads uint64
 	for _, c := range b.calls {
 		if c.bucket > b.head-id.StatInterval {

@@ -23,7 +23,7 @@ import (
 // The concurrent property tests check, under many goroutines, what must hold in every
 // interleaving, rather than totals at the end: a tripping ratio is never above 1, an
 // ErrorCount snapshot never above the failures made, Stats never shows Bad > Total or more
-// calls than completed, and no rule trips while the true failure ratio stays below its
+// calls than completed (than entered, for a slow rule, which counts a call in flight), and no rule trips while the true failure ratio stays below its
 // threshold. Each runs for PROPERTY_TIME (default 1s each in make test; make stress runs them
 // longer) and logs the episodes it ran.
 
@@ -245,6 +245,64 @@ func TestPropertyRampAdmitsNoMoreThanItsCeiling(t *testing.T) {
 	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
 }
 
+// Eight goroutines enter 40 calls each, half of which hang; once the hung calls have run past
+// MaxAllowedRT, the goroutines make 40 more calls each while the hung calls return, so that
+// calls judging the hung ones slow race with their returns. In every interleaving each call
+// counts once: the window holds every call, and exactly the hung ones as slow.
+func TestPropertyHungCallCountsOnce(t *testing.T) {
+	const goroutines, callsEach = 8, 40
+	rule := breaker.Rule{Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 1,
+		MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: 1 << 20, RetryTimeout: time.Second}
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		clock := breakertest.NewClock()
+		m := breaker.NewManager(breaker.WithClock(clock))
+		require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+		hung := make([][]*breaker.Entry, goroutines)
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := range callsEach {
+					e, err := m.Enter("svc")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if i%2 == 0 {
+						hung[g] = append(hung[g], e)
+					} else {
+						e.Exit()
+					}
+				}
+			})
+		}
+		wg.Wait()
+		clock.Advance(rule.MaxAllowedRT + 200*time.Millisecond)
+		for g := range goroutines {
+			wg.Go(func() {
+				for _, e := range hung[g] {
+					e.Exit()
+				}
+			})
+			wg.Go(func() {
+				for range callsEach {
+					if err := m.Do(context.Background(), "svc", succeed); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		st := m.Breakers("svc")[0].Stats()
+		if want := uint64(2 * goroutines * callsEach); st.Total != want || st.Bad != want/4 {
+			t.Errorf("episode %d: window holds %d calls, %d slow; want %d, %d", n, st.Total, st.Bad, want, want/4)
+			return false
+		}
+		return true
+	})
+	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
+}
+
 // Goroutines make calls with random outcomes and response times while others move the fake
 // clock across bucket boundaries, reload the rules, change the resource's concurrency limit and
 // force, and read Stats. No more calls are ever in flight than the highest limit set, and none
@@ -280,8 +338,9 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 	m := breaker.NewManager(breaker.WithClock(clock))
 	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: maxLimit}}))
 	var running atomic.Int64 // calls between a successful Enter and Exit
-	// completed and failed count calls before they exit, so they are never behind the windows.
-	var completed, failed atomic.Uint64
+	// completed and failed count calls before they exit, so they are never behind the windows;
+	// entering counts calls before they enter, as a slow rule counts a call still in flight.
+	var completed, failed, entering atomic.Uint64
 	log := &episodeLog{}
 	violate := log.violate
 	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) { log.record(c, failed.Load()) }))
@@ -290,7 +349,11 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 	checkStats := func() {
 		for _, b := range m.Breakers("svc") {
 			st := b.Stats()
-			if done := completed.Load(); st.Bad > st.Total || st.Total > done {
+			done := completed.Load()
+			if b.Rule().Strategy == breaker.SlowRequestRatio {
+				done = entering.Load() // a call in flight past MaxAllowedRT counts before it ends
+			}
+			if st.Bad > st.Total || st.Total > done {
 				violate("%s: Stats Total %d, Bad %d after %d calls", b.Rule().ID, st.Total, st.Bad, done)
 			}
 		}
@@ -316,6 +379,7 @@ func propertyEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
 						Force: breaker.Force(rng.IntN(3))}
 					_ = m.LoadResources(map[string]breaker.ResourceConfig{"svc": cfg})
 				}
+				entering.Add(1)
 				e, err := m.Enter("svc")
 				if err != nil {
 					continue

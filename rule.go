@@ -90,7 +90,8 @@ type Rule struct {
 	// number >= 1. The breaker trips when the measure is greater than or equal to it.
 	Threshold float64
 	// MaxAllowedRT is the response time above which a call is slow (SlowRequestRatio only,
-	// required there; a call that took exactly MaxAllowedRT is not slow). The other strategies
+	// required there; a call that took exactly MaxAllowedRT is not slow). A call still in
+	// flight counts as slow once it has run longer, before it returns. The other strategies
 	// ignore it.
 	MaxAllowedRT time.Duration
 	// MinRequestAmount is how many calls the window must hold before the rule may trip;

@@ -53,6 +53,7 @@ type period struct {
 	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
 	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
 	ramp      *ramp                      // CLOSED after a probe closed it: the pace of its calls (RampUp)
+	flight    *flight                    // CLOSED, SlowRequestRatio: its calls in flight, by start
 	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
 	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
 }
@@ -127,6 +128,9 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 	if c.strategy.windowed() {
 		q.window = newLeapArray(c.interval, c.buckets)
 	}
+	if c.strategy == SlowRequestRatio {
+		q.flight = newFlight(int64(c.interval)/int64(c.buckets), c.tune.Load().maxRT)
+	}
 	return q
 }
 
@@ -134,7 +138,7 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 // it, so that its calls pass without a check. It is not a transition: the copy shares p's
 // window, and the calls p admitted count in it (see current).
 func (c *circuit) endRamp(p *period) {
-	c.cur.CompareAndSwap(p, &period{state: Closed, gen: p.gen, seq: p.seq, window: p.window})
+	c.cur.CompareAndSwap(p, &period{state: Closed, gen: p.gen, seq: p.seq, window: p.window, flight: p.flight})
 }
 
 // current returns the breaker's period if the call that p admitted counts in it: p is the
