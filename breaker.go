@@ -273,20 +273,6 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	return b, at
 }
 
-// rampRejection returns the error of a call the ramp r holds back at now, and its retry time:
-// the next bucket's start. The error is built once a bucket.
-func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
-	at := r.nextBucket(now)
-	b := r.blocked.Load()
-	if b == nil || b.at != at {
-		rule := c.Rule()
-		b = &BlockError{Resource: c.name, Rule: &rule, State: Closed, RetryAt: c.tl.timeAt(at),
-			Cause: ErrRampingUp, at: at}
-		r.blocked.Store(b)
-	}
-	return b, at
-}
-
 // complete counts a call that the period p admitted and that completed at now: in the window
 // while CLOSED, as the probe's result while HALF_OPEN. A failed call's retry hint lengthens
 // the OPEN time it causes. It reads the tuning only for what the call needs: a good call over
@@ -375,21 +361,6 @@ func (c *circuit) isBad(res *result) bool {
 		return isSlow(res, c.tune.Load().maxRT)
 	}
 	return res.o == Failure
-}
-
-// checkRamp is check for a CLOSED period, which may pace its calls (ramp.go).
-func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
-	if p.ramp == nil {
-		return p, admitted
-	}
-	ok, on := p.ramp.admit(now)
-	if !on {
-		c.endRamp(p)
-	}
-	if !ok {
-		return p, rejected
-	}
-	return p, admitted
 }
 
 // retryDue reports whether the OPEN period p lets a probe through at now: its retry time has

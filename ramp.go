@@ -182,3 +182,32 @@ func (r *ramp) completed(now int64, bad bool) {
 // nextBucket returns the start of the bucket after the one that holds now, when a call held
 // back may try again.
 func (r *ramp) nextBucket(now int64) int64 { return now - floorMod(now, r.length) + r.length }
+
+// rampRejection returns the error of a call the ramp r holds back at now, and its retry time:
+// the next bucket's start. The error is built once a bucket.
+func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
+	at := r.nextBucket(now)
+	b := r.blocked.Load()
+	if b == nil || b.at != at {
+		rule := c.Rule()
+		b = &BlockError{Resource: c.name, Rule: &rule, State: Closed, RetryAt: c.tl.timeAt(at),
+			Cause: ErrRampingUp, at: at}
+		r.blocked.Store(b)
+	}
+	return b, at
+}
+
+// checkRamp is check for a CLOSED period, which may be ramping up.
+func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
+	if p.ramp == nil {
+		return p, admitted
+	}
+	ok, on := p.ramp.admit(now)
+	if !on {
+		c.endRamp(p)
+	}
+	if !ok {
+		return p, rejected
+	}
+	return p, admitted
+}
