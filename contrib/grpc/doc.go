@@ -40,7 +40,8 @@
 //   - an ErrorInfo with Domain [ErrorDomain] ("breaker") and a Reason: [ReasonCircuitOpen]
 //     ("CIRCUIT_OPEN") when a breaker rejected the RPC, [ReasonForcedOpen] ("FORCED_OPEN")
 //     when its resource is ForceOpen, [ReasonConcurrencyLimit] ("CONCURRENCY_LIMIT") when it
-//     is at its MaxConcurrency, [ReasonCallBlocked] ("CALL_BLOCKED") when a slot
+//     is at its MaxConcurrency, [ReasonRampingUp] ("RAMPING_UP") when a breaker ramping up
+//     after recovery held it back, [ReasonCallBlocked] ("CALL_BLOCKED") when a slot
 //     (breaker.WithSlots) blocked it. Its Metadata holds "resource"; when a breaker rejected
 //     the RPC, also "retry_at" (the BlockError.RetryAt, in UTC, RFC 3339 with nanoseconds).
 //   - a RetryInfo whose RetryDelay is the time from m.Now() until RetryAt, and at least one

@@ -33,6 +33,10 @@ const (
 	// taken its resource past MaxConcurrency (breaker.ErrConcurrencyLimit). Its code is
 	// ResourceExhausted, and it has no RetryInfo.
 	ReasonConcurrencyLimit = "CONCURRENCY_LIMIT"
+	// ReasonRampingUp is the Reason of the ErrorInfo detail of an RPC that a breaker held back
+	// while it ramps up after recovery (breaker.ErrRampingUp, Rule.RampUp). Its code is
+	// Unavailable, with a RetryInfo for the next bucket of the rule's window.
+	ReasonRampingUp = "RAMPING_UP"
 )
 
 // minRetryDelay is the least RetryDelay a blocked RPC advertises.
@@ -75,6 +79,11 @@ func blocked(m *breaker.Manager, o *options, err error) error {
 	delay := minRetryDelay
 	msg := fmt.Sprintf("breaker: call to %q blocked", block.Resource)
 	switch {
+	case errors.Is(block, breaker.ErrRampingUp):
+		info.Reason = ReasonRampingUp
+		info.Metadata["retry_at"] = block.RetryAt.UTC().Format(time.RFC3339Nano)
+		delay = max(block.RetryAt.Sub(m.Now()), minRetryDelay)
+		msg = fmt.Sprintf("breaker: call to %q held back: ramping up after recovery", block.Resource)
 	case block.Rule != nil:
 		info.Reason = ReasonCircuitOpen
 		info.Metadata["retry_at"] = block.RetryAt.UTC().Format(time.RFC3339Nano)

@@ -333,3 +333,34 @@ func TestServerWithFailureCodes(t *testing.T) {
 	assert.Equal(t, uint64(3), st.Total)
 	assert.Equal(t, uint64(1), st.Bad)
 }
+
+// Given a breaker that closed on a probe and ramps up, when it holds an RPC back, then the
+// client gets Unavailable with Reason RAMPING_UP, the next bucket as retry_at, a RetryInfo of
+// at least a second, and the handler is not called.
+func TestServerRampingUp(t *testing.T) {
+	rule := tripOnFirstFailure(echoMethod)
+	rule.Threshold, rule.RampUp = 3, time.Minute
+	m, clk, _ := newManager(t, rule)
+	s, conn := serveWith(t, m)
+	fail := func() {
+		_, err := echo(context.Background(), conn, "ResourceExhausted")
+		require.Equal(t, codes.ResourceExhausted, status.Code(err))
+	}
+	for range 3 {
+		fail()
+	}
+	require.Equal(t, breaker.Open, stats(t, m, echoMethod).State)
+	clk.Advance(retryTimeout)
+	_, err := echo(context.Background(), conn, "hello") // the probe closes it: the ramp starts
+	require.NoError(t, err)
+	fail() // the ramp's first call fails: the rest of the bucket is held back
+	_, err = echo(context.Background(), conn, "hello")
+	assert.Equal(t, codes.Unavailable, status.Code(err))
+	info, retry := blockDetails(t, err)
+	assert.Equal(t, breakergrpc.ReasonRampingUp, info.GetReason())
+	assert.Equal(t, `breaker: call to "`+echoMethod+`" held back: ramping up after recovery`, status.Convert(err).Message())
+	wantAt := clk.Now().Truncate(100 * time.Millisecond).Add(100 * time.Millisecond)
+	assert.Equal(t, wantAt.UTC().Format(time.RFC3339Nano), info.GetMetadata()["retry_at"])
+	assert.Equal(t, time.Second, retry.GetRetryDelay().AsDuration(), "at least a second")
+	assert.Equal(t, int64(5), s.hits.Load(), "the held back RPC did not reach the handler")
+}
