@@ -17,6 +17,7 @@
 //	breaker_would_reject_total{resource,mode}                   counter
 //	breaker_rt_seconds{resource}                                histogram
 //	breaker_state{resource,rule,dry_run}                        gauge
+//	breaker_ramping_up{resource,rule}                           gauge (rules with RampUp)
 //	breaker_transitions_total{resource,from,to,reason,dry_run}  counter
 //	breaker_force{resource}                                     gauge
 //	breaker_in_flight{resource}                                 gauge
@@ -85,6 +86,7 @@ type Collector struct {
 	rt          *prometheus.HistogramVec
 	transitions *prometheus.CounterVec
 	state       *prometheus.Desc
+	rampingUp   *prometheus.Desc
 	force       *prometheus.Desc
 	inFlight    *prometheus.Desc
 	maxConc     *prometheus.Desc
@@ -148,6 +150,9 @@ func New(opts ...Option) *Collector {
 		state: prometheus.NewDesc("breaker_state",
 			"State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; dry_run=\"true\" when it rejects no call (DryRun rule or ForceClosed resource).",
 			[]string{"resource", "rule", "dry_run"}, nil),
+		rampingUp: prometheus.NewDesc("breaker_ramping_up",
+			"1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0.",
+			[]string{"resource", "rule"}, nil),
 		force: prometheus.NewDesc("breaker_force",
 			"Force of each resource with settings: 0 auto, 1 forced open (every call rejected), 2 forced closed (no call rejected by the breakers).",
 			[]string{"resource"}, nil),
@@ -218,6 +223,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.rt.Describe(ch)
 	c.transitions.Describe(ch)
 	ch <- c.state
+	ch <- c.rampingUp
 	ch <- c.force
 	ch <- c.inFlight
 	ch <- c.maxConc
@@ -284,10 +290,18 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.C
 	}
 	forcedClosed := cfg.Force == breaker.ForceClosed
 	for i, label := range ruleLabels(rules) {
-		if label != "" {
-			ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue,
-				stateValue(breakers[i].State()), resource, label,
-				strconv.FormatBool(rules[i].DryRun || forcedClosed))
+		if label == "" {
+			continue
+		}
+		st := breakers[i].Stats()
+		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue,
+			stateValue(st.State), resource, label, strconv.FormatBool(rules[i].DryRun || forcedClosed))
+		if rules[i].RampUp > 0 {
+			ramping := 0.0
+			if st.RampingUp {
+				ramping = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.rampingUp, prometheus.GaugeValue, ramping, resource, label)
 		}
 	}
 }

@@ -610,3 +610,23 @@ func TestTemplateBreakers(t *testing.T) {
 		breaker_template_dropped_total 1
 	`, "breaker_template_breakers", "breaker_template_limit", "breaker_template_dropped_total")
 }
+
+// Given a rule with RampUp, then breaker_ramping_up is 0 until a probe closes its breaker, 1
+// while the ramp paces its calls, and 0 once a bucket took the whole flow; a rule without
+// RampUp has no series.
+func TestRampingUp(t *testing.T) {
+	rule := errorCount("warming", 2)
+	rule.ID, rule.RampUp = "warming-errors", time.Minute
+	f := newFixture(t, rule, errorCount("plain", 2))
+	assertMetrics(t, f.c, `breaker_ramping_up{resource="warming",rule="warming-errors"} 0`, "breaker_ramping_up")
+	for range 2 {
+		assert.ErrorIs(t, f.call("warming", 0, errDown), errDown)
+	}
+	f.clock.Advance(time.Second)
+	require.NoError(t, f.call("warming", 0, nil), "the probe")
+	assertMetrics(t, f.c, `breaker_ramping_up{resource="warming",rule="warming-errors"} 1`, "breaker_ramping_up")
+	require.NoError(t, f.call("warming", 0, nil), "a call of the first bucket, let through")
+	f.clock.Advance(100 * time.Millisecond) // the next bucket: the first one held nothing back
+	require.NoError(t, f.call("warming", 0, nil))
+	assertMetrics(t, f.c, `breaker_ramping_up{resource="warming",rule="warming-errors"} 0`, "breaker_ramping_up")
+}

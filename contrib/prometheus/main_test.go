@@ -105,6 +105,9 @@ var headers = map[string]string{
 	"breaker_rt_seconds": `# HELP breaker_rt_seconds Response time of the calls that ran, from Enter to Exit.
 # TYPE breaker_rt_seconds histogram
 `,
+	"breaker_ramping_up": `# HELP breaker_ramping_up 1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0.
+# TYPE breaker_ramping_up gauge
+`,
 	"breaker_state": `# HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; dry_run="true" when it rejects no call (DryRun rule or ForceClosed resource).
 # TYPE breaker_state gauge
 `,
