@@ -19,9 +19,12 @@ const ScopeName = "github.com/halfopen/breaker/contrib/otel"
 
 // Names of the instruments.
 const (
-	CallsName       = "breaker.calls"
-	DurationName    = "breaker.call.duration"
-	StateName       = "breaker.state"
+	CallsName    = "breaker.calls"
+	DurationName = "breaker.call.duration"
+	StateName    = "breaker.state"
+	// RampingUpName is observed for each breaker whose rule has RampUp: 1 while it paces its
+	// calls after a probe closed it, else 0.
+	RampingUpName   = "breaker.ramping_up"
 	TransitionsName = "breaker.transitions"
 	// The settings of each resource that has them (breaker.Manager.LoadResources), and its
 	// calls in flight, observed when the reader collects.
@@ -121,6 +124,7 @@ type Instruments struct {
 	calls        metric.Int64Counter
 	duration     metric.Float64Histogram
 	state        metric.Int64ObservableGauge
+	rampingUp    metric.Int64ObservableGauge
 	transitions  metric.Int64Counter
 	force        metric.Int64ObservableGauge
 	inFlight     metric.Int64ObservableGauge
@@ -172,7 +176,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
 		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
-	var errs [11]error
+	var errs [12]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -183,6 +187,9 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.state, errs[2] = meter.Int64ObservableGauge(StateName,
 		metric.WithUnit("1"),
 		metric.WithDescription("State of each breaker: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; breaker.dry_run when it rejects no call."))
+	ins.rampingUp, errs[11] = meter.Int64ObservableGauge(RampingUpName,
+		metric.WithUnit("1"),
+		metric.WithDescription("1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0."))
 	ins.transitions, errs[3] = meter.Int64Counter(TransitionsName,
 		metric.WithUnit("{transition}"),
 		metric.WithDescription("State changes of the breakers."))
@@ -243,7 +250,7 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		ins.observeSettings(o, m, settings)
 		ins.observeTemplates(o, m)
 		return nil
-	}, ins.state, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
+	}, ins.state, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

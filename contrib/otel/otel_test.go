@@ -544,3 +544,30 @@ func TestTemplateInstruments(t *testing.T) {
 	f.assertData(breakerotel.TemplateLimitName, gauge(value(2)))
 	f.assertData(breakerotel.TemplateDroppedName, counter(value(1)))
 }
+
+// Given a rule with RampUp beside one without, then breaker.ramping_up is observed for the
+// first only: 0 until a probe closes its breaker, 1 while the ramp paces its calls, and 0 once
+// a bucket took the whole flow.
+func TestRampingUp(t *testing.T) {
+	warming := breaker.Rule{ID: "warming", Resource: "db", Strategy: breaker.ErrorCount, Threshold: 2,
+		MinRequestAmount: 1, RetryTimeout: time.Second, RampUp: time.Minute}
+	plain := breaker.Rule{ID: "plain", Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 1,
+		MinRequestAmount: 100, RetryTimeout: time.Second}
+	f := newFixture(t, []breaker.Rule{warming, plain})
+	ramping := func(v int64) metricdata.DataPoint[int64] {
+		p := state("db", "warming", breaker.Closed)
+		p.Value = v
+		return p
+	}
+	f.assertData(breakerotel.RampingUpName, gauge(ramping(0)))
+	for range 2 {
+		require.ErrorIs(t, f.call("db", 0, errDown), errDown)
+	}
+	f.clock.Advance(time.Second)
+	require.NoError(t, f.call("db", 0, nil), "the probe")
+	f.assertData(breakerotel.RampingUpName, gauge(ramping(1)))
+	require.NoError(t, f.call("db", 0, nil), "a call of the first bucket, let through")
+	f.clock.Advance(100 * time.Millisecond)
+	require.NoError(t, f.call("db", 0, nil))
+	f.assertData(breakerotel.RampingUpName, gauge(ramping(0)))
+}

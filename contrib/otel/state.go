@@ -32,7 +32,7 @@ func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, set
 	}
 }
 
-// observeResource reports the state of each breaker of resource.
+// observeResource reports the state of each breaker of resource, and whether it ramps up.
 func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, resource string, cfg breaker.ResourceConfig) {
 	forcedClosed := cfg.Force == breaker.ForceClosed
 	// One Breakers call reads one rule set, so the indexes agree with the rules even if
@@ -41,7 +41,15 @@ func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, r
 		rule := b.Rule()
 		set := ins.set(ResourceKey.String(resource), RuleKey.String(RuleName(rule, i)),
 			DryRunKey.Bool(rule.DryRun || forcedClosed))
-		o.ObserveInt64(ins.state, int64(b.State()), metric.WithAttributeSet(set))
+		st := b.Stats()
+		o.ObserveInt64(ins.state, int64(st.State), metric.WithAttributeSet(set))
+		if rule.RampUp > 0 {
+			ramping := int64(0)
+			if st.RampingUp {
+				ramping = 1
+			}
+			o.ObserveInt64(ins.rampingUp, ramping, metric.WithAttributeSet(set))
+		}
 	}
 }
 
