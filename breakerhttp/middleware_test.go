@@ -573,3 +573,32 @@ func TestMiddlewareBlockedBySettings(t *testing.T) {
 		assert.Equal(t, 1, handled, "the second request did not reach the handler")
 	})
 }
+
+// Given a breaker that ramps up after a probe closed it, when a request fails in the ramp's
+// first bucket, then the next one is held back: 503 with Retry-After 1 (the next bucket, a few
+// milliseconds away, rounded up), and the handler is not called.
+func TestMiddlewareHeldBackByARamp(t *testing.T) {
+	rule := tripOnFirstFailure(bare)
+	rule.Threshold, rule.RampUp = 2, time.Minute
+	m, clk, _ := newManager(t, rule)
+	fail, calls := true, 0
+	h := breakerhttp.Middleware(m)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		if fail {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	serve(h, "/")
+	serve(h, "/")
+	require.Equal(t, breaker.Open, state(t, m, bare))
+	clk.Advance(retryTimeout)
+	fail = false
+	require.Equal(t, http.StatusOK, serve(h, "/").Code, "the probe")
+	fail = true
+	require.Equal(t, http.StatusInternalServerError, serve(h, "/").Code, "the ramp's first call fails")
+	held := serve(h, "/")
+	assert.Equal(t, http.StatusServiceUnavailable, held.Code)
+	assert.Equal(t, "1", held.Header().Get("Retry-After"))
+	assert.Equal(t, 4, calls, "the held back request did not reach the handler")
+	assert.Equal(t, breaker.Closed, state(t, m, bare))
+}
