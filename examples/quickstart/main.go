@@ -32,8 +32,10 @@ const (
 	outageTo     = 1150 * time.Millisecond
 )
 
-// rule trips the breaker when at least half the calls of the last second failed, once there
-// were at least 10 of them; it then rejects calls for 450ms before it lets one probe through.
+// rule trips the breaker when at least half the calls of the last second failed, or 80% of
+// those of its newest 200ms (FastBuckets), once there were at least 10 of them; it then
+// rejects calls for 450ms before it lets one probe through, and after the probe it lets the
+// flow back in as the calls succeed (RampUp): the settings the README recommends.
 var rule = breaker.Rule{
 	ID:               "inventory-errors",
 	Resource:         resource,
@@ -41,7 +43,9 @@ var rule = breaker.Rule{
 	Threshold:        0.5,
 	MinRequestAmount: 10,
 	StatInterval:     time.Second,
+	FastBuckets:      2,
 	RetryTimeout:     450 * time.Millisecond,
+	RampUp:           time.Second,
 }
 
 func main() {
@@ -139,9 +143,11 @@ func (p *printer) printf(format string, args ...any) {
 }
 
 func (p *printer) header() {
-	p.printf("resource %q, rule %v >= %v over %v (at least %d calls), probe after %v\n\n",
-		rule.Resource, rule.Strategy, rule.Threshold, rule.StatInterval,
-		rule.MinRequestAmount, rule.RetryTimeout)
+	newest := rule.StatInterval / 10 * time.Duration(rule.FastBuckets) // 10 buckets, the default
+	p.printf("resource %q, rule %v >= %v over %v or >= %v over the last %v (at least %d calls),\n"+
+		"probe after %v, then ramp up for at most %v\n\n",
+		rule.Resource, rule.Strategy, rule.Threshold, rule.StatInterval, rule.WithDefaults().FastThreshold,
+		newest, rule.MinRequestAmount, rule.RetryTimeout, rule.RampUp)
 	p.printf("%6s  %-10s  %6s  %6s  %8s  %s\n", "time", "downstream", "passed", "failed", "rejected", "breaker")
 }
 
@@ -155,8 +161,11 @@ func (p *printer) step(at time.Time, healthy bool, passed, failed, rejected int,
 
 func (p *printer) change(c breaker.StateChange) {
 	p.printf("%6s  ▸ %v → %v: %v", p.offset(c.At), c.From, c.To, c.Reason)
-	if c.Reason == breaker.ThresholdExceeded {
+	switch c.Reason {
+	case breaker.ThresholdExceeded:
 		p.printf(" (error ratio %.2f)", c.Snapshot)
+	case breaker.FastTrip:
+		p.printf(" (error ratio %.2f of the newest buckets)", c.Snapshot)
 	}
 	p.printf("\n")
 }

@@ -32,11 +32,11 @@ func TestRunShowsTripAndRecovery(t *testing.T) {
 
 	// The transitions, in this order, each at the step the schedule puts it.
 	tests := []string{
-		" 500ms  ▸ CLOSED → OPEN: ThresholdExceeded (error ratio 0.50)\n",
-		"1000ms  ▸ OPEN → HALF_OPEN: RetryTimeoutElapsed\n",
-		"1000ms  ▸ HALF_OPEN → OPEN: ProbeFailed\n",
-		"1500ms  ▸ OPEN → HALF_OPEN: RetryTimeoutElapsed\n",
-		"1500ms  ▸ HALF_OPEN → CLOSED: ProbeSucceeded\n",
+		" 400ms  ▸ CLOSED → OPEN: FastTrip (error ratio 1.00 of the newest buckets)\n",
+		" 900ms  ▸ OPEN → HALF_OPEN: RetryTimeoutElapsed\n",
+		" 900ms  ▸ HALF_OPEN → OPEN: ProbeFailed\n",
+		"1400ms  ▸ OPEN → HALF_OPEN: RetryTimeoutElapsed\n",
+		"1400ms  ▸ HALF_OPEN → CLOSED: ProbeSucceeded\n",
 	}
 	rest := out
 	for _, want := range tests {
@@ -58,10 +58,11 @@ func TestRunRejectsWhileOpen(t *testing.T) {
 		rejected += row.rejected
 		failedWhileOpen += row.failed
 	}
-	// Every call of the 9 steps from 600ms to 1400ms, but the probe at 1000ms.
-	assert.Equal(t, 89, rejected)
-	// The step that tripped it and the failed probe.
-	assert.Equal(t, 11, failedWhileOpen)
+	// Every call of the 10 steps from 400ms to 1300ms, but the call that tripped it at 400ms
+	// (its newest two buckets were all failures) and the probe at 900ms.
+	assert.Equal(t, 98, rejected)
+	// The call that tripped it and the failed probe.
+	assert.Equal(t, 2, failedWhileOpen)
 }
 
 // The fake clock makes the output the same on every run.
