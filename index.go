@@ -5,8 +5,9 @@ import "math/bits"
 // resourceIndex finds a resource of a rule set by its name, as find does on every call. A rule
 // set never changes once published, so its index is built once, when it is, as a table with
 // open addressing: a lookup hashes the name once and compares it with the few names that share
-// its slot. It costs about half what a Go map's lookup costs on the short names resources
-// have, and a miss, a call to a resource without rules, as little as a hit.
+// its slot. A miss, a call to a resource without rules, costs about half what a Go map's
+// small-map miss costs (which hashes and probes its whole group); a hit about what the map's
+// does.
 type resourceIndex struct {
 	mask  uint64 // len(slots)-1; the table has a power-of-two size, at least twice its names
 	slots []indexSlot
