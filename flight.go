@@ -21,7 +21,10 @@ import (
 //
 // A slot's counts are one word: its lap (the slot's number on the grid of starts, which says
 // which start it holds), the calls in flight not yet counted, and those counted while in
-// flight. So a call that returns and a call that judges the slot cannot both count it.
+// flight. So a call that returns and a call that judges the slot cannot both count it. Calls of
+// one slot and lap are told apart only by number: a call that returns takes a counted place
+// first if the slot has one. So after a clock that stepped back to the very slot of an older
+// call, that call may take the place of a newer one: every call still counts once.
 // Entering costs one atomic add; moving on to the next slot takes mu, once a slot, as the
 // window does.
 type flight struct {
