@@ -24,7 +24,8 @@ import (
 // flight. So a call that returns and a call that judges the slot cannot both count it. Calls of
 // one slot and lap are told apart only by number: a call that returns takes a counted place
 // first if the slot has one. So after a clock that stepped back to the very slot of an older
-// call, that call may take the place of a newer one: every call still counts once.
+// call, that call may take the place of a newer one: the window then holds the right number
+// of calls, with the older call's outcome for the newer one's.
 // Entering costs one atomic add; moving on to the next slot takes mu, once a slot, as the
 // window does.
 type flight struct {
