@@ -15,6 +15,11 @@
 // breakers, a concurrency limit), the slots given to [WithSlots], the call itself with the
 // resource's Timeout, and its completion, which every breaker that admitted it counts.
 //
+// Three rule fields protect beyond a sliding window: FastBuckets trips on the newest buckets
+// alone (a hard outage within two buckets), a SlowRequestRatio rule counts a call still in
+// flight past MaxAllowedRT as slow (a hang with no timeout), and RampUp paces the calls after
+// a probe closes a breaker, bucket by bucket, by what the dependency has shown it can take.
+//
 // Observers ([Manager.AddObserver]) hear every state change; call observers
 // ([WithCallObserver]) hear every call, for metrics. Rules and settings reload at runtime
 // ([Manager.LoadRules], [Manager.LoadResources], [Manager.LoadDocument]) without losing the
