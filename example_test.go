@@ -393,3 +393,106 @@ func ExampleWithMaxTemplateBreakers() {
 	// [GET billing:443 GET users:443] true []
 	// {Templates:1 Resources:2 Breakers:2 Limit:1000 Dropped:0}
 }
+
+// A rule with FastBuckets trips on its newest buckets alone: here, at 100 calls a second, on
+// the 11th call of a hard outage, where the whole window would need 50.
+func ExampleRule_fastBuckets() {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock))
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		fmt.Printf("%v -> %v: %v (%.2f)\n", c.From, c.To, c.Reason, c.Snapshot)
+	}))
+	err := m.LoadRules([]breaker.Rule{{
+		Resource: "search", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 5,
+		FastBuckets:  2, // of the default 10 buckets of 100ms: the newest 200ms, at 80%
+		RetryTimeout: 5 * time.Second,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	down := errors.New("search: unavailable")
+	call := func(err error) error {
+		defer clock.Advance(10 * time.Millisecond)
+		return m.Do(ctx, "search", func(context.Context) error { return err })
+	}
+	for range 100 { // a healthy second
+		_ = call(nil)
+	}
+	sent := 0
+	for call(down) == down {
+		sent++
+	}
+	fmt.Println("calls sent to the dead dependency:", sent)
+	// Output:
+	// CLOSED -> OPEN: FastTrip (1.00)
+	// calls sent to the dead dependency: 11
+}
+
+// A SlowRequestRatio rule counts a call still in flight past MaxAllowedRT as slow, so a
+// dependency that hangs trips it with no Timeout set: at MaxAllowedRT plus one bucket.
+func ExampleRule_callsInFlight() {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock))
+	err := m.LoadRules([]breaker.Rule{{
+		Resource: "pricing", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+		MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: 5, RetryTimeout: 5 * time.Second,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	for range 5 { // five calls that hang: none returns
+		if _, err := m.Enter("pricing"); err != nil {
+			panic(err)
+		}
+	}
+	clock.Advance(150 * time.Millisecond)
+	if e, err := m.Enter("pricing"); err == nil {
+		e.Exit() // this call finds the hung ones slow, and trips the breaker
+	}
+	_, err = m.Enter("pricing")
+	fmt.Println(err)
+	// Output:
+	// breaker: call to "pricing" rejected: circuit OPEN by rule SlowRequestRatio
+}
+
+// A rule with RampUp lets the flow back in after a probe closes its breaker, as the dependency
+// shows it can take it: one that serves 4 calls in each 100ms bucket is offered 5, then 6.
+func ExampleRule_rampUp() {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock))
+	err := m.LoadRules([]breaker.Rule{{
+		Resource: "cache", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 5,
+		RetryTimeout: time.Second, RampUp: 10 * time.Second,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	full := errors.New("cache: warming up")
+	for range 5 {
+		_ = m.Do(ctx, "cache", func(context.Context) error { return full })
+	}
+	clock.Advance(time.Second)
+	_ = m.Do(ctx, "cache", func(context.Context) error { return nil }) // the probe
+	for bucket := range 3 {
+		served, held := 0, 0
+		for range 20 { // 20 calls offered in each bucket
+			err := m.Do(ctx, "cache", func(context.Context) error {
+				if served++; served > 4 {
+					return full
+				}
+				return nil
+			})
+			if errors.Is(err, breaker.ErrRampingUp) {
+				held++
+			}
+			clock.Advance(5 * time.Millisecond)
+		}
+		fmt.Printf("bucket %d: %d sent, %d held back\n", bucket, served, held)
+	}
+	// Output:
+	// bucket 0: 5 sent, 15 held back
+	// bucket 1: 6 sent, 14 held back
+	// bucket 2: 6 sent, 14 held back
+}
