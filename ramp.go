@@ -69,7 +69,13 @@ func newRamp(now, rampUp, length int64) *ramp {
 }
 
 // seqAt returns the index, modulo 2^16, of the bucket that holds now.
-func (r *ramp) seqAt(now int64) uint16 { return uint16((now - floorMod(now, r.length)) / r.length) }
+func (r *ramp) seqAt(now int64) uint16 {
+	q := now / r.length
+	if now%r.length < 0 {
+		q-- // floor, for a tick before the epoch
+	}
+	return uint16(q)
+}
 
 // bucketAt returns the word of the bucket that holds now, starting that bucket if it is not
 // the current one. It reports false when the ramp has ended: RampUp has passed, or the bucket
