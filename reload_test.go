@@ -232,3 +232,38 @@ func TestErrorCountDefaultMinimumIsPartOfIdentity(t *testing.T) {
 	five.MinRequestAmount = 5
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{r, five}), "an explicit 5 is another rule")
 }
+
+// Given an OPEN breaker, when a reload gives its rule FastBuckets, FastThreshold and RampUp,
+// then it keeps the breaker, OPEN and silent; the probe that closes it starts a ramp, whose
+// held back calls name the rule as reloaded again, and a ramp in progress keeps its course when
+// a reload takes RampUp away.
+func TestReloadTuningProtection(t *testing.T) {
+	h := newHarness(t, errorRatio(0.5, 5))
+	h.completeN("svc", 5, errDown)
+	before := h.m.Breakers("svc")[0]
+	require.Equal(t, breaker.Open, before.State())
+	h.events.reset()
+
+	tuned := errorRatio(0.5, 5)
+	tuned.FastBuckets, tuned.FastThreshold, tuned.RampUp = 2, 0.9, time.Minute
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{tuned}))
+	assert.Same(t, before, h.m.Breakers("svc")[0])
+	assert.Equal(t, breaker.Open, before.State())
+	assert.Empty(t, h.events.all())
+
+	h.at(5 * time.Second)
+	require.NoError(t, h.complete("svc", 0, nil), "the probe")
+	require.True(t, before.Stats().RampingUp)
+	require.NoError(t, h.complete("svc", 0, errDown), "the ramp's first call, admitted, fails")
+	require.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrRampingUp, "held back, naming the rule")
+
+	renamed := tuned
+	renamed.ID, renamed.RampUp = "renamed", 0
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{renamed}))
+	assert.Same(t, before, h.m.Breakers("svc")[0])
+	assert.True(t, before.Stats().RampingUp, "the ramp in progress keeps its course")
+	var be *breaker.BlockError
+	require.ErrorAs(t, h.complete("svc", 0, nil), &be)
+	assert.ErrorIs(t, be, breaker.ErrRampingUp)
+	assert.Equal(t, "renamed", be.Rule.ID, "the held back call names the rule as reloaded")
+}
