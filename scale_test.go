@@ -106,3 +106,25 @@ func TestTemplateBound(t *testing.T) {
 	assert.Empty(t, m.Breakers("host-0"))
 	runtime.KeepAlive(m)
 }
+
+// Given rules for one resource and settings for another, when calls go to 200,000 names
+// that neither a rule nor a template names, then the Manager keeps nothing of them: the index
+// that finds resources by name holds only the names the rules and settings name.
+func TestUnruledNamesKeepNothing(t *testing.T) {
+	m := breaker.NewManager()
+	require.NoError(t, m.LoadRules(passRules("svc")))
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"db": {MaxConcurrency: 10}}))
+	ctx := context.Background()
+	ok := func(context.Context) error { return nil }
+	require.NoError(t, m.Do(ctx, "warm-up", ok))
+	before := heapInUse()
+	for i := range 200_000 {
+		require.NoError(t, m.Do(ctx, "GET /item/"+strconv.Itoa(i), ok))
+	}
+	grown := int64(heapInUse()) - int64(before)
+	t.Logf("heap grew %d bytes over 200,000 names", grown)
+	assert.Less(t, grown, int64(64<<10), "nothing per name")
+	assert.Len(t, m.Resources(), 1, "only db has settings")
+	assert.Zero(t, m.TemplateStats().Resources, "no template made breakers")
+	runtime.KeepAlive(m)
+}
