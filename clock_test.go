@@ -162,15 +162,21 @@ func TestBreakerAcrossTheWrapOfTimes(t *testing.T) {
 	})
 }
 
-// Template breakers are dropped idlest first also centuries past the Manager's start, across
-// the wrap of the library's times: da, made first but used last, outlives db.
-func TestFarClockDropsTheIdlest(t *testing.T) {
+// twoTemplateBreakers returns a Manager on a fake clock with a template rule "d*" and room for
+// two template breakers, and a function that calls a name through it.
+func twoTemplateBreakers(t *testing.T) (*breakertest.Clock, *breaker.Manager, func(string)) {
 	clock := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxTemplateBreakers(2))
 	rule := errorCount(5, 1)
 	rule.Resource = "d*"
 	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
-	call := func(name string) { require.NoError(t, m.Do(t.Context(), name, succeed)) }
+	return clock, m, func(name string) { require.NoError(t, m.Do(t.Context(), name, succeed)) }
+}
+
+// Template breakers are dropped idlest first also centuries past the Manager's start, across
+// the wrap of the library's times: da, made first but used last, outlives db.
+func TestFarClockDropsTheIdlest(t *testing.T) {
+	clock, m, call := twoTemplateBreakers(t)
 	call("da")
 	call("db")
 	clock.Set(breakertest.Start.AddDate(250, 0, 0))
@@ -184,12 +190,7 @@ func TestFarClockDropsTheIdlest(t *testing.T) {
 // After the clock jumps back, the template breakers used before the jump count as the
 // idlest: da, used an hour before the jump, goes before db, used after it.
 func TestClockJumpBackDropsThoseUsedBeforeIt(t *testing.T) {
-	clock := breakertest.NewClock()
-	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxTemplateBreakers(2))
-	rule := errorCount(5, 1)
-	rule.Resource = "d*"
-	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
-	call := func(name string) { require.NoError(t, m.Do(t.Context(), name, succeed)) }
+	clock, m, call := twoTemplateBreakers(t)
 	call("db")
 	clock.Advance(time.Hour)
 	call("da")

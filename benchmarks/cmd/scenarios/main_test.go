@@ -63,14 +63,17 @@ func warmingResult(goodput map[string][][]float64) scenarioResult {
 	return r
 }
 
+// threeRuns are three repetitions of healthy and warming goodput per guard.
+var threeRuns = map[string][][]float64{
+	"breaker":         {{200, 50}, {198, 40}, {199, 45.5}},
+	"breaker+protect": {{200, 90}, {200, 80}, {200, 100}},
+	"gobreaker":       {{200, 60}, {200, 70}, {200, 65}},
+	"hystrix":         {{200, 20}, {200, 75}, {200, 30}},
+}
+
 // TestGoodputTable: each cell is the median over the repetitions of one phase's goodput.
 func TestGoodputTable(t *testing.T) {
-	r := warmingResult(map[string][][]float64{
-		"breaker":         {{200, 50}, {198, 40}, {199, 45.5}},
-		"breaker+protect": {{200, 90}, {200, 80}, {200, 100}},
-		"gobreaker":       {{200, 60}, {200, 70}, {200, 65}},
-		"hystrix":         {{200, 20}, {200, 75}, {200, 30}},
-	})
+	r := warmingResult(threeRuns)
 	var b strings.Builder
 	goodputTable(&b, r)
 	want := "| goodput (calls/s) | healthy | warming | \n|---|---:|---:|\n" +
@@ -86,12 +89,7 @@ func TestGoodputTable(t *testing.T) {
 // TestWarmingGoodput: each breaker guard's median warming goodput is divided by the best of the
 // peers' medians (gobreaker's 65, not hystrix's single 75).
 func TestWarmingGoodput(t *testing.T) {
-	r := warmingResult(map[string][][]float64{
-		"breaker":         {{200, 50}, {198, 40}, {199, 45.5}},
-		"breaker+protect": {{200, 90}, {200, 80}, {200, 100}},
-		"gobreaker":       {{200, 60}, {200, 70}, {200, 65}},
-		"hystrix":         {{200, 20}, {200, 75}, {200, 30}},
-	})
+	r := warmingResult(threeRuns)
 	var b strings.Builder
 	warmingGoodput(&b, r)
 	want := "Goodput while warming, relative to the best peer (gobreaker, 65 calls/s):\n\n" +
