@@ -51,7 +51,7 @@ import (
 var ErrNotFound = errors.New("breakeretcd: no rules stored in etcd")
 
 // ErrTooLarge is reported, or returned by Watch, when the rules stored in etcd are larger than
-// the size limit (WithMaxSize): the value at the key, or with WithPrefix the values under the
+// the size limit (WithMaxSize): the value at the key, or with WithPrefix the keys and values under the
 // prefix together. The error wrapping it names the limit. The last good rules stay in force.
 var ErrTooLarge = errors.New("breakeretcd: rules too large")
 
@@ -153,7 +153,8 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithMaxSize sets the most bytes of rules the watcher parses: the value at the key, or with
-// WithPrefix the values under the prefix together. The default is DefaultMaxSize (16 MiB). Rules
+// WithPrefix the keys and values under the prefix together, so that many keys with small
+// values count what the watcher keeps of them. The default is DefaultMaxSize (16 MiB). Rules
 // over it are not parsed: they are refused with an error wrapping ErrTooLarge that names the
 // limit, and the last good rules stay. An n <= 0 keeps the default.
 //
@@ -437,8 +438,11 @@ func (w *Watcher) settingsGone() bool {
 // checkSize returns an error wrapping ErrTooLarge when the values are over the size limit.
 func (w *Watcher) checkSize() error {
 	var size int64
-	for _, v := range w.values {
+	for k, v := range w.values {
 		size += int64(len(v))
+		if w.prefix {
+			size += int64(len(k)) // kept too, one per key under the prefix
+		}
 	}
 	if size <= w.maxSize {
 		return nil

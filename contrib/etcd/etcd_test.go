@@ -600,16 +600,24 @@ func TestWatchRefusesRulesOverTheSizeLimit(t *testing.T) {
 	put(t, c, "/rules", ruleB)
 	assert.Equal(t, wantB, next(t, x.loads))
 
+	// Under a prefix the keys count too: the watcher keeps each.
 	put(t, c, "/set/a", ruleA)
-	p := watch(t, c, "/set/", breakeretcd.WithPrefix(), breakeretcd.WithMaxSize(limit+int64(len(ruleC))))
+	prefixLimit := int64(len("/set/a") + len(ruleA) + len("/set/c") + len(ruleC))
+	p := watch(t, c, "/set/", breakeretcd.WithPrefix(), breakeretcd.WithMaxSize(prefixLimit))
 	assert.Equal(t, wantA, next(t, p.loads))
 	put(t, c, "/set/c", ruleC)
 	assert.Equal(t, concat(wantA, wantC), next(t, p.loads), "at the limit")
 	put(t, c, "/set/c", ruleC+" ")
 	err = next(t, p.errs)
 	assert.ErrorIs(t, err, breakeretcd.ErrTooLarge)
-	assert.ErrorContains(t, err, fmt.Sprintf(`prefix "/set/" holds %d bytes in 2 keys`, limit+int64(len(ruleC))+1))
+	assert.ErrorContains(t, err, fmt.Sprintf(`prefix "/set/" holds %d bytes in 2 keys`, prefixLimit+1))
 	assert.Equal(t, concat(wantA, wantC), p.m.Rules())
+	put(t, c, "/set/c", ruleC)
+	assert.Equal(t, concat(wantA, wantC), next(t, p.loads))
+	put(t, c, "/set/e", "") // an empty value: its key alone takes the prefix past the limit
+	err = next(t, p.errs)
+	assert.ErrorIs(t, err, breakeretcd.ErrTooLarge)
+	assert.ErrorContains(t, err, fmt.Sprintf(`holds %d bytes in 3 keys`, prefixLimit+int64(len("/set/e"))))
 
 	// The default is 16 MiB.
 	assert.EqualValues(t, 16<<20, breakeretcd.DefaultMaxSize)
