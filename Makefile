@@ -12,7 +12,57 @@ BENCH    ?= .
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 
-.PHONY: test test-bench test-contrib test-all e2e-deps e2e screenshot stress soak bench bench-peers scenarios fuzz lint cover
+.PHONY: modules core-version tidy tag test test-bench test-contrib test-all e2e-deps e2e screenshot stress soak bench bench-peers scenarios fuzz lint cover
+
+# The contrib modules and the benchmark module require the core at a released version, with no
+# replace directive, so that `go get` of a contrib module works for a user. Here they build
+# against this checkout through the workspaces go.work (the core and contrib/*) and
+# benchmarks/go.work, which replace that version with the working tree. See RELEASING.md.
+CORE_VERSION := $(shell sed -n 's|^replace github.com/halfopen/breaker \(v[^ ]*\) => .*|\1|p' go.work)
+MODULES := $(CONTRIB) benchmarks
+
+# modules checks that no module a user imports has a replace directive, and that every module
+# requires the core at the version the workspaces replace, CORE_VERSION.
+modules:
+	@test -n "$(CORE_VERSION)" || { echo "go.work does not replace the core at a version"; exit 1; }
+	@for f in go.mod $(patsubst %,%/go.mod,$(CONTRIB)); do \
+		if grep -q '^replace' $$f; then echo "$$f: a replace directive, which a user's build ignores"; exit 1; fi; \
+	done
+	@for mod in $(MODULES); do \
+		v=$$(cd $$mod && go mod edit -json | grep -A1 '"Path": "github.com/halfopen/breaker"' | sed -n 's|.*"Version": "\(.*\)".*|\1|p'); \
+		if [ "$$v" != "$(CORE_VERSION)" ]; then echo "$$mod requires the core at '$$v', not $(CORE_VERSION)"; exit 1; fi; \
+	done
+	@grep -q '^replace github.com/halfopen/breaker $(CORE_VERSION) => \.\.$$' benchmarks/go.work || \
+		{ echo "benchmarks/go.work does not replace the core at $(CORE_VERSION)"; exit 1; }
+	@echo "every module requires the core at $(CORE_VERSION); no replace directives"
+
+# core-version VERSION=vX.Y.Z makes every module require the core at VERSION, and the two
+# workspaces replace that version with the working tree: the first step of a release.
+core-version:
+	@test -n "$(VERSION)" || { echo "usage: make core-version VERSION=vX.Y.Z"; exit 1; }
+	@for mod in $(MODULES); do (cd $$mod && go mod edit -require=github.com/halfopen/breaker@$(VERSION)) || exit 1; done
+	go work edit -dropreplace=github.com/halfopen/breaker@$(CORE_VERSION) -replace=github.com/halfopen/breaker@$(VERSION)=.
+	cd benchmarks && go work edit -dropreplace=github.com/halfopen/breaker@$(CORE_VERSION) -replace=github.com/halfopen/breaker@$(VERSION)=..
+	@$(MAKE) --no-print-directory modules
+
+# tidy runs go mod tidy in each contrib module and the benchmark module. go mod tidy ignores
+# go.work, and the core's next version is not published yet, so each module gets a replace
+# directive for the run, which is taken out again.
+tidy:
+	@for mod in $(MODULES); do \
+		echo "== tidy $$mod"; \
+		(cd $$mod && go mod edit -replace=github.com/halfopen/breaker@$(CORE_VERSION)=$(CURDIR) && \
+			GOWORK=off go mod tidy; rc=$$?; \
+			go mod edit -dropreplace=github.com/halfopen/breaker@$(CORE_VERSION); exit $$rc) || exit 1; \
+	done
+
+# tag makes the tags of a release at HEAD: CORE_VERSION for the core and contrib/NAME/CORE_VERSION
+# for each contrib module, which Go's module proxy needs to find each module's version. It does
+# not push them.
+tag: modules
+	@test -z "$$(git status --porcelain)" || { echo "the working tree has changes: commit them first"; exit 1; }
+	git tag $(CORE_VERSION)
+	@for mod in $(CONTRIB); do echo "git tag $$mod/$(CORE_VERSION)"; git tag $$mod/$(CORE_VERSION) || exit 1; done
 
 # test runs every test of the core module and its packages with the race detector, then the
 # million-name bound of template rules without it, which the race detector makes too slow.
@@ -92,7 +142,7 @@ fuzz:
 
 # lint checks the formatting of every file, then runs go vet and staticcheck (pinned above) in
 # every module: the core, the peer benchmarks and each contrib module.
-lint:
+lint: modules
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	go vet ./...
 	go run $(STATICCHECK) ./...

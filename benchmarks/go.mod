@@ -7,8 +7,9 @@ require (
 	github.com/alibaba/sentinel-golang v1.0.4
 	github.com/eapache/go-resiliency v1.7.0
 	github.com/failsafe-go/failsafe-go v0.9.8
-	github.com/halfopen/breaker v0.0.0
+	github.com/halfopen/breaker v0.3.0
 	github.com/sony/gobreaker/v2 v2.4.0
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
@@ -39,10 +40,7 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.24.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240814211410-ddb44dafa142 // indirect
 	google.golang.org/protobuf v1.36.4 // indirect
 	gopkg.in/yaml.v2 v2.3.0 // indirect
 )
-
-replace github.com/halfopen/breaker => ../

@@ -3,7 +3,7 @@ module github.com/halfopen/breaker/contrib/etcd
 go 1.26.0
 
 require (
-	github.com/halfopen/breaker v0.0.0
+	github.com/halfopen/breaker v0.3.0
 	github.com/stretchr/testify v1.11.1
 	go.etcd.io/etcd/client/v3 v3.6.16
 	go.etcd.io/etcd/server/v3 v3.6.16
@@ -74,5 +74,3 @@ require (
 	sigs.k8s.io/json v0.0.0-20211020170558-c049b76a60c6 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )
-
-replace github.com/halfopen/breaker => ../..

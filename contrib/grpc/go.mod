@@ -3,7 +3,7 @@ module github.com/halfopen/breaker/contrib/grpc
 go 1.26.0
 
 require (
-	github.com/halfopen/breaker v0.0.0
+	github.com/halfopen/breaker v0.3.0
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
@@ -20,5 +20,3 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/halfopen/breaker => ../..

@@ -3,7 +3,7 @@ module github.com/halfopen/breaker/contrib/otel
 go 1.26.0
 
 require (
-	github.com/halfopen/breaker v0.0.0
+	github.com/halfopen/breaker v0.3.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
@@ -24,5 +24,3 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
-
-replace github.com/halfopen/breaker => ../..

@@ -3,7 +3,7 @@ module github.com/halfopen/breaker/contrib/prometheus
 go 1.26.0
 
 require (
-	github.com/halfopen/breaker v0.0.0
+	github.com/halfopen/breaker v0.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/stretchr/testify v1.12.1
@@ -22,5 +22,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/halfopen/breaker => ../..
