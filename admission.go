@@ -112,10 +112,11 @@ func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(co
 }
 
 // find returns the breakers and settings of a call to resource under rs, making its breakers
-// from a template on its first call. Without templates it is one lookup in the rule set's index.
+// and settings from templates on its first call. Without templates it is one lookup in the
+// rule set's index.
 func (m *Manager) find(rs *ruleSet, resource string) *resource {
 	res := rs.index.get(resource)
-	if rs.templates != nil {
+	if rs.templates != nil || rs.settingTemplates != nil {
 		return m.lookup(rs, resource, res)
 	}
 	return res
@@ -129,9 +130,10 @@ type call struct {
 	n        int
 	inline   [4]admission // enough for the usual few rules of a resource, without allocating
 	more     []admission
-	inflight *atomic.Int64 // the resource's count of calls in flight, which this call is in
-	dry      *BlockError   // what a DryRun breaker would have rejected the call with
-	finished bool          // its outcome is counted
+	inflight *atomic.Int64  // the resource's count of calls in flight, which this call is in
+	dry      *BlockError    // what a DryRun breaker would have rejected the call with
+	owner    *templateEntry // the entry of a resource made from templates, which the call marks used
+	finished bool           // its outcome is counted
 }
 
 type admission struct {
@@ -221,6 +223,7 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 		return nil
 	}
 	s := res.set
+	c.owner = res.owner
 	if s != nil && s.Force == ForceOpen {
 		return m.reject(resource, s.forcedOpen)
 	}
@@ -311,8 +314,8 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 			m.giveBack(c, now.get())
 		}
 		c.forget()
-		if d := rest[0].owner; d != nil {
-			d.touch(now.get()) // a breaker rejected the call: its resource is not idle
+		if c.owner != nil {
+			c.owner.touch(now.get()) // a breaker rejected the call: its resource is not idle
 		}
 	}
 	return blocked
@@ -403,14 +406,12 @@ func (res *resource) timeoutOf() time.Duration {
 func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff bool) {
 	c.finished = true
 	c.leave()
-	if c.n == 0 && len(m.calls) == 0 {
+	if c.n == 0 && len(m.calls) == 0 && c.owner == nil {
 		return
 	}
 	now := m.now()
-	if c.n > 0 {
-		if d := c.inline[0].c.owner; d != nil {
-			d.touch(now) // the call ended: its resource is not idle
-		}
+	if c.owner != nil {
+		c.owner.touch(now) // the call ended: its resource is not idle
 	}
 	res := result{o: o, hint: hint, cutOff: cutOff}
 	if c.timed {

@@ -57,7 +57,6 @@ type circuit struct {
 	notify       func(StateChange)      // tells the observers of a transition
 	instance     string                 // the Manager's instance name, for the jitter of retry times
 	name         string                 // the resource its calls are made under; for a template's breaker, not the rule's
-	owner        *templateEntry         // the entry of a template's breaker, which its calls mark used; else nil
 	tune         atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
 	strategy     Strategy
 	interval     time.Duration

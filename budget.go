@@ -44,31 +44,51 @@ func (m *Manager) checkBudget(rules []Rule, withRules bool, cfg map[string]Resou
 	if !withRules {
 		rules = m.rules.Load().rules
 	}
+	if !withSettings {
+		cfg = m.Resources()
+	}
 	var sum int64
-	if withSettings {
-		for name := range cfg {
-			sum = satSum(sum, settingsBytes+int64(len(name)))
-		}
-	} else {
-		for name := range m.rules.Load().settings {
-			sum = satSum(sum, settingsBytes+int64(len(name)))
+	for name := range cfg {
+		sum = satSum(sum, settingsBytes+int64(len(name)))
+	}
+	named, templates := splitSettings(cfg)
+	if len(templates) > 0 {
+		// A resource with rules and no settings of its own has a template setting's, if one matches.
+		rs := &ruleSet{settingTemplates: templates}
+		for i := range rules {
+			if name := rules[i].Resource; !isTemplate(name) && rs.matchSettings(name) != nil {
+				if _, own := named[name]; !own {
+					sum = satSum(sum, settingsBytes)
+				}
+			}
 		}
 	}
 	if over(m.budget, sum) {
 		return sum, &RuleError{Index: -1, Field: "Resources",
 			Reason: fmt.Sprintf("%d resources with settings take %s, past the memory budget of %s (WithMemoryBudget)",
-				settingsCount(cfg, withSettings, m), formatBytes(sum), formatBytes(m.budget))}
+				len(cfg), formatBytes(sum), formatBytes(m.budget))}
 	}
-	// Templates make breakers on demand, at most WithMaxTemplateBreakers of them: count them all
-	// at the size of the largest.
+	// Templates make breakers and settings on demand, at most WithMaxTemplateBreakers of them:
+	// count them all at the size of the largest.
 	largest := -1
 	for i := range rules {
 		if rules[i].IsTemplate() && (largest < 0 || rules[i].breakerMemory() > rules[largest].breakerMemory()) {
 			largest = i
 		}
 	}
+	if largest < 0 && len(templates) > 0 {
+		if sum = satSum(sum, satMul(int64(m.tmpl.limit), settingsBytes+templateEntryBytes)); over(m.budget, sum) {
+			return sum, &RuleError{Index: -1, Field: "Resources",
+				Reason: fmt.Sprintf("template settings for %d resources (WithMaxTemplateBreakers) could take %s, "+
+					"past the memory budget of %s (WithMemoryBudget)", m.tmpl.limit, formatBytes(sum), formatBytes(m.budget))}
+		}
+	}
 	if largest >= 0 {
-		if sum = satSum(sum, satMul(int64(m.tmpl.limit), rules[largest].breakerMemory()+templateEntryBytes)); over(m.budget, sum) {
+		unit := rules[largest].breakerMemory()
+		if len(templates) > 0 {
+			unit = max(unit, settingsBytes)
+		}
+		if sum = satSum(sum, satMul(int64(m.tmpl.limit), unit+templateEntryBytes)); over(m.budget, sum) {
 			return sum, &RuleError{Index: largest, Resource: rules[largest].Resource, Field: "BucketCount",
 				Reason: fmt.Sprintf("is a template whose %d template breakers (WithMaxTemplateBreakers) could take "+
 					"%s, past the memory budget of %s (WithMemoryBudget)", m.tmpl.limit, formatBytes(sum),
@@ -98,14 +118,6 @@ func (m *Manager) nameBudget(used int64) int64 {
 		return math.MaxInt64
 	}
 	return max(m.budget-used, 0)
-}
-
-// settingsCount is how many resources have settings after a load.
-func settingsCount(cfg map[string]ResourceConfig, withSettings bool, m *Manager) int {
-	if withSettings {
-		return len(cfg)
-	}
-	return len(m.rules.Load().settings)
 }
 
 // satSum adds two non-negative numbers, saturating instead of overflowing.

@@ -391,7 +391,7 @@ func ExampleWithMaxTemplateBreakers() {
 	// GET billing:443 (rule "GET *"): CLOSED -> OPEN
 	// true <nil>
 	// [GET billing:443 GET users:443] true []
-	// {Templates:1 Resources:2 Breakers:2 Limit:1000 Dropped:0}
+	// {Templates:1 Resources:2 Breakers:2 Settings:0 Limit:1000 Dropped:0}
 }
 
 // A rule with FastBuckets trips on its newest buckets alone: here, at 100 calls a second, on

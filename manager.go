@@ -26,7 +26,8 @@ type Manager struct {
 	instance   string // this process's name, for the jitter of retry times
 
 	rules     atomic.Pointer[ruleSet]
-	tmpl      templateBreakers // the breakers template rules made
+	tmpl      templateBreakers // the breakers template rules made, and the settings of template settings
+	counts    flightCounts     // calls in flight by name, for MaxConcurrency
 	loadMu    sync.Mutex       // serialises LoadRules
 	observers observers
 }
@@ -37,19 +38,20 @@ type ruleSet struct {
 	rules     []Rule
 	resources map[string]*resource // every resource with rules or settings
 	index     resourceIndex        // resources, for find; built as the set is published
-	settings  map[string]*settings
-	templates []*template // longest prefix first
+	settings  map[string]*settings // by full name; the template settings are in settingTemplates
+	templates []*template          // longest prefix first
 
-	nameBudget int64                    // what the memory budget leaves for template resources' names
-	inflight   map[string]*atomic.Int64 // calls in flight per resource name, while it has settings or calls
+	settingTemplates []*settingTemplate // longest prefix first
+	nameBudget       int64              // what the memory budget leaves for template resources' names
 }
 
 // resource is the breakers of one resource, in rule order, and its settings.
 type resource struct {
 	breakers []*circuit
 	public   []CircuitBreaker
-	timed    bool      // a breaker needs each call's response time
-	set      *settings // nil: the zero ResourceConfig
+	timed    bool           // a breaker needs each call's response time
+	set      *settings      // nil: the zero ResourceConfig
+	owner    *templateEntry // the entry of a resource made from templates, which its calls mark used; else nil
 }
 
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
@@ -102,19 +104,22 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 		m.loadMu.Unlock()
 		return err
 	}
+	m.tmpl.mu.Lock() // the counts of calls in flight are given out under it
 	old := m.rules.Load()
-	settings, inflight := old.settings, old.inflight
+	set := settingsSet{named: old.settings, templates: old.settingTemplates}
 	if withSettings {
-		settings, inflight = newSettings(old, cfg)
+		named, templates := splitSettings(cfg)
+		set = settingsSet{named: newSettings(named, &m.counts), templates: templates}
 	}
 	var changes []StateChange
 	if withRules {
-		changes = m.installRules(old, rules, settings, inflight, m.nameBudget(used))
+		changes = m.installRules(old, rules, set, m.nameBudget(used))
 	} else {
-		next := old.withSettings(settings)
-		next.inflight, next.nameBudget = inflight, m.nameBudget(used)
+		next := m.withSettings(old, set)
+		next.nameBudget = m.nameBudget(used)
 		changes = m.publish(next, m.now())
 	}
+	m.tmpl.mu.Unlock()
 	m.loadMu.Unlock()
 	for _, c := range changes {
 		m.notify(c)
@@ -163,11 +168,9 @@ func (m *Manager) checkName(name string) *RuleError {
 // installRules publishes rules, valid, with settings, keeping the breakers of rules whose
 // window keeps its shape (see pairRules), and returns the transitions to report for the
 // breakers it retired. It requires loadMu held.
-func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*settings,
-	inflight map[string]*atomic.Int64, nameBudget int64) []StateChange {
+func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, nameBudget int64) []StateChange {
 	now := m.now()
-	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource), inflight: inflight,
-		nameBudget: nameBudget}
+	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource), nameBudget: nameBudget}
 	var names []string
 	byName := map[string][]*Rule{}
 	for i := range next.rules {
@@ -200,7 +203,7 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, settings map[string]*
 		}
 		next.resources[name] = res
 	}
-	next.attach(settings)
+	m.attach(next, set)
 	next.buildTemplates()
 	changes := m.publish(next, now) // the template breakers it dropped
 
@@ -250,12 +253,20 @@ func pairRules(breakers []*circuit, rules []*Rule) []int {
 	return keep
 }
 
+// settingsSet is the settings a load installs: those keyed by a full name, and the template
+// settings, longest prefix first.
+type settingsSet struct {
+	named     map[string]*settings
+	templates []*settingTemplate
+}
+
 // attach gives the resources of rs their settings, adding an entry for each resource that has
-// settings and no rules, and tells each breaker whether its resource is ForceClosed. It
-// requires loadMu held, and rs not yet published.
-func (rs *ruleSet) attach(settings map[string]*settings) {
-	rs.settings = settings
-	for name, s := range settings {
+// settings and no rules, gives a resource with rules and no settings of its own those of a
+// template setting that matches it, and tells each breaker whether its resource is
+// ForceClosed. It requires loadMu and the template breakers' mu held, and rs not yet published.
+func (m *Manager) attach(rs *ruleSet, set settingsSet) {
+	rs.settings, rs.settingTemplates = set.named, set.templates
+	for name, s := range set.named {
 		res := rs.resources[name]
 		if res == nil {
 			res = &resource{}
@@ -263,7 +274,10 @@ func (rs *ruleSet) attach(settings map[string]*settings) {
 		}
 		res.set = s
 	}
-	for _, res := range rs.resources {
+	for name, res := range rs.resources {
+		if res.set == nil {
+			res.set = rs.templateSettingsOf(name, &m.counts)
+		}
 		for _, c := range res.breakers {
 			c.forcedClosed.Store(res.set.forcedClosed())
 		}
@@ -271,9 +285,9 @@ func (rs *ruleSet) attach(settings map[string]*settings) {
 }
 
 // withSettings returns a copy of rs, with the same rules and breakers, for new settings.
-func (rs *ruleSet) withSettings(settings map[string]*settings) *ruleSet {
+func (m *Manager) withSettings(rs *ruleSet, set settingsSet) *ruleSet {
 	next := &ruleSet{rules: rs.rules, resources: make(map[string]*resource, len(rs.resources)),
-		templates: rs.templates, inflight: rs.inflight, nameBudget: rs.nameBudget}
+		templates: rs.templates, nameBudget: rs.nameBudget}
 	for name, res := range rs.resources {
 		if len(res.breakers) > 0 {
 			copied := *res
@@ -281,7 +295,7 @@ func (rs *ruleSet) withSettings(settings map[string]*settings) *ruleSet {
 			next.resources[name] = &copied
 		}
 	}
-	next.attach(settings)
+	m.attach(next, set)
 	return next
 }
 

@@ -104,7 +104,9 @@ func WithInstanceName(name string) Option {
 const DefaultMaxTemplateBreakers = 10_000
 
 // WithMaxTemplateBreakers bounds the breakers that template rules (a Resource ending in "*")
-// make, over all templates: a template of two rules makes two per resource. When a new
+// make, over all templates: a template of two rules makes two per resource. A resource that
+// takes settings from a template setting (a ResourceConfig key ending in "*") counts as one
+// more, for its count of calls in flight. When a new
 // resource needs breakers past the bound, the Manager first drops the breakers of the
 // resources idle the longest whose breakers are all CLOSED, then, if that is not enough, the
 // longest idle of the others, which observers hear of as a change to CLOSED with Reason
@@ -112,7 +114,7 @@ const DefaultMaxTemplateBreakers = 10_000
 // little per name. TemplateStats counts the drops.
 //
 // The default is DefaultMaxTemplateBreakers. With n <= 0 templates make no breakers, and
-// LoadRules refuses them. Where WithMemoryBudget(0) and WithMaxNameLength(0) remove a bound,
+// LoadRules and LoadResources refuse them. Where WithMemoryBudget(0) and WithMaxNameLength(0) remove a bound,
 // this 0 does not: template breakers are made for names that callers choose, so they are
 // never unbounded.
 func WithMaxTemplateBreakers(n int) Option {

@@ -60,39 +60,44 @@ type ResourceConfig struct {
 // settings is a resource's ResourceConfig as installed, with what its calls share.
 type settings struct {
 	ResourceConfig
-	inflight   *atomic.Int64 // calls admitted and not exited; the name's, kept while it has calls
+	inflight   *atomic.Int64 // calls admitted and not exited: the name's count (flightCounts)
 	forcedOpen *BlockError   // the error of calls that ForceOpen rejects
 	overLimit  *BlockError   // the error of calls past MaxConcurrency
+	template   bool          // made from a template setting, for a name without settings of its own
 }
 
 // LoadResources replaces the settings of every resource with cfg: a resource not in cfg goes
-// back to the zero ResourceConfig. It validates them all first: an empty name, a negative
-// Timeout or MaxConcurrency, or an unknown Force is a *RuleError (wrapping ErrInvalidRule) that
-// names the resource and the field, and nothing changes. The rules are not touched; settings
-// survive LoadRules.
+// back to the zero ResourceConfig. A key ending in "*" is a template setting: it applies to
+// every resource with that prefix that has no settings of its own (see the package's template
+// settings). It validates them all first: an empty name, a negative Timeout or MaxConcurrency,
+// or an unknown Force is a *RuleError (wrapping ErrInvalidRule) that names the resource and the
+// field, and nothing changes. The rules are not touched; settings survive LoadRules.
 //
 // Calls in flight stay counted against MaxConcurrency when it changes, and count against the
 // new limit; also when a resource's settings are removed and loaded again while its calls
-// are in flight.
+// are in flight, or move between its own and a template's.
 func (m *Manager) LoadResources(cfg map[string]ResourceConfig) error {
 	return m.load(nil, false, cfg, true)
 }
 
-// Resources returns the settings loaded by LoadResources, a copy.
+// Resources returns the settings loaded by LoadResources, a copy, template settings included.
 func (m *Manager) Resources() map[string]ResourceConfig {
 	set := m.rules.Load()
-	out := make(map[string]ResourceConfig, len(set.settings))
+	out := make(map[string]ResourceConfig, len(set.settings)+len(set.settingTemplates))
 	for name, s := range set.settings {
 		out[name] = s.ResourceConfig
+	}
+	for _, t := range set.settingTemplates {
+		out[t.prefix+"*"] = t.cfg
 	}
 	return out
 }
 
 // InFlight returns how many calls to resource are admitted and not yet exited. It is counted
-// only for a resource that has settings (LoadResources); for any other it is 0.
+// only for a resource that has settings, its own or a template's; for any other it is 0.
 func (m *Manager) InFlight(resource string) int64 {
-	if s := m.rules.Load().settings[resource]; s != nil {
-		return s.inflight.Load()
+	if n := m.counts.get(resource); n != nil {
+		return n.Load()
 	}
 	return 0
 }
@@ -106,6 +111,11 @@ func (m *Manager) checkResources(cfg map[string]ResourceConfig) error {
 		if err := m.checkName(name); err != nil {
 			return err
 		}
+		if isTemplate(name) && m.tmpl.limit < 1 {
+			return &RuleError{Index: -1, Resource: name, Field: "Resource",
+				Reason: fmt.Sprintf("is a template setting, and this Manager may hold no template resources "+
+					"(WithMaxTemplateBreakers(%d))", m.tmpl.limit)}
+		}
 	}
 	return nil
 }
@@ -115,9 +125,6 @@ func (c ResourceConfig) check(name string) (reason, field string) {
 	switch {
 	case name == "":
 		return "is required: a resource's settings need its name", "Resource"
-	case isTemplate(name):
-		return "ends in \"*\": settings apply to one resource, named in full, not to the " +
-			"resources of a template", "Resource"
 	case c.Timeout < 0:
 		return fmt.Sprintf("must not be negative, got %v", c.Timeout), "Timeout"
 	case c.MaxConcurrency < 0:
@@ -128,30 +135,22 @@ func (c ResourceConfig) check(name string) (reason, field string) {
 	return "", ""
 }
 
-// newSettings builds the installed form of cfg, and the counts of calls in flight it uses.
-// The count belongs to the name, not to its settings: a name that had settings keeps its
-// count, and so does a name whose settings went while calls were in flight, so that getting
-// settings again counts those calls against the limit. A count is let go once it is 0 and
-// its name has no settings.
-func newSettings(old *ruleSet, cfg map[string]ResourceConfig) (map[string]*settings, map[string]*atomic.Int64) {
+// newSettings builds the installed form of the settings of cfg keyed by a full name, each with
+// its name's count of calls in flight. It requires the template breakers' mu held (flightCounts).
+func newSettings(cfg map[string]ResourceConfig, counts *flightCounts) map[string]*settings {
 	out := make(map[string]*settings, len(cfg))
-	inflight := make(map[string]*atomic.Int64, len(cfg))
-	for name, n := range old.inflight {
-		if _, kept := cfg[name]; kept || n.Load() != 0 {
-			inflight[name] = n
-		}
-	}
 	for name, c := range cfg {
-		s := &settings{ResourceConfig: c}
-		if inflight[name] == nil {
-			inflight[name] = new(atomic.Int64)
-		}
-		s.inflight = inflight[name]
-		s.forcedOpen = &BlockError{Resource: name, Cause: ErrForcedOpen}
-		s.overLimit = &BlockError{Resource: name, Cause: ErrConcurrencyLimit}
-		out[name] = s
+		out[name] = newNameSettings(name, c, counts.of(name))
 	}
-	return out, inflight
+	return out
+}
+
+// newNameSettings is the installed form of c for the resource name, counting its calls in
+// flight in inflight.
+func newNameSettings(name string, c ResourceConfig, inflight *atomic.Int64) *settings {
+	return &settings{ResourceConfig: c, inflight: inflight,
+		forcedOpen: &BlockError{Resource: name, Cause: ErrForcedOpen},
+		overLimit:  &BlockError{Resource: name, Cause: ErrConcurrencyLimit}}
 }
 
 // forcedClosed reports whether s forces its resource's breakers to let every call through.

@@ -218,7 +218,7 @@ func TestLoadResourcesValidation(t *testing.T) {
 		wantField string
 	}{
 		{"empty name", map[string]breaker.ResourceConfig{"": {}}, "Resource"},
-		{"template name", map[string]breaker.ResourceConfig{"api/*": {Timeout: time.Second}}, "Resource"},
+		{"template with a negative limit", map[string]breaker.ResourceConfig{"api/*": {MaxConcurrency: -2}}, "MaxConcurrency"},
 		{"negative timeout", map[string]breaker.ResourceConfig{"a": {Timeout: -time.Second}}, "Timeout"},
 		{"negative limit", map[string]breaker.ResourceConfig{"a": {MaxConcurrency: -1}}, "MaxConcurrency"},
 		{"unknown force", map[string]breaker.ResourceConfig{"a": {Force: 3}}, "Force"},

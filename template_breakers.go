@@ -16,10 +16,11 @@ type TemplateStats struct {
 	// Templates is how many template patterns the loaded rules have: distinct Resources
 	// ending in "*". While it is 0, the Manager holds no template breakers.
 	Templates int
-	// Resources and Breakers are how many resources have breakers from a template, and how
-	// many breakers that is.
-	Resources, Breakers int
-	// Limit is the bound on Breakers (WithMaxTemplateBreakers).
+	// Resources is how many resources have breakers or settings from a template, Breakers how
+	// many breakers that is, and Settings how many of them have settings from a template setting,
+	// each with its own count of calls in flight.
+	Resources, Breakers, Settings int
+	// Limit is the bound on Breakers + Settings (WithMaxTemplateBreakers).
 	Limit int
 	// Dropped counts the resources whose template breakers were dropped to stay within Limit.
 	Dropped uint64
@@ -31,7 +32,8 @@ func (m *Manager) TemplateStats() TemplateStats {
 	defer m.tmpl.mu.Unlock()
 	// publish installs rule sets under mu, so the templates agree with the counts.
 	return TemplateStats{Templates: len(m.rules.Load().templates), Resources: int(m.tmpl.names.Load()),
-		Breakers: int(m.tmpl.count.Load()), Limit: m.tmpl.limit, Dropped: m.tmpl.dropped.Load()}
+		Breakers: int(m.tmpl.count.Load()), Settings: int(m.tmpl.settings.Load()), Limit: m.tmpl.limit,
+		Dropped: m.tmpl.dropped.Load()}
 }
 
 // TemplateResources returns, sorted, the names of the resources that have breakers made from a
@@ -47,12 +49,14 @@ func (m *Manager) TemplateResources() []string {
 
 const templateShards = 32 // spreads the read locks of parallel callers over cache lines
 
-// templateBreakers is a Manager's breakers made from templates, by resource name. Lookups take one
-// shard's read lock; creating, dropping and rebinding entries take mu, then a shard's lock.
+// templateBreakers is a Manager's breakers made from template rules, and settings made from
+// template settings, by resource name. Lookups take one shard's read lock; creating, dropping
+// and rebinding entries take mu, then a shard's lock.
 type templateBreakers struct {
 	mu       sync.Mutex
 	limit    int
 	count    atomic.Int64 // breakers held; written under mu
+	settings atomic.Int64 // entries with settings from a template setting; written under mu
 	names    atomic.Int64 // resources held; written under mu
 	dropped  atomic.Uint64
 	made     uint64 // entries made so far; written under mu
@@ -68,7 +72,7 @@ type templateShard struct {
 	_  [40]byte // a shard to a cache line
 }
 
-// templateEntry is the breakers of one resource made from a template.
+// templateEntry is the breakers of one resource made from a template, and its settings.
 type templateEntry struct {
 	name    string
 	made    uint64                   // its place among the entries made: ties of used go oldest first
@@ -117,11 +121,11 @@ func (e *templateEntry) touch(now int64) {
 	}
 }
 
-// lookup returns the breakers of name under rs, which has templates: its own, or else those a
-// template made for it, made now if this is its first call. own is rs's entry for name, which
-// may hold only settings.
+// lookup returns the breakers and settings of name under rs, which has template rules or
+// settings: its own, or else those templates made for it, made now if this is its first call.
+// own is rs's entry for name, which may hold only settings.
 func (m *Manager) lookup(rs *ruleSet, name string, own *resource) *resource {
-	if own != nil && own.breakers != nil || rs.match(name) == nil {
+	if !rs.templated(name, own) {
 		return own // and no entry: a reload drops those of names no template matches
 	}
 	if e := m.tmpl.find(name); e != nil {
@@ -145,42 +149,46 @@ func refused(name string) *resource {
 	return &resource{set: s}
 }
 
-// makeTemplateBreakers makes the breakers of name from its template under the rules loaded
-// now, unless another call made them first or a reload gave name rules of its own. It returns
-// them, and the transitions to report of the breakers it dropped to make room. It keeps a copy
-// of name: the caller's string may be part of a much longer one, which its length would not
-// count.
+// templated reports whether name, whose entry in rs is own, takes breakers from a template
+// rule or settings from a template setting: it has no rules of its own, and a template rule
+// matches it, or a template setting does and it has no settings of its own either.
+func (rs *ruleSet) templated(name string, own *resource) bool {
+	if own != nil && own.breakers != nil {
+		return false
+	}
+	return rs.match(name) != nil || own == nil && rs.matchSettings(name) != nil
+}
+
+// makeTemplateBreakers makes the breakers and settings of name from its templates under the
+// rules and settings loaded now, unless another call made them first or a reload gave name
+// rules of its own. It returns them, and the transitions to report of the breakers it dropped
+// to make room. It keeps a copy of name: the caller's string may be part of a much longer one,
+// which its length would not count.
 func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
 	m.tmpl.mu.Lock()
 	defer m.tmpl.mu.Unlock()
 	rs := m.rules.Load()
 	own := rs.resources[name]
-	if own != nil && own.breakers != nil {
+	if !rs.templated(name, own) {
 		return own, nil
 	}
 	now := m.now()
 	if e := m.tmpl.find(name); e != nil {
 		return e.res.Load(), nil
 	}
-	t := rs.match(name)
-	if t == nil {
-		return own, nil
+	t, fromTemplate := rs.match(name), own == nil && rs.matchSettings(name) != nil
+	units := boolInt(fromTemplate)
+	if t != nil {
+		units += len(t.rules)
 	}
-	changes := m.makeRoom(len(t.rules), int64(len(name)), now)
+	changes := m.makeRoom(units, int64(len(name)), now)
 	if m.tmpl.bytes+int64(len(name)) > m.tmpl.maxBytes {
 		return refused(name), changes // the name alone is past what the budget leaves for names
 	}
 	m.tmpl.made++
 	name = strings.Clone(name)
 	e := &templateEntry{name: name, made: m.tmpl.made}
-	res := &resource{timed: t.timed, set: rs.settings[name]}
-	for _, r := range t.rules {
-		c, public := m.newBreaker(r, name)
-		c.owner = e
-		c.forcedClosed.Store(res.set.forcedClosed())
-		res.breakers = append(res.breakers, c)
-		res.public = append(res.public, public)
-	}
+	res := m.templateResource(rs, e, t, own, nil, nil)
 	e.res.Store(res)
 	e.used.Store(now >> 20)
 	s := m.tmpl.shard(name)
@@ -188,19 +196,65 @@ func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
 	s.m[name] = e
 	s.mu.Unlock()
 	m.tmpl.count.Add(int64(len(res.breakers)))
+	m.tmpl.settings.Add(int64(res.templateSettings()))
 	m.tmpl.names.Inc()
 	m.tmpl.bytes += int64(len(name))
 	return res, changes
 }
 
-// makeRoom drops entries until n more breakers and a name of nameLen bytes fit in the bounds
-// (WithMaxTemplateBreakers, and what the memory budget leaves for names), idlest first. It
-// drops at least a sixteenth of the bound, but of CLOSED entries only: an entry with a breaker
-// OPEN or HALF_OPEN holds what is known of its dependency, and is dropped only while there is
-// still no room. It requires mu held.
+// templateResource builds the resource of the entry e under rs: the breakers of the template
+// rules t (nil: none), each either kept from old at its index in keep (see pairRules) or new,
+// and the settings of own (rs's entry for the name) or else of the template setting that
+// matches it. It requires mu held.
+func (m *Manager) templateResource(rs *ruleSet, e *templateEntry, t *template, own, old *resource, keep []int) *resource {
+	res := &resource{owner: e}
+	if own != nil {
+		res.set = own.set
+	} else {
+		res.set = rs.templateSettingsOf(e.name, &m.counts)
+	}
+	if t == nil {
+		return res
+	}
+	res.timed = t.timed
+	for j, r := range t.rules {
+		var c *circuit
+		var public CircuitBreaker
+		if keep != nil && keep[j] >= 0 {
+			c, public = old.breakers[keep[j]], old.public[keep[j]]
+			c.reload(r)
+		} else {
+			c, public = m.newBreaker(r, e.name)
+		}
+		c.forcedClosed.Store(res.set.forcedClosed())
+		res.breakers = append(res.breakers, c)
+		res.public = append(res.public, public)
+	}
+	return res
+}
+
+// templateSettings is 1 when res has settings from a template setting, with a count of calls in
+// flight of its own, and 0 otherwise: what they count towards WithMaxTemplateBreakers.
+func (res *resource) templateSettings() int { return boolInt(res.set != nil && res.set.template) }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// makeRoom drops entries until n more units (breakers, and settings from a template setting)
+// and a name of nameLen bytes fit in the bounds (WithMaxTemplateBreakers, and what the memory
+// budget leaves for names), idlest first. It drops at least a sixteenth of the bound, but of
+// idle entries only: an entry with a breaker OPEN or HALF_OPEN holds what is known of its
+// dependency, and one with calls in flight under its template settings holds their count, so
+// it is dropped only while there is still no room. It requires mu held.
 func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 	d := &m.tmpl
-	room := func() bool { return int(d.count.Load())+n <= d.limit && d.bytes+nameLen <= d.maxBytes }
+	room := func() bool {
+		return int(d.count.Load()+d.settings.Load())+n <= d.limit && d.bytes+nameLen <= d.maxBytes
+	}
 	if room() {
 		return nil
 	}
@@ -208,25 +262,25 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 	d.each(func(e *templateEntry) { all = append(all, e.idlenessAt(now)) })
 	batch := max(1, d.limit/16)
 	var changes []StateChange
-	dropped := 0
+	var names []string
 	drop := func(e *templateEntry) {
 		changes = append(changes, m.dropTemplateEntry(e, Evicted, now)...)
-		dropped++
+		names = append(names, e.name)
 	}
 	// dropClosed walks idlest first. Only the entries it looks at are read for their state.
 	dropClosed := func(idlest []idleness) {
 		for _, c := range idlest {
-			if dropped >= batch && room() {
+			if len(names) >= batch && room() {
 				return
 			}
-			if !c.e.dropped.Load() && !c.e.tripped() {
+			if !c.e.dropped.Load() && !c.e.holds() {
 				drop(c.e)
 			}
 		}
 	}
 	// Usually the idlest few hold enough CLOSED ones, and only they need sorting.
 	dropClosed(idlest(all, 2*batch))
-	if dropped < batch || !room() {
+	if len(names) < batch || !room() {
 		slices.SortFunc(all, (idleness).compare)
 		dropClosed(all)
 		for _, c := range all {
@@ -238,13 +292,32 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 			}
 		}
 	}
-	d.dropped.Add(uint64(dropped))
+	d.dropped.Add(uint64(len(names)))
+	m.releaseCounts(m.rules.Load(), names)
 	return changes
 }
 
-// tripped reports whether a breaker of e is OPEN or HALF_OPEN.
-func (e *templateEntry) tripped() bool {
-	return slices.ContainsFunc(e.res.Load().breakers, func(b *circuit) bool { return b.State() != Closed })
+// holds reports whether e holds what an idle entry does not: a breaker OPEN or HALF_OPEN, or
+// calls in flight counted by its template settings.
+func (e *templateEntry) holds() bool {
+	res := e.res.Load()
+	if res.set != nil && res.set.template && res.set.inflight.Load() != 0 {
+		return true
+	}
+	return slices.ContainsFunc(res.breakers, func(b *circuit) bool { return b.State() != Closed })
+}
+
+// releaseCounts lets go of the counts of calls in flight of names that are 0 and that neither
+// rs nor an entry uses. It requires mu held, and rs published or about to be.
+func (m *Manager) releaseCounts(rs *ruleSet, names []string) {
+	inUse := func(name string) bool {
+		if res := rs.resources[name]; res != nil && res.set != nil {
+			return true
+		}
+		e := m.tmpl.find(name)
+		return e != nil && e.res.Load().set != nil
+	}
+	m.counts.prune(names, inUse)
 }
 
 // idleness orders entries for dropping: idle the longest first, then made first.
@@ -316,6 +389,7 @@ func (m *Manager) dropTemplateEntry(e *templateEntry, reason Reason, now int64) 
 	e.dropped.Store(true)
 	res := e.res.Load()
 	m.tmpl.count.Sub(int64(len(res.breakers)))
+	m.tmpl.settings.Sub(int64(res.templateSettings()))
 	m.tmpl.names.Dec()
 	m.tmpl.bytes -= int64(len(e.name))
 	var changes []StateChange
@@ -327,18 +401,16 @@ func (m *Manager) dropTemplateEntry(e *templateEntry, reason Reason, now int64) 
 	return changes
 }
 
-// publish installs next, rebinding the template breakers to it: an entry whose resource now has
-// rules of its own, that no template matches, or none of whose breakers its template keeps, is
-// dropped (Reason RuleChanged). The others
-// keep each breaker whose template rule keeps its window's shape (see pairRules), with next's
-// settings; a breaker whose rule went or changed shape is retired (RuleChanged), and a new
-// rule gets a new breaker. When the templates gained rules, entries are dropped to stay
-// within the bound. It returns the transitions to report, in the order of the names. It
-// requires loadMu held.
+// publish installs next, rebinding the template entries to it: an entry whose resource now has
+// rules of its own, or that neither a template rule nor (without settings of its own) a
+// template setting matches, is dropped (Reason RuleChanged); so is one none of whose breakers
+// its template keeps, unless it holds template settings. The others keep each breaker whose
+// template rule keeps its window's shape (see pairRules), with next's settings; a breaker whose
+// rule went or changed shape is retired (RuleChanged), and a new rule gets a new breaker. When
+// the templates gained rules, entries are dropped to stay within the bound. It returns the
+// transitions to report, in the order of the names. It requires loadMu and mu held.
 func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	d := &m.tmpl
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	// Decide for every entry first, then act in the order of the names, so that the
 	// transitions are numbered in the order they are reported.
 	type rebind struct {
@@ -350,31 +422,31 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	plans := map[*Rule][]int{} // by the first rule of an entry: the entries of one template share it
 	d.each(func(e *templateEntry) {
 		own := next.resources[e.name]
-		t := next.match(e.name)
-		if own != nil && own.breakers != nil || t == nil {
+		if !next.templated(e.name, own) {
 			all = append(all, rebind{e: e})
 			return
 		}
-		old := e.res.Load()
-		first := old.breakers[0].tune.Load().rule
-		keep, planned := plans[first]
-		if !planned {
-			keep = pairRules(old.breakers, t.rules)
-			plans[first] = keep
+		old, t := e.res.Load(), next.match(e.name)
+		var keep []int
+		if t != nil && len(old.breakers) > 0 {
+			first := old.breakers[0].tune.Load().rule
+			var planned bool
+			if keep, planned = plans[first]; !planned {
+				keep = pairRules(old.breakers, t.rules)
+				plans[first] = keep
+			}
 		}
-		if !slices.ContainsFunc(keep, func(k int) bool { return k >= 0 }) {
+		templateSet := own == nil && next.matchSettings(e.name) != nil
+		if len(old.breakers) > 0 && !slices.ContainsFunc(keep, func(k int) bool { return k >= 0 }) && !templateSet {
 			all = append(all, rebind{e: e}) // the template changed whole: its next call makes new breakers
 			return
 		}
-		r := rebind{e: e, res: &resource{timed: t.timed, set: next.settings[e.name]}}
+		r := rebind{e: e, res: m.templateResource(next, e, t, own, old, keep)}
 		kept := make([]bool, len(old.breakers))
-		for j, k := range keep {
-			c, public := m.reuseOrMake(old, k, t.rules[j], e)
+		for _, k := range keep {
 			if k >= 0 {
 				kept[k] = true
 			}
-			c.forcedClosed.Store(r.res.set.forcedClosed())
-			r.res.breakers, r.res.public = append(r.res.breakers, c), append(r.res.public, public)
 		}
 		for k, c := range old.breakers {
 			if !kept[k] {
@@ -395,22 +467,14 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 				changes = append(changes, change)
 			}
 		}
-		d.count.Add(int64(len(r.res.breakers) - len(r.e.res.Load().breakers)))
+		old := r.e.res.Load()
+		d.count.Add(int64(len(r.res.breakers) - len(old.breakers)))
+		d.settings.Add(int64(r.res.templateSettings() - old.templateSettings()))
 		r.e.res.Store(r.res)
 	}
 	next.index = newResourceIndex(next.resources)
 	m.rules.Store(next)
 	d.maxBytes = next.nameBudget
+	m.releaseCounts(next, nil)
 	return append(changes, m.makeRoom(0, 0, now)...)
-}
-
-// reuseOrMake returns the breaker at k of old, rebound to r, or a new one for e when k < 0.
-func (m *Manager) reuseOrMake(old *resource, k int, r *Rule, e *templateEntry) (*circuit, CircuitBreaker) {
-	if k >= 0 {
-		old.breakers[k].reload(r)
-		return old.breakers[k], old.public[k]
-	}
-	c, public := m.newBreaker(r, e.name)
-	c.owner = e
-	return c, public
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,66 @@ func ExampleNewTransport() {
 	// 503 Service Unavailable
 	// rejected: OPEN true
 	// the server saw 2 requests
+}
+
+// One template rule and one template setting protect every host the client calls, each on
+// its own: a breaker, a timeout and a concurrency limit per host.
+func ExampleNewTransport_everyHost() {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release // a host that is slow to answer
+	}))
+	defer slow.Close()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway) // a host that is down
+	}))
+	defer down.Close()
+
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
+	if err := m.LoadRules([]breaker.Rule{{Resource: "GET *", Strategy: breaker.ErrorCount,
+		Threshold: 2, MinRequestAmount: 1, RetryTimeout: 10 * time.Second}}); err != nil {
+		panic(err)
+	}
+	if err := m.LoadResources(map[string]breaker.ResourceConfig{
+		"GET *": {Timeout: 5 * time.Second, MaxConcurrency: 1},
+	}); err != nil {
+		panic(err)
+	}
+	client := &http.Client{Transport: breakerhttp.NewTransport(nil, m)}
+
+	// One request holds the slow host's only place; a second one to it is rejected at once.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := client.Get(slow.URL); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	for m.InFlight("GET "+slow.Listener.Addr().String()) == 0 {
+		runtime.Gosched() // until the first request holds its place
+	}
+	_, err := client.Get(slow.URL)
+	fmt.Println("slow host, second request:", errors.Is(err, breaker.ErrConcurrencyLimit))
+	close(release)
+	<-done
+
+	// The host that is down trips its own breaker; the slow host's is untouched.
+	for range 3 {
+		resp, err := client.Get(down.URL)
+		if err != nil {
+			fmt.Println("down host: rejected,", errors.Is(err, breaker.ErrOpen))
+			continue
+		}
+		resp.Body.Close()
+		fmt.Println("down host:", resp.Status)
+	}
+	fmt.Println(m.TemplateStats().Resources, "hosts, each with its breaker and settings")
+	// Output:
+	// slow host, second request: true
+	// down host: 502 Bad Gateway
+	// down host: 502 Bad Gateway
+	// down host: rejected, true
+	// 2 hosts, each with its breaker and settings
 }
 
 func ExampleMiddleware() {
