@@ -1,7 +1,8 @@
 // Package breakerotel reports the calls and breakers of a [breaker.Manager] as OpenTelemetry
-// metrics: calls by outcome (blocked calls by cause), their durations, each breaker's state and
-// every state change, each resource's settings (force, concurrency limit, timeout) with its
-// calls in flight, and how many breakers template rules made.
+// metrics: calls by outcome (blocked calls by cause), their durations, each breaker's state
+// (breaker.state, and breaker.status, whose sum counts the breakers in each state) and every
+// state change, each resource's settings (force, concurrency limit, timeout) with its calls in
+// flight, and how many breakers template rules made.
 //
 // Call observers are fixed when a Manager is created, so setting up takes two steps: create the
 // [Instruments], pass [Instruments.Option] to [breaker.NewManager], then hand the Manager

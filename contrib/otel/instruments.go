@@ -22,6 +22,10 @@ const (
 	CallsName    = "breaker.calls"
 	DurationName = "breaker.call.duration"
 	StateName    = "breaker.state"
+	// StatusName is observed three times for each breaker that breaker.state reports, once
+	// for each value of StateKey: 1 in the series of the breaker's state, 0 in the others, so
+	// that a sum over breakers counts the breakers in each state.
+	StatusName = "breaker.status"
 	// RampingUpName is observed for each breaker whose rule has RampUp: 1 while it paces its
 	// calls after a probe closed it, else 0.
 	RampingUpName   = "breaker.ramping_up"
@@ -52,9 +56,19 @@ const (
 	// ModeKey says why a breaker let through a call it would have rejected; see the Mode
 	// constants.
 	ModeKey = attribute.Key("breaker.mode")
-	// DryRunKey, on the state gauge and the transitions counter, is true for a breaker that
-	// rejects no call: its rule is DryRun, or its resource is ForceClosed.
+	// DryRunKey, on the state gauge, breaker.status and the transitions counter, is true for
+	// a breaker that rejects no call: its rule is DryRun, or its resource is ForceClosed.
 	DryRunKey = attribute.Key("breaker.dry_run")
+	// StateKey, on breaker.status, is the state that a series counts; see the State
+	// constants.
+	StateKey = attribute.Key("breaker.state")
+)
+
+// Values of StateKey, one for each breaker.State.
+const (
+	StateClosed   = "closed"
+	StateOpen     = "open"
+	StateHalfOpen = "half_open"
 )
 
 // Values of OutcomeKey. Every call that ran counts as OutcomePassed; those that failed count also
@@ -124,6 +138,7 @@ type Instruments struct {
 	calls        metric.Int64Counter
 	duration     metric.Float64Histogram
 	state        metric.Int64ObservableGauge
+	status       metric.Int64ObservableUpDownCounter
 	rampingUp    metric.Int64ObservableGauge
 	transitions  metric.Int64Counter
 	force        metric.Int64ObservableGauge
@@ -176,7 +191,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
 		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
-	var errs [12]error
+	var errs [13]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -187,6 +202,9 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.state, errs[2] = meter.Int64ObservableGauge(StateName,
 		metric.WithUnit("1"),
 		metric.WithDescription("State of each breaker: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; breaker.dry_run when it rejects no call."))
+	ins.status, errs[12] = meter.Int64ObservableUpDownCounter(StatusName,
+		metric.WithUnit("1"),
+		metric.WithDescription("1 for the state each breaker is in and 0 for the two others, by breaker.state (closed, open, half_open): summed over breakers, how many are in each state."))
 	ins.rampingUp, errs[11] = meter.Int64ObservableGauge(RampingUpName,
 		metric.WithUnit("1"),
 		metric.WithDescription("1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0."))
@@ -227,10 +245,10 @@ func (ins *Instruments) Option() breaker.Option {
 	return breaker.WithCallObserver(callObserver{ins})
 }
 
-// Watch reports the state of m's breakers through the state gauge, their state changes
-// through the transitions counter, the settings of m's resources through the force,
-// in-flight, concurrency-limit and timeout gauges, and its template breakers through the
-// template instruments, until Close. It returns ErrWatching after an earlier Watch
+// Watch reports the state of m's breakers through the state gauge and breaker.status, their
+// state changes through the transitions counter, the settings of m's resources through the
+// force, in-flight, concurrency-limit and timeout gauges, and its template breakers through
+// the template instruments, until Close. It returns ErrWatching after an earlier Watch
 // succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
 func (ins *Instruments) Watch(m *breaker.Manager) error {
 	if m == nil {
@@ -250,7 +268,7 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		ins.observeSettings(o, m, settings)
 		ins.observeTemplates(o, m)
 		return nil
-	}, ins.state, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
+	}, ins.state, ins.status, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

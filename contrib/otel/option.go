@@ -8,7 +8,7 @@ import (
 
 // DefaultMaxResources is how many resource names get attribute sets of their own unless
 // WithMaxResources says otherwise. breaker.calls may take up to eleven attribute sets per
-// resource (passed, failed, ignored, blocked by each of six causes, would-reject in two
+// resource (passed, failed, slow, blocked by each of six causes, would-reject in two
 // modes), so 180 keeps it under the SDK's default cardinality limit of 2,000 sets per
 // instrument, past which the SDK folds every new set into one overflow set.
 const DefaultMaxResources = 180
@@ -18,7 +18,8 @@ const DefaultMaxResources = 180
 const DefaultMaxNameLength = breaker.DefaultMaxNameLength
 
 // DefaultMaxNameBytes is how many bytes of resource names the Instruments keep unless
-// WithMaxNameBytes says otherwise: 25 KiB, about 128 bytes for each of 200 names.
+// WithMaxNameBytes says otherwise: 25 KiB, about 140 bytes for each of DefaultMaxResources
+// names.
 const DefaultMaxNameBytes = 25 << 10
 
 // OverflowResource is the breaker.resource of the calls and transitions of every resource name
@@ -55,7 +56,7 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 // every later name is measured with breaker.resource = OverflowResource ("_other"), so that
 // callers who make up names (a resource per URL path) cannot grow the Instruments, or the
 // MeterProvider's aggregations, without end. The default is DefaultMaxResources (180); an n
-// below 1 keeps it. Above 222, raise the SDK's limit too (sdkmetric.WithCardinalityLimit).
+// below 1 keeps it. Above 180, raise the SDK's limit too (sdkmetric.WithCardinalityLimit).
 func WithMaxResources(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {

@@ -298,7 +298,7 @@ func TestWithAttributes(t *testing.T) {
 	_ = f.call("db", 0, errDown)
 
 	for _, name := range []string{breakerotel.CallsName, breakerotel.DurationName, breakerotel.StateName,
-		breakerotel.TransitionsName, breakerotel.ForceName, breakerotel.InFlightName,
+		breakerotel.StatusName, breakerotel.TransitionsName, breakerotel.ForceName, breakerotel.InFlightName,
 		breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName} {
 		m, ok := f.metric(name)
 		require.True(t, ok, name)
@@ -323,6 +323,7 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.calls", wantUnit: "{call}", wantKind: metricdata.Sum[int64]{}},
 		{give: "breaker.call.duration", wantUnit: "s", wantKind: metricdata.Histogram[float64]{}},
 		{give: "breaker.state", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.status", wantUnit: "1", wantKind: metricdata.Sum[int64]{}},
 		{give: "breaker.transitions", wantUnit: "{transition}", wantKind: metricdata.Sum[int64]{}},
 		{give: "breaker.force", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.in_flight", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
@@ -358,7 +359,7 @@ func TestClose(t *testing.T) {
 
 	f.assertData(breakerotel.CallsName, counter(calls("db", breakerotel.OutcomePassed, 1)))
 	f.assertData(breakerotel.DurationName, histogram(durations("db", 0.001)))
-	for _, name := range []string{breakerotel.StateName, breakerotel.TransitionsName} {
+	for _, name := range []string{breakerotel.StateName, breakerotel.StatusName, breakerotel.TransitionsName} {
 		_, ok := f.metric(name)
 		assert.False(t, ok, "%s reports after Close", name)
 	}

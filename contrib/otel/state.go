@@ -6,16 +6,17 @@ import (
 	"slices"
 	"strconv"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/halfopen/breaker"
 )
 
 // observeStates reports the state of every breaker of m to the state gauge, as
-// breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), with its resource, rule and whether
-// it is dry run: its rule is DryRun or settings force its resource closed. The breakers that
-// template rules made are reported for the names within the bound, not for those measured as
-// OverflowResource: callers choose those names.
+// breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), and to breaker.status, with its
+// resource, rule and whether it is dry run: its rule is DryRun or settings force its resource
+// closed. The breakers that template rules made are reported for the names within the bound,
+// not for those measured as OverflowResource: callers choose those names.
 func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, settings map[string]breaker.ResourceConfig) {
 	seen := make(map[string]bool)
 	for _, r := range m.Rules() {
@@ -39,10 +40,12 @@ func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, r
 	// LoadRules runs meanwhile.
 	for i, b := range m.Breakers(resource) {
 		rule := b.Rule()
-		set := ins.set(ResourceKey.String(resource), RuleKey.String(RuleName(rule, i)),
-			DryRunKey.Bool(rule.DryRun || forcedClosed))
+		kvs := []attribute.KeyValue{ResourceKey.String(resource), RuleKey.String(RuleName(rule, i)),
+			DryRunKey.Bool(rule.DryRun || forcedClosed)}
+		set := ins.set(kvs...)
 		st := b.Stats()
 		o.ObserveInt64(ins.state, int64(st.State), metric.WithAttributeSet(set))
+		ins.observeStatus(o, kvs, st.State)
 		if rule.RampUp > 0 {
 			ramping := int64(0)
 			if st.RampingUp {
@@ -50,6 +53,23 @@ func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, r
 			}
 			o.ObserveInt64(ins.rampingUp, ramping, metric.WithAttributeSet(set))
 		}
+	}
+}
+
+// statusStates are the values of StateKey, indexed by breaker.State.
+var statusStates = [...]string{breaker.Closed: StateClosed, breaker.Open: StateOpen, breaker.HalfOpen: StateHalfOpen}
+
+// observeStatus reports the breaker whose attributes are kvs, in state s, to breaker.status: 1
+// in the series of s and 0 in the two others, so that every breaker always has all three and
+// a sum by state over breakers counts them. A ramp in progress is CLOSED here.
+func (ins *Instruments) observeStatus(o metric.Observer, kvs []attribute.KeyValue, s breaker.State) {
+	kvs = kvs[:len(kvs):len(kvs)] // so that each append below copies
+	for state, name := range statusStates {
+		in := int64(0)
+		if breaker.State(state) == s {
+			in = 1
+		}
+		o.ObserveInt64(ins.status, in, metric.WithAttributeSet(ins.set(append(kvs, StateKey.String(name))...)))
 	}
 }
 
