@@ -24,9 +24,9 @@ var ErrInvalidRetry = errors.New("breaker: invalid retry")
 //     and true;
 //   - any other error: 0 and true, the caller's own backoff decides.
 //
-// A rejection is found anywhere in err's chain, also one that fn returned from a call to
-// another resource. RetryWait is for the delay and abort functions of a retry library; Retry
-// is a loop that uses it.
+// A rejection is found anywhere in err's chain, also one that a call to another resource,
+// nested in the function, brought back. RetryWait is for the delay and abort functions of a
+// retry library; Retry is a loop that uses it.
 func (m *Manager) RetryWait(err error) (wait time.Duration, retry bool) {
 	wait, retry, _ = retryWait(err, m.Now())
 	return wait, retry
