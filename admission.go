@@ -56,7 +56,7 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
 	res := m.find(m.rules.Load(), resource)
 	if res == nil && len(m.slots) == 0 && len(m.calls) == 0 {
-		return fn(ctx) // here rather than in do, whose frame is large to zero
+		return uncounted(fn(ctx)) // here rather than in do, whose frame is large to zero
 	}
 	return m.do(ctx, resource, res, fn)
 }

@@ -106,6 +106,11 @@ func TestCountAs(t *testing.T) {
 			assert.Equal(t, tt.wantOpen, h2.state("svc", 0) == breaker.Open)
 		})
 	}
+	// A resource without rules returns the error CountAs marks too, not the mark.
+	m := breaker.NewManager()
+	assert.Equal(t, errDown, m.Do(t.Context(), "no rules", func(context.Context) error {
+		return breaker.CountAs(errDown, breaker.Ignore)
+	}))
 	assert.Equal(t, "breaker: counted as Failure", breaker.CountAs(nil, breaker.Failure).Error())
 	assert.ErrorIs(t, breaker.CountAs(errDown, breaker.Success), errDown)
 }
