@@ -216,6 +216,9 @@ func (c *call) leave() {
 // rejects it (admitNotClosed). When every breaker is CLOSED, the common case, it only records
 // their periods.
 func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
+	if res != nil && res.override != nil && res.override.over(m.now()) {
+		res = m.expire(resource, res)
+	}
 	if res == nil {
 		if len(m.calls) > 0 {
 			c.start, c.timed = m.now(), true // a call observer wants the RT

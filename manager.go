@@ -41,8 +41,9 @@ type ruleSet struct {
 	settings  map[string]*settings // by full name; the template settings are in settingTemplates
 	templates []*template          // longest prefix first
 
-	settingTemplates []*settingTemplate // longest prefix first
-	nameBudget       int64              // what the memory budget leaves for template resources' names
+	settingTemplates []*settingTemplate   // longest prefix first
+	overrides        map[string]*override // operators' overrides, by resource name
+	nameBudget       int64                // what the memory budget leaves for template resources' names
 }
 
 // resource is the breakers of one resource, in rule order, and its settings.
@@ -52,6 +53,7 @@ type resource struct {
 	timed    bool           // a breaker needs each call's response time
 	set      *settings      // nil: the zero ResourceConfig
 	owner    *templateEntry // the entry of a resource made from templates, which its calls mark used; else nil
+	override *override      // an operator's override, whose end the first call after it finds; else nil
 }
 
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
@@ -106,10 +108,10 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 	}
 	m.tmpl.mu.Lock() // the counts of calls in flight are given out under it
 	old := m.rules.Load()
-	set := settingsSet{named: old.settings, templates: old.settingTemplates}
+	set := settingsSet{named: old.settings, templates: old.settingTemplates, overrides: old.overrides}
 	if withSettings {
 		named, templates := splitSettings(cfg)
-		set = settingsSet{named: newSettings(named, &m.counts), templates: templates}
+		set.named, set.templates = newSettings(named, &m.counts), templates
 	}
 	var changes []StateChange
 	if withRules {
@@ -253,17 +255,19 @@ func pairRules(breakers []*circuit, rules []*Rule) []int {
 	return keep
 }
 
-// settingsSet is the settings a load installs: those keyed by a full name, and the template
-// settings, longest prefix first.
+// settingsSet is the settings a load installs: those keyed by a full name, the template
+// settings, longest prefix first, and the operators' overrides, kept across loads.
 type settingsSet struct {
 	named     map[string]*settings
 	templates []*settingTemplate
+	overrides map[string]*override
 }
 
 // attach gives the resources of rs their settings, adding an entry for each resource that has
 // settings and no rules, gives a resource with rules and no settings of its own those of a
-// template setting that matches it, and tells each breaker whether its resource is
-// ForceClosed. It requires loadMu and the template breakers' mu held, and rs not yet published.
+// template setting that matches it, applies the overrides, and tells each breaker whether its
+// resource is ForceClosed. It requires loadMu and the template breakers' mu held, and rs not
+// yet published.
 func (m *Manager) attach(rs *ruleSet, set settingsSet) {
 	rs.settings, rs.settingTemplates = set.named, set.templates
 	for name, s := range set.named {
@@ -278,6 +282,9 @@ func (m *Manager) attach(rs *ruleSet, set settingsSet) {
 		if res.set == nil {
 			res.set = rs.templateSettingsOf(name, &m.counts)
 		}
+	}
+	m.applyOverrides(rs, set.overrides)
+	for _, res := range rs.resources {
 		for _, c := range res.breakers {
 			c.forcedClosed.Store(res.set.forcedClosed())
 		}

@@ -39,6 +39,9 @@ const (
 	// FastTrip: CLOSED → OPEN, the newest buckets of the window (Rule.FastBuckets) met
 	// Rule.FastThreshold on their own, before the whole window met Threshold.
 	FastTrip
+	// Override: no transition (From is To); an operator's override of the resource began or
+	// ended (Manager.Override): StateChange.Note says which.
+	Override
 )
 
 var reasonNames = [...]string{
@@ -53,6 +56,7 @@ var reasonNames = [...]string{
 	Reset:               "Reset",
 	Evicted:             "Evicted",
 	FastTrip:            "FastTrip",
+	Override:            "Override",
 }
 
 // String returns the reason's name, such as "ThresholdExceeded".
@@ -85,6 +89,9 @@ type StateChange struct {
 	// DryRun reports that the breaker rejects no call: its rule is DryRun, or its resource is
 	// ForceClosed. An OPEN DryRun breaker says what would have been rejected.
 	DryRun bool
+	// Note is, for Override, the operator's note when an override begins, and "ended" or
+	// "expired" when it ends; else empty.
+	Note string
 }
 
 // Observer hears every state change of every breaker of a Manager.

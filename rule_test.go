@@ -560,7 +560,7 @@ func TestStrategyAndStateStrings(t *testing.T) {
 		{"reason reset", breaker.Reset, "Reset"},
 		{"reason evicted", breaker.Evicted, "Evicted"},
 		{"reason fast trip", breaker.FastTrip, "FastTrip"},
-		{"reason out of range", breaker.FastTrip + 1, "Reason(11)"},
+		{"reason out of range", breaker.Override + 1, "Reason(12)"},
 		{"force auto", breaker.Auto, "auto"},
 		{"force open", breaker.ForceOpen, "open"},
 		{"force closed", breaker.ForceClosed, "closed"},

@@ -209,7 +209,7 @@ func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
 func (m *Manager) templateResource(rs *ruleSet, e *templateEntry, t *template, own, old *resource, keep []int) *resource {
 	res := &resource{owner: e}
 	if own != nil {
-		res.set = own.set
+		res.set, res.override = own.set, own.override
 	} else {
 		res.set = rs.templateSettingsOf(e.name, &m.counts)
 	}

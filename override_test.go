@@ -1,0 +1,223 @@
+package breaker_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+)
+
+// overrideNotes lists the Override changes heard, as "resource rule note".
+func overrideNotes(t *testing.T, r *recorder) []string {
+	t.Helper()
+	var out []string
+	for _, c := range r.all() {
+		if c.Reason == breaker.Override {
+			require.Equal(t, c.From, c.To, "an override moves no breaker")
+			out = append(out, fmt.Sprintf("%s %q %s", c.Resource, c.Rule.Resource, c.Note))
+		}
+	}
+	return out
+}
+
+// An override forces a resource until its end, which the first call after it finds; observers
+// hear it begin and end, with the operator's note.
+func TestOverrideForcesUntilItEnds(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	o, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "deploy of the ledger, INC-42")
+	require.NoError(t, err)
+	assert.Equal(t, breaker.OverrideInfo{Resource: "svc", Force: breaker.ForceOpen, At: h.m.Now(),
+		Until: h.m.Now().Add(time.Minute), Note: "deploy of the ledger, INC-42"}, o)
+	assert.Equal(t, []breaker.OverrideInfo{o}, h.m.Overrides())
+
+	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", succeed), breaker.ErrForcedOpen)
+	h.clock.Advance(time.Minute - time.Nanosecond)
+	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", succeed), breaker.ErrForcedOpen, "a nanosecond before its end")
+	h.clock.Advance(time.Nanosecond)
+	assert.Empty(t, h.m.Overrides(), "its end has come")
+	assert.NoError(t, h.m.Do(context.Background(), "svc", succeed), "at its end, the call passes")
+	assert.Equal(t, breaker.Closed, h.state("svc", 0), "the breaker counted nothing while forced open")
+
+	assert.Equal(t, []string{`svc "svc" deploy of the ledger, INC-42`, `svc "svc" expired`}, overrideNotes(t, h.events))
+}
+
+// An override survives reloads of rules and settings until its end, and wins over the
+// settings' Force; Auto lifts it.
+func TestOverrideSurvivesReloadsAndWinsOverSettings(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen, MaxConcurrency: 1}}))
+	_, err := h.m.Override("svc", breaker.Auto, time.Hour, "false alarm")
+	require.NoError(t, err)
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(2, 1)}))
+	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen, MaxConcurrency: 1}}))
+	entries, err := enterN(h.m, "svc", 2)
+	require.Len(t, entries, 1, "Auto lifts the ForceOpen of its settings")
+	assert.ErrorIs(t, err, breaker.ErrConcurrencyLimit, "and their limit still applies")
+	exitAll(entries)
+
+	h.clock.Advance(time.Hour)
+	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", succeed), breaker.ErrForcedOpen, "the settings again")
+	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen, MaxConcurrency: 1}},
+		h.m.Resources(), "an override is not a setting")
+}
+
+// ForceClosed as an override lets calls through an OPEN breaker, which still counts, and its
+// observers hear that it rejects nothing.
+func TestOverrideForceClosed(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.completeN("svc", 1, errDown)
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+	_, err := h.m.Override("svc", breaker.ForceClosed, 10*time.Minute, "")
+	require.NoError(t, err)
+	assert.True(t, h.events.last().DryRun)
+	assert.Equal(t, breaker.Open, h.events.last().To)
+	assert.NoError(t, h.m.Do(context.Background(), "svc", succeed))
+
+	assert.True(t, h.m.EndOverride("svc"))
+	assert.False(t, h.m.EndOverride("svc"), "none left to end")
+	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", succeed), breaker.ErrOpen)
+	assert.Equal(t, []string{`svc "svc" `, `svc "svc" ended`}, overrideNotes(t, h.events))
+}
+
+// A resource without rules, and a name a template matches, can be overridden too.
+func TestOverrideWithoutRulesAndOfTemplateNames(t *testing.T) {
+	h := newTemplateHarness(t, 10, tripsOnOne("GET *"))
+	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"h/*": {MaxConcurrency: 1}}))
+	for _, name := range []string{"plain", "GET a", "h/a"} {
+		_, err := h.m.Override(name, breaker.ForceOpen, time.Minute, "maintenance")
+		require.NoError(t, err)
+		assert.ErrorIs(t, h.complete(name, 0, nil), breaker.ErrForcedOpen, name)
+	}
+	h.clock.Advance(time.Minute)
+	for _, name := range []string{"plain", "GET a", "h/a"} {
+		assert.NoError(t, h.complete(name, 0, nil), name)
+	}
+	entries, err := enterN(h.m, "h/a", 2)
+	assert.ErrorIs(t, err, breaker.ErrConcurrencyLimit, "its template setting once the override is over")
+	exitAll(entries)
+	assert.Contains(t, overrideNotes(t, h.events), `plain "" maintenance`, "a resource without rules: one change with a zero rule")
+}
+
+// Bad input is a *RuleError naming the field, and nothing changes.
+func TestOverrideValidation(t *testing.T) {
+	tests := []struct {
+		name     string
+		resource string
+		force    breaker.Force
+		d        time.Duration
+		note     string
+		field    string
+	}{
+		{"no name", "", breaker.ForceOpen, time.Minute, "", "Resource"},
+		{"unknown force", "svc", 3, time.Minute, "", "Force"},
+		{"no duration", "svc", breaker.ForceOpen, 0, "", "Duration"},
+		{"negative duration", "svc", breaker.ForceOpen, -time.Second, "", "Duration"},
+		{"past a day", "svc", breaker.ForceOpen, 24*time.Hour + 1, "", "Duration"},
+		{"long note", "svc", breaker.ForceOpen, time.Minute, strings.Repeat("x", 257), "Note"},
+		{"note not UTF-8", "svc", breaker.ForceOpen, time.Minute, "\xff", "Note"},
+		{"long name", strings.Repeat("n", 1025), breaker.ForceOpen, time.Minute, "", "Resource"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, errorCount(1, 1))
+			_, err := h.m.Override(tt.resource, tt.force, tt.d, tt.note)
+			var re *breaker.RuleError
+			require.ErrorAs(t, err, &re)
+			assert.ErrorIs(t, err, breaker.ErrInvalidRule)
+			assert.Equal(t, tt.field, re.Field)
+			assert.Empty(t, h.m.Overrides())
+			assert.Empty(t, h.events.all(), "observers hear nothing")
+		})
+	}
+	_, err := breaker.NewManager().Override("svc", breaker.ForceOpen, 24*time.Hour, strings.Repeat("x", 256))
+	assert.NoError(t, err, "a day and 256 bytes are allowed")
+}
+
+// At most MaxOverrides resources are overridden at once; replacing one does not count.
+func TestOverrideBound(t *testing.T) {
+	m := breaker.NewManager()
+	for i := range breaker.MaxOverrides {
+		_, err := m.Override(fmt.Sprint("r", i), breaker.ForceOpen, time.Minute, "")
+		require.NoError(t, err)
+	}
+	_, err := m.Override("one more", breaker.ForceOpen, time.Minute, "")
+	var re *breaker.RuleError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Reason, "one override too many")
+	_, err = m.Override("r0", breaker.ForceClosed, time.Minute, "")
+	assert.NoError(t, err)
+	assert.Len(t, m.Overrides(), breaker.MaxOverrides)
+}
+
+// A clock that steps back before an override began ends it rather than stretching it.
+func TestOverrideEndsOnAClockThatSteppedBack(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	h.clock.Advance(time.Hour)
+	_, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "")
+	require.NoError(t, err)
+	h.clock.Set(h.clock.Now().Add(-time.Second))
+	assert.NoError(t, h.m.Do(context.Background(), "svc", succeed))
+}
+
+// Every override and its end is logged.
+func TestOverrideIsLogged(t *testing.T) {
+	var logs bytes.Buffer
+	m := breaker.NewManager(breaker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	_, err := m.Override("svc", breaker.ForceOpen, time.Minute, "INC-7")
+	require.NoError(t, err)
+	m.EndOverride("svc")
+	assert.Contains(t, logs.String(), `msg="breaker: override" resource=svc force=open`)
+	assert.Contains(t, logs.String(), `note=INC-7`)
+	assert.Contains(t, logs.String(), `msg="breaker: override over" resource=svc force=open why=ended`)
+}
+
+// Overrides and reloads from many goroutines lose nothing: each name ends as its last writer
+// left it, and the rules and settings are the last ones loaded.
+func TestOverridesAndReloadsConcurrently(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	const writers, rounds = 8, 200
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprint("svc", w)
+			for i := range rounds {
+				if i%3 == 2 {
+					h.m.EndOverride(name)
+					continue
+				}
+				_, err := h.m.Override(name, breaker.ForceOpen, time.Duration(i+1)*time.Second, fmt.Sprint(i))
+				assert.NoError(t, err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range rounds {
+			assert.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(float64(i+1), 1)}))
+			assert.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: i + 1}}))
+		}
+	}()
+	wg.Wait()
+	// Round 199 (199 % 3 == 1) set an override of 200s with note "199" on every name.
+	got := h.m.Overrides()
+	require.Len(t, got, writers)
+	for w, o := range got {
+		assert.Equal(t, fmt.Sprint("svc", w), o.Resource)
+		assert.Equal(t, "199", o.Note)
+		assert.ErrorIs(t, h.m.Do(context.Background(), o.Resource, succeed), breaker.ErrForcedOpen)
+	}
+	assert.Equal(t, float64(rounds), h.m.Rules()[0].Threshold)
+	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: rounds}}, h.m.Resources())
+}
