@@ -204,6 +204,23 @@ func BenchmarkDoErrorCountParallel(b *testing.B) {
 	benchDo(b, benchManager(b, errorCountRules()), "svc", succeed, true, false)
 }
 
+// statCallsRules are an ErrorRatio and a SlowRequestRatio rule over the last 100 calls each.
+func statCallsRules() []breaker.Rule {
+	return []breaker.Rule{
+		{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5, StatCalls: 100, RetryTimeout: time.Second},
+		{Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 0.5, MaxAllowedRT: time.Second,
+			StatCalls: 100, RetryTimeout: time.Second},
+	}
+}
+
+func BenchmarkDoStatCalls(b *testing.B) {
+	benchDo(b, benchManager(b, statCallsRules()), "svc", succeed, false, false)
+}
+
+func BenchmarkDoStatCallsParallel(b *testing.B) {
+	benchDo(b, benchManager(b, statCallsRules()), "svc", succeed, true, false)
+}
+
 func BenchmarkEnterExit(b *testing.B) {
 	m := benchManager(b, passRules("svc"))
 	b.ReportAllocs()

@@ -59,8 +59,9 @@ type circuit struct {
 	name         string                 // the resource its calls are made under; for a template's breaker, not the rule's
 	tune         atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
 	strategy     Strategy
-	interval     time.Duration
+	interval     time.Duration // of the window; for a window of calls, the default's, which paces retries
 	buckets      uint32
+	statCalls    uint32      // Rule.StatCalls: its window is the last statCalls calls
 	forcedClosed atomic.Bool // the resource is ForceClosed
 	cur          atomic.Pointer[period]
 }
@@ -102,6 +103,7 @@ func (c *circuit) init(m *Manager, r *Rule, name string) {
 	c.strategy = r.Strategy
 	c.interval = r.statInterval()
 	c.buckets = r.bucketCount()
+	c.statCalls = r.StatCalls
 	c.tune.Store(newTuning(c.instance, r))
 	c.cur.Store(c.closedPeriod(0, 0))
 }
@@ -152,6 +154,8 @@ func (c *circuit) Stats() Stats {
 	case p.window != nil:
 		st.Total, st.Bad = p.window.sum(p.window.headAt(c.tl.now()))
 		st.RampingUp = p.ramp != nil && !p.ramp.done.Load()
+	case p.calls != nil:
+		st.Total, st.Bad = p.calls.sum()
 	case c.strategy == ConsecutiveErrors && !p.retired:
 		st.Bad = uint64(p.run.Load())
 		st.Total = st.Bad
@@ -298,6 +302,10 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 		return
 	}
 	if p.window == nil {
+		if p.calls != nil {
+			c.countCalls(p, 1, c.isBad(res), now, res.hint)
+			return
+		}
 		c.countRun(p, c.tune.Load(), now, res.o == Failure, res.hint)
 		return
 	}
@@ -318,11 +326,26 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 func (c *circuit) judge(p *period, head, now, hint int64) {
 	t := c.tune.Load()
 	all, newest := p.window.sums(head, t.fastSpan)
+	c.decide(p, t, all, newest, now, hint)
+}
+
+// countCalls counts n calls completed at now, bad or not, in the window of calls of the CLOSED
+// period p, and trips p if the window then meets the rule's threshold. A good call over a
+// window without bad calls cannot trip it.
+func (c *circuit) countCalls(p *period, n uint64, bad bool, now, hint int64) {
+	if total, badCalls := p.calls.add(n, bad); bad || badCalls > 0 {
+		c.decide(p, c.tune.Load(), counts{total, badCalls}, counts{}, now, hint)
+	}
+}
+
+// decide trips the CLOSED period p at now if its window's counts, all, meet the rule's
+// threshold, or those of its newest buckets the fast threshold.
+func (c *circuit) decide(p *period, t *tuning, all, newest counts, now, hint int64) {
 	if all.total < t.minCalls {
 		return
 	}
 	reason, measure, trips := ThresholdExceeded, 0.0, false
-	if measure, trips = c.measure(t, all.total, all.bad); !trips && newest.total >= t.minCalls {
+	if measure, trips = c.measure(t, all.total, all.bad); !trips && t.fastSpan > 0 && newest.total >= t.minCalls {
 		reason, measure = FastTrip, float64(newest.bad)/float64(newest.total)
 		trips = measure >= t.fastRatio
 	}

@@ -16,6 +16,13 @@ func (r Rule) breakerMemory() int64 {
 	if !r.Strategy.windowed() {
 		return breakerBytes
 	}
+	if r.StatCalls > 0 {
+		mem := breakerBytes + callWindowBytes(r.StatCalls)
+		if r.Strategy == SlowRequestRatio { // and its calls in flight
+			mem += flightBytes(int64(r.statInterval())/int64(r.bucketCount()), int64(r.MaxAllowedRT))
+		}
+		return mem
+	}
 	buckets := int64(r.bucketCount()) * int64(unsafe.Sizeof(bucket{}))
 	mem := breakerBytes + buckets + buckets/8
 	if r.Strategy == SlowRequestRatio && r.MaxAllowedRT > 0 { // and its calls in flight

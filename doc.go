@@ -19,6 +19,11 @@
 // alone (a hard outage within two buckets), a SlowRequestRatio rule counts a call still in
 // flight past MaxAllowedRT as slow (a hang with no timeout), and RampUp paces the calls after
 // a probe closes a breaker, bucket by bucket, by what the dependency has shown it can take.
+// StatCalls makes the window the last calls instead of the last seconds.
+//
+// Settings keys ending in "*" are template settings: every name they match gets the Timeout,
+// the Force and a MaxConcurrency of its own. [Manager.Override] lets an operator force a
+// resource open or closed for a while, over its settings and across reloads.
 //
 // Observers ([Manager.AddObserver]) hear every state change; call observers
 // ([WithCallObserver]) hear every call, for metrics. Rules and settings reload at runtime

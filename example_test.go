@@ -429,6 +429,38 @@ func ExampleRule_fastBuckets() {
 	// calls sent to the dead dependency: 11
 }
 
+// A rule with StatCalls judges the last calls, however slowly they come: at night, one call a
+// minute, the last 20 calls trip it as they would by day.
+func ExampleRule_statCalls() {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock))
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		fmt.Printf("%v -> %v: %v (%.2f)\n", c.From, c.To, c.Reason, c.Snapshot)
+	}))
+	err := m.LoadRules([]breaker.Rule{{
+		Resource: "ledger", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+		StatCalls:    20, // and MinRequestAmount 0: a full window of 20 calls
+		RetryTimeout: 10 * time.Second,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	down := errors.New("ledger: unavailable")
+	for i := 0; m.Breakers("ledger")[0].State() == breaker.Closed; i++ {
+		_ = m.Do(context.Background(), "ledger", func(context.Context) error {
+			if i%3 != 0 {
+				return down // two calls in three fail
+			}
+			return nil
+		})
+		clock.Advance(time.Minute)
+	}
+	fmt.Println("after", m.Now().Sub(breakertest.Start))
+	// Output:
+	// CLOSED -> OPEN: ThresholdExceeded (0.65)
+	// after 20m0s
+}
+
 // A SlowRequestRatio rule counts a call still in flight past MaxAllowedRT as slow, so a
 // dependency that hangs trips it with no Timeout set: at MaxAllowedRT plus one bucket.
 func ExampleRule_callsInFlight() {

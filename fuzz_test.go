@@ -81,8 +81,13 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "da-own", Resource: "da", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: 300 * time.Millisecond},
 	},
 	// The first set tuned and reordered: each rule keeps its window's shape, so each keeps its
-	// breaker, state and window, and the new values apply from the next call.
+	// breaker, state and window, and the new values apply from the next call. And "c" judged
+	// by windows of its last calls, a slow one with its calls in flight.
 	{
+		{ID: "c-ratio-calls", Resource: "c", Strategy: breaker.ErrorRatio, Threshold: 0.5, StatCalls: 4,
+			MinRequestAmount: 2, RetryTimeout: 300 * time.Millisecond},
+		{ID: "c-slow-calls", Resource: "c", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 10 * time.Millisecond, StatCalls: 3, RetryTimeout: 200 * time.Millisecond},
 		{ID: "b-ratio-tuned", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.75, MinRequestAmount: 2,
 			BucketCount: 4, RetryTimeout: 700 * time.Millisecond, ProbeNum: 2, DryRun: true},
 		{ID: "a-slow-tuned", Resource: "a", Strategy: breaker.SlowRequestRatio, Threshold: 0.25,

@@ -245,7 +245,9 @@ func identityOf(r breaker.Rule) breaker.Rule {
 	r.ID = ""
 	if r.MinRequestAmount == 0 {
 		r.MinRequestAmount = 5
-		if r.Strategy == breaker.ErrorCount && r.Threshold < 5 {
+		if r.StatCalls > 0 {
+			r.MinRequestAmount = uint64(r.StatCalls) // a window of calls: all of them
+		} else if r.Strategy == breaker.ErrorCount && r.Threshold < 5 {
 			r.MinRequestAmount = uint64(r.Threshold) // ErrorCount's default: no more than Threshold
 		}
 	}
@@ -287,7 +289,7 @@ func openTime(r breaker.Rule, failures int) time.Duration {
 func shapeOf(r breaker.Rule) breaker.Rule {
 	id := identityOf(r)
 	return breaker.Rule{Resource: id.Resource, Strategy: id.Strategy, StatInterval: id.StatInterval,
-		BucketCount: id.BucketCount}
+		BucketCount: id.BucketCount, StatCalls: id.StatCalls}
 }
 
 // pair matches reloaded rules with the breakers of their resource or template: an identical
@@ -783,9 +785,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 	if e.inflight != nil {
 		*e.inflight--
 	}
-	if len(e.admitted) > 0 { // the library marks the entry through the breakers that admitted the call
-		m.touch(e.dyn)
-	}
+	m.touch(e.dyn) // a call of it completed, also one its breakers let through uncounted: not idle
 	rt := m.now - e.start
 	for _, a := range e.admitted {
 		b := a.b
@@ -895,6 +895,20 @@ func (m *model) countN(b *modelBreaker, n int, bad bool) {
 		}
 		return
 	}
+	if id.StatCalls > 0 { // a window of the last StatCalls calls, whenever they came
+		for range n {
+			b.calls = append(b.calls, modelCall{bad: bad})
+		}
+		b.calls = b.calls[max(0, len(b.calls)-int(id.StatCalls)):]
+		var bads uint64
+		for _, c := range b.calls {
+			if c.bad {
+				bads++
+			}
+		}
+		m.judgeCounts(b, id, uint64(len(b.calls)), bads)
+		return
+	}
 	length := id.StatInterval / time.Duration(id.BucketCount)
 	bucket := m.now - ((m.now%length)+length)%length
 	if len(b.calls) > 0 && bucket < b.head {
@@ -917,18 +931,7 @@ func (m *model) countN(b *modelBreaker, n int, bad bool) {
 			}
 		}
 	}
-	if total < id.MinRequestAmount {
-		return
-	}
-	measure := float64(bads)
-	if id.Strategy != breaker.ErrorCount && id.Strategy != breaker.ConsecutiveErrors {
-		measure /= float64(total)
-	}
-	if measure >= id.Threshold {
-		m.move(b, breaker.Open, breaker.ThresholdExceeded, measure)
-		return
-	}
-	if id.FastBuckets == 0 {
+	if !m.judgeCounts(b, id, total, bads) || id.FastBuckets == 0 {
 		return
 	}
 	// The newest FastBuckets buckets, judged on their own.
@@ -944,6 +947,23 @@ func (m *model) countN(b *modelBreaker, n int, bad bool) {
 	if ratio := float64(fastBad) / float64(fastTotal); fastTotal >= id.MinRequestAmount && ratio >= id.FastThreshold {
 		m.move(b, breaker.Open, breaker.FastTrip, ratio)
 	}
+}
+
+// judgeCounts trips b if a window of total calls, bads of them bad, meets its threshold, and
+// reports whether b is still CLOSED with the window judged (so that its newest buckets may be).
+func (m *model) judgeCounts(b *modelBreaker, id breaker.Rule, total, bads uint64) bool {
+	if total < id.MinRequestAmount {
+		return false
+	}
+	measure := float64(bads)
+	if id.Strategy != breaker.ErrorCount && id.Strategy != breaker.ConsecutiveErrors {
+		measure /= float64(total)
+	}
+	if measure >= id.Threshold {
+		m.move(b, breaker.Open, breaker.ThresholdExceeded, measure)
+		return false
+	}
+	return true
 }
 
 func (m *model) states() string {

@@ -14,7 +14,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
+
+// newOverrideHarness is newTemplateHarness with a logger that keeps the overrides' log lines
+// out of the test output.
+func newOverrideHarness(t *testing.T, limit int, rules ...breaker.Rule) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: breakertest.NewClock(), events: &recorder{}}
+	h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithMaxTemplateBreakers(limit),
+		breaker.WithLogger(slog.New(slog.DiscardHandler)))
+	h.m.AddObserver(h.events)
+	require.NoError(t, h.m.LoadRules(rules))
+	return h
+}
 
 // overrideNotes lists the Override changes heard, as "resource rule note".
 func overrideNotes(t *testing.T, r *recorder) []string {
@@ -32,7 +45,7 @@ func overrideNotes(t *testing.T, r *recorder) []string {
 // An override forces a resource until its end, which the first call after it finds; observers
 // hear it begin and end, with the operator's note.
 func TestOverrideForcesUntilItEnds(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
+	h := newOverrideHarness(t, 100, errorCount(1, 1))
 	o, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "deploy of the ledger, INC-42")
 	require.NoError(t, err)
 	assert.Equal(t, breaker.OverrideInfo{Resource: "svc", Force: breaker.ForceOpen, At: h.m.Now(),
@@ -53,7 +66,7 @@ func TestOverrideForcesUntilItEnds(t *testing.T) {
 // An override survives reloads of rules and settings until its end, and wins over the
 // settings' Force; Auto lifts it.
 func TestOverrideSurvivesReloadsAndWinsOverSettings(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
+	h := newOverrideHarness(t, 100, errorCount(1, 1))
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen, MaxConcurrency: 1}}))
 	_, err := h.m.Override("svc", breaker.Auto, time.Hour, "false alarm")
 	require.NoError(t, err)
@@ -73,7 +86,7 @@ func TestOverrideSurvivesReloadsAndWinsOverSettings(t *testing.T) {
 // ForceClosed as an override lets calls through an OPEN breaker, which still counts, and its
 // observers hear that it rejects nothing.
 func TestOverrideForceClosed(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
+	h := newOverrideHarness(t, 100, errorCount(1, 1))
 	h.completeN("svc", 1, errDown)
 	require.Equal(t, breaker.Open, h.state("svc", 0))
 	_, err := h.m.Override("svc", breaker.ForceClosed, 10*time.Minute, "")
@@ -90,7 +103,7 @@ func TestOverrideForceClosed(t *testing.T) {
 
 // A resource without rules, and a name a template matches, can be overridden too.
 func TestOverrideWithoutRulesAndOfTemplateNames(t *testing.T) {
-	h := newTemplateHarness(t, 10, tripsOnOne("GET *"))
+	h := newOverrideHarness(t, 10, tripsOnOne("GET *"))
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"h/*": {MaxConcurrency: 1}}))
 	for _, name := range []string{"plain", "GET a", "h/a"} {
 		_, err := h.m.Override(name, breaker.ForceOpen, time.Minute, "maintenance")
@@ -128,7 +141,7 @@ func TestOverrideValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, errorCount(1, 1))
+			h := newOverrideHarness(t, 100, errorCount(1, 1))
 			_, err := h.m.Override(tt.resource, tt.force, tt.d, tt.note)
 			var re *breaker.RuleError
 			require.ErrorAs(t, err, &re)
@@ -138,13 +151,14 @@ func TestOverrideValidation(t *testing.T) {
 			assert.Empty(t, h.events.all(), "observers hear nothing")
 		})
 	}
-	_, err := breaker.NewManager().Override("svc", breaker.ForceOpen, 24*time.Hour, strings.Repeat("x", 256))
+	quiet := breaker.NewManager(breaker.WithLogger(slog.New(slog.DiscardHandler)))
+	_, err := quiet.Override("svc", breaker.ForceOpen, 24*time.Hour, strings.Repeat("x", 256))
 	assert.NoError(t, err, "a day and 256 bytes are allowed")
 }
 
 // At most MaxOverrides resources are overridden at once; replacing one does not count.
 func TestOverrideBound(t *testing.T) {
-	m := breaker.NewManager()
+	m := breaker.NewManager(breaker.WithLogger(slog.New(slog.DiscardHandler)))
 	for i := range breaker.MaxOverrides {
 		_, err := m.Override(fmt.Sprint("r", i), breaker.ForceOpen, time.Minute, "")
 		require.NoError(t, err)
@@ -160,7 +174,7 @@ func TestOverrideBound(t *testing.T) {
 
 // A clock that steps back before an override began ends it rather than stretching it.
 func TestOverrideEndsOnAClockThatSteppedBack(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
+	h := newOverrideHarness(t, 100, errorCount(1, 1))
 	h.clock.Advance(time.Hour)
 	_, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "")
 	require.NoError(t, err)
@@ -183,7 +197,7 @@ func TestOverrideIsLogged(t *testing.T) {
 // Overrides and reloads from many goroutines lose nothing: each name ends as its last writer
 // left it, and the rules and settings are the last ones loaded.
 func TestOverridesAndReloadsConcurrently(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
+	h := newOverrideHarness(t, 100, errorCount(1, 1))
 	const writers, rounds = 8, 200
 	var wg sync.WaitGroup
 	for w := range writers {

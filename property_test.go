@@ -322,6 +322,10 @@ func TestPropertyInvariantsUnderConcurrency(t *testing.T) {
 		{ID: "slow", Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 0.8, MinRequestAmount: 2,
 			MaxAllowedRT: time.Millisecond, StatInterval: 3 * time.Millisecond, BucketCount: 3,
 			RetryTimeout: time.Millisecond, ProbeTimeout: 2 * time.Millisecond},
+		{ID: "last-calls", Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5, StatCalls: 6,
+			MinRequestAmount: 2, RetryTimeout: 2 * time.Millisecond},
+		{ID: "slow-calls", Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: time.Millisecond, StatCalls: 4, RetryTimeout: time.Millisecond},
 	}
 	changes := 0
 	episodes := runFor(t, propertyTime(t), func(n int) bool {

@@ -56,7 +56,11 @@ func (c *circuit) judgeFlight(p *period, now int64) {
 // countSlow counts n calls in flight as slow at now, and trips p if its window then meets the
 // threshold.
 func (c *circuit) countSlow(p *period, n uint64, now int64) {
-	if n > 0 {
+	switch {
+	case n == 0:
+	case p.calls != nil:
+		c.countCalls(p, n, true, now, 0)
+	default:
 		c.judge(p, p.window.add(now, n, true), now, 0)
 	}
 }

@@ -96,8 +96,14 @@ type Rule struct {
 	MaxAllowedRT time.Duration
 	// MinRequestAmount is how many calls the window must hold before the rule may trip;
 	// 0 means DefaultMinRequestAmount, but for ErrorCount no more than Threshold: a rule
-	// that trips on 3 failures trips on 3 failures in a row.
+	// that trips on 3 failures trips on 3 failures in a row. With StatCalls, 0 means
+	// StatCalls.
 	MinRequestAmount uint64
+	// StatCalls, when > 0, makes the window the last StatCalls calls, however long they took
+	// to come, instead of the last StatInterval (SlowRequestRatio, ErrorRatio and ErrorCount;
+	// at most MaxStatCalls). StatInterval, BucketCount, FastBuckets, FastThreshold and RampUp,
+	// which are about time, must then be 0.
+	StatCalls uint32
 	// StatInterval is the length of the sliding window; 0 means DefaultStatInterval.
 	StatInterval time.Duration
 	// BucketCount is how many buckets the window is split into; 0 means DefaultBucketCount.
@@ -184,6 +190,9 @@ func (r Rule) check() (reason, field string) {
 	if r.Strategy == SlowRequestRatio && r.MaxAllowedRT == 0 {
 		return "is required for SlowRequestRatio: set a duration > 0", "MaxAllowedRT"
 	}
+	if reason, field := r.checkStatCalls(); reason != "" {
+		return reason, field
+	}
 	if r.StatInterval < 0 || r.StatInterval > MaxStatInterval {
 		return fmt.Sprintf("must be in [0, %v], got %v", MaxStatInterval, r.StatInterval), "StatInterval"
 	}
@@ -218,6 +227,41 @@ func (r Rule) check() (reason, field string) {
 			r.Strategy, r.RampUp), "RampUp"
 	}
 	return r.checkFast()
+}
+
+// checkStatCalls checks StatCalls and the fields a window of calls has no use for.
+func (r Rule) checkStatCalls() (reason, field string) {
+	if r.StatCalls == 0 {
+		return "", ""
+	}
+	timed := func(field string, v any) (string, string) {
+		return fmt.Sprintf("must be 0 with StatCalls, whose window is the last %d calls however long they "+
+			"took, got %v", r.StatCalls, v), field
+	}
+	switch {
+	case r.StatCalls > MaxStatCalls:
+		return fmt.Sprintf("must be at most %d, got %d", MaxStatCalls, r.StatCalls), "StatCalls"
+	case !r.Strategy.windowed():
+		return fmt.Sprintf("must be 0 for %v, which counts failures in a row and has no window, got %d",
+			r.Strategy, r.StatCalls), "StatCalls"
+	case r.StatInterval != 0:
+		return timed("StatInterval", r.StatInterval)
+	case r.BucketCount != 0:
+		return timed("BucketCount", r.BucketCount)
+	case r.FastBuckets != 0:
+		return timed("FastBuckets", r.FastBuckets)
+	case r.FastThreshold != 0:
+		return timed("FastThreshold", r.FastThreshold)
+	case r.RampUp != 0:
+		return timed("RampUp", r.RampUp)
+	case r.MinRequestAmount > uint64(r.StatCalls):
+		return fmt.Sprintf("must be at most StatCalls (%d): the window never holds more calls, got %d",
+			r.StatCalls, r.MinRequestAmount), "MinRequestAmount"
+	case r.Strategy == ErrorCount && r.Threshold > float64(r.StatCalls):
+		return fmt.Sprintf("must be at most StatCalls (%d): the window never holds more failures, got %v",
+			r.StatCalls, r.Threshold), "Threshold"
+	}
+	return "", ""
 }
 
 // checkFast checks FastBuckets and FastThreshold.
@@ -259,6 +303,8 @@ func (r Rule) minRequestAmount() uint64 {
 	switch {
 	case r.MinRequestAmount != 0:
 		return r.MinRequestAmount
+	case r.StatCalls > 0:
+		return uint64(r.StatCalls)
 	case r.Strategy == ErrorCount && r.Threshold >= 1 && r.Threshold < DefaultMinRequestAmount:
 		return uint64(r.Threshold)
 	}
@@ -290,11 +336,14 @@ func (r Rule) probeTimeout() time.Duration {
 
 // WithDefaults returns the rule as its breaker reads it: each optional field left at zero
 // holds the value the breaker uses for it (MinRequestAmount, StatInterval, BucketCount,
-// ProbeTimeout, ProbeNum), for status pages and logs that show what a rule really does.
+// ProbeTimeout, ProbeNum), for status pages and logs that show what a rule really does. A
+// rule with StatCalls keeps StatInterval and BucketCount at 0: it has no time window.
 func (r Rule) WithDefaults() Rule {
 	r.MinRequestAmount = r.minRequestAmount()
-	r.StatInterval = r.statInterval()
-	r.BucketCount = r.bucketCount()
+	if r.StatCalls == 0 {
+		r.StatInterval = r.statInterval()
+		r.BucketCount = r.bucketCount()
+	}
 	r.ProbeTimeout = r.probeTimeout()
 	r.ProbeNum = r.probeNum()
 	if r.FastBuckets > 0 {
@@ -322,5 +371,5 @@ func (r Rule) identity() Rule {
 func (r Rule) shape() Rule {
 	id := r.identity()
 	return Rule{Resource: id.Resource, Strategy: id.Strategy, StatInterval: id.StatInterval,
-		BucketCount: id.BucketCount}
+		BucketCount: id.BucketCount, StatCalls: id.StatCalls}
 }

@@ -67,6 +67,7 @@ type ruleJSON struct {
 	MinRequestAmount uint64  `json:"minRequestAmount,omitempty"`
 	StatInterval     *string `json:"statInterval,omitempty"`
 	BucketCount      uint32  `json:"bucketCount,omitempty"`
+	StatCalls        uint32  `json:"statCalls,omitempty"`
 	RetryTimeout     *string `json:"retryTimeout"`
 	ProbeTimeout     *string `json:"probeTimeout,omitempty"`
 	ProbeNum         uint32  `json:"probeNum,omitempty"`
@@ -80,7 +81,7 @@ type ruleJSON struct {
 
 // ruleFields names the fields of the JSON form, for the error about an unknown one.
 const ruleFields = "id, resource, strategy, threshold, maxAllowedRT, minRequestAmount, " +
-	"statInterval, bucketCount, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun, fastBuckets, fastThreshold, rampUp"
+	"statInterval, bucketCount, statCalls, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun, fastBuckets, fastThreshold, rampUp"
 
 // durationWant describes a duration field's value in errors.
 const durationWant = `a Go duration string such as "300ms" or "10s"`
@@ -129,6 +130,7 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 		MinRequestAmount: r.MinRequestAmount,
 		StatInterval:     optionalDuration(r.StatInterval),
 		BucketCount:      r.BucketCount,
+		StatCalls:        r.StatCalls,
 		RetryTimeout:     &retry,
 		ProbeTimeout:     optionalDuration(r.ProbeTimeout),
 		ProbeNum:         r.ProbeNum,
@@ -199,7 +201,7 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 	}
 
 	r := &Rule{ID: j.ID, Resource: j.Resource, Threshold: j.Threshold,
-		MinRequestAmount: j.MinRequestAmount, BucketCount: j.BucketCount, ProbeNum: j.ProbeNum,
+		MinRequestAmount: j.MinRequestAmount, BucketCount: j.BucketCount, StatCalls: j.StatCalls, ProbeNum: j.ProbeNum,
 		RetryJitter: j.RetryJitter, DryRun: j.DryRun, FastBuckets: j.FastBuckets, FastThreshold: j.FastThreshold}
 	if j.Strategy != nil {
 		s, ok := parseStrategy(*j.Strategy)

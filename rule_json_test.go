@@ -25,6 +25,7 @@ var fullRule = breaker.Rule{
 	MinRequestAmount: 10,
 	StatInterval:     10 * time.Second,
 	BucketCount:      20,
+	StatCalls:        50, // not valid beside StatInterval: fullRule is for the JSON form
 	RetryTimeout:     10 * time.Second,
 	ProbeTimeout:     time.Second,
 	ProbeNum:         2,
@@ -38,7 +39,7 @@ var fullRule = breaker.Rule{
 
 const fullRuleJSON = `{"id":"slow-orders","resource":"GET:/order","strategy":"SlowRequestRatio",` +
 	`"threshold":0.6,"maxAllowedRT":"300ms","minRequestAmount":10,"statInterval":"10s",` +
-	`"bucketCount":20,"retryTimeout":"10s","probeTimeout":"1s","probeNum":2,"maxRetryTimeout":"1m0s",` +
+	`"bucketCount":20,"statCalls":50,"retryTimeout":"10s","probeTimeout":"1s","probeNum":2,"maxRetryTimeout":"1m0s",` +
 	`"retryJitter":0.25,"dryRun":true,"fastBuckets":4,"fastThreshold":0.9,"rampUp":"3s"}`
 
 // Given fullRule, then it sets every field of a Rule: a field added to Rule must be added to
@@ -473,6 +474,7 @@ func FuzzParseRules(f *testing.F) {
 		`[{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5s"},` +
 			`{"resource":"r","strategy":"ErrorRatio","threshold":0.5,"statInterval":"10s","bucketCount":10,"retryTimeout":"1m"}]`,
 		`[{"resource":"r","strategy":"SlowRequestRatio","threshold":1,"maxAllowedRT":"1.5ms","retryTimeout":"2562047h47m16.854775807s"}]`,
+		`[{"resource":"r","strategy":"ErrorRatio","threshold":0.5,"statCalls":100,"minRequestAmount":20,"retryTimeout":"5s"}]`,
 		`null`, `[]`, ``, `[null]`, `{}`, `[{}]`, `[1,"a",true]`,
 		`[{"resource":"r","strategy":"ErrorCount","threshold":3,"retryTimeout":"5"}]`,
 		`[{"resource":"r","strategy":"Nope","threshold":3,"retryTimeout":"5s"}]`,

@@ -52,6 +52,7 @@ type period struct {
 	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
 	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
 	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
+	calls     *callWindow                // CLOSED: instead of window, the last StatCalls calls
 	ramp      *ramp                      // CLOSED after a probe closed it: the pace of its calls (RampUp)
 	flight    *flight                    // CLOSED, SlowRequestRatio: its calls in flight, by start
 	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
@@ -125,7 +126,10 @@ func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
 // closedPeriod builds a CLOSED period with an empty window.
 func (c *circuit) closedPeriod(gen, seq uint64) *period {
 	q := &period{state: Closed, gen: gen, seq: seq}
-	if c.strategy.windowed() {
+	switch {
+	case c.statCalls > 0:
+		q.calls = newCallWindow(c.statCalls)
+	case c.strategy.windowed():
 		q.window = newLeapArray(c.interval, c.buckets)
 	}
 	if c.strategy == SlowRequestRatio {

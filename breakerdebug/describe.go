@@ -29,7 +29,12 @@ func describe(r breaker.Rule) string {
 	}
 	if r.Strategy != breaker.ConsecutiveErrors {
 		d := r.WithDefaults() // the minimum the library uses, also for an ErrorCount rule's 0
-		parts = append(parts, "min "+plural(d.MinRequestAmount, "call")+" in "+d.StatInterval.String())
+		if d.StatCalls > 0 {
+			parts = append(parts, "of the last "+plural(uint64(d.StatCalls), "call")+", min "+
+				strconv.FormatUint(d.MinRequestAmount, 10))
+		} else {
+			parts = append(parts, "min "+plural(d.MinRequestAmount, "call")+" in "+d.StatInterval.String())
+		}
 		if d.FastBuckets > 0 {
 			newest := d.StatInterval / time.Duration(d.BucketCount) * time.Duration(d.FastBuckets)
 			parts = append(parts, "or ≥ "+percent(d.FastThreshold)+" in the last "+newest.String())

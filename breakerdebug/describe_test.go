@@ -72,6 +72,11 @@ func TestRuleText(t *testing.T) {
 			want: "errors ≥ 50% · min 5 calls in 1s · retry 5s · ramp up for 30s after recovery",
 		},
 		{
+			name: "a window of calls",
+			give: breaker.Rule{Strategy: breaker.ErrorRatio, Threshold: 0.5, StatCalls: 100, RetryTimeout: 5 * time.Second},
+			want: "errors ≥ 50% · of the last 100 calls, min 100 · retry 5s",
+		},
+		{
 			name: "one probe is the default, not shown",
 			give: breaker.Rule{Strategy: breaker.ConsecutiveErrors, Threshold: 2, RetryTimeout: time.Second, ProbeNum: 1},
 			want: "2 failures in a row · retry 1s",
