@@ -140,6 +140,7 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 					"generation": 0, "total": 3, "bad": 0, "ruleText": "slow ≥ 50% (RT > 100ms) · min 5 calls in 1s · retry 10s"},
 			}},
 		},
+		"overrides": []any{},
 		"transitions": []any{
 			map[string]any{"seq": 3, "resource": "inventory", "rule": inventory, "ruleText": inventoryText,
 				"from": "HALF_OPEN", "to": "OPEN", "reason": "ProbeFailed", "snapshot": 0,
@@ -161,7 +162,7 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 func TestJSONWithNoRules(t *testing.T) {
 	_, _, h := newManager(t)
 	rec := get(h, http.MethodGet, path+"?format=json", nil)
-	assert.JSONEq(t, fmt.Sprintf(`{"now":%q,"resources":[],"transitions":[]}`, stamp(0)), rec.Body.String())
+	assert.JSONEq(t, fmt.Sprintf(`{"now":%q,"resources":[],"overrides":[],"transitions":[]}`, stamp(0)), rec.Body.String())
 }
 
 // The times of a breaker follow its state: none when CLOSED, retryAt when OPEN, and retryAt
