@@ -333,6 +333,8 @@ func TestPageIsSelfContained(t *testing.T) {
 	for _, want := range []string{
 		`<table id="breakers">`,
 		`<th>Resource</th><th>Rule</th><th>State</th><th>Window</th><th>Retry</th>`,
+		`<table id="overrides">`,
+		`<th>Resource</th><th>Force</th><th>Until</th><th>Note</th><th>Since</th>`,
 		`<table id="settings">`,
 		`<th>Resource</th><th>Force</th><th>Timeout</th><th class="num">Max concurrency</th><th class="num">In flight</th>`,
 		`<table id="transitions">`,
