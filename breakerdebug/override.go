@@ -51,8 +51,8 @@ func WithOverrides(authorize func(r *http.Request) (operator string, err error))
 }
 
 // WithLogger sets where the handler logs each change an operator makes through it, with the
-// operator's name (slog.Default() by default). The Manager logs the overrides too, with its own
-// logger (breaker.WithLogger), but knows no operator.
+// operator's name (slog.Default() by default; a nil l keeps it). The Manager logs the
+// overrides too, with its own logger (breaker.WithLogger), but knows no operator.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(h *handler) {
 		if l != nil {
