@@ -52,6 +52,18 @@
 // marks such breakers "dry run", and shows a forced resource as "FORCED OPEN" or "FORCED
 // CLOSED", apart from its breakers' own states, so that neither is taken for a tripped breaker.
 //
+// The operators' overrides in force ([breaker.Manager.Override]) are listed by resource:
+//
+//	"overrides": [{"resource": "payments", "force": "open", "at": "2026-01-01T00:00:00Z",
+//	               "until": "2026-01-01T00:10:00Z", "note": "INC-42"}]
+//
+// An overridden resource is listed in "resources" too, with no breakers if it has no rules,
+// and its breakers' "dryRun" follows the override's force rather than its settings'. A
+// transition with reason "Override" has the operator's "note" (when there is one) and, for a
+// resource without rules, no "rule". The page shows the overrides in a table of their own, with
+// when each ends, and marks an overridden resource "override" beside its breakers. With
+// [WithOverrides], operators set them through the handler.
+//
 // A resource whose breakers a template rule made (Resource ending in "*") is listed under its
 // own name, each breaker with the template as its rule: at most 100 such resources
 // ([WithTemplates]), those with a breaker not CLOSED first, then the most called. The document
@@ -110,6 +122,7 @@ package breakerdebug
 import (
 	"cmp"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"mime"
 	"net/http"
@@ -126,7 +139,8 @@ const keep = 100
 
 // Handler returns an http.Handler that serves the status of m's breakers, as an HTML page or
 // as JSON (see the package documentation). It answers GET and HEAD; any other method gets
-// 405 Method Not Allowed.
+// 405 Method Not Allowed. A path ending in "/override" takes operators' writes instead, if the
+// program allows them (WithOverrides), and POST alone.
 //
 // Each call of Handler registers one observer on m, for the Manager's lifetime, which keeps
 // the last 100 state changes: call it once per Manager, before traffic, and reuse the
@@ -137,7 +151,8 @@ func Handler(m *breaker.Manager, opts ...Option) http.Handler {
 	if m == nil {
 		m = breaker.Default()
 	}
-	h := &handler{m: m, recent: &recent{}, unruled: defaultUnruled, templates: defaultTemplates}
+	h := &handler{m: m, recent: &recent{}, unruled: defaultUnruled, templates: defaultTemplates,
+		logger: slog.Default()}
 	for _, o := range opts {
 		o.apply(h)
 	}
@@ -192,12 +207,16 @@ type handler struct {
 	rec       *Recorder // nil: no call counts
 	unruled   int
 	templates int
+	// authorize admits a write and names its operator; nil: read-only.
+	authorize func(*http.Request) (string, error)
+	logger    *slog.Logger
 }
 
 // status is the JSON document, and the data the HTML page starts from.
 type status struct {
 	Now         time.Time        `json:"now"`
 	Resources   []resourceStatus `json:"resources"`
+	Overrides   []overrideStatus `json:"overrides"`
 	Transitions []transition     `json:"transitions"`
 	// Unruled are the resources with calls in the last minute, neither rules nor settings, and
 	// no template matching their name, the most called first; set with a Recorder.
@@ -248,20 +267,26 @@ type breakerStatus struct {
 }
 
 type transition struct {
-	Seq        uint64       `json:"seq"`
-	Resource   string       `json:"resource"`
-	Rule       breaker.Rule `json:"rule"`
-	RuleText   string       `json:"ruleText"`
-	From       string       `json:"from"`
-	To         string       `json:"to"`
-	Reason     string       `json:"reason"`
-	Snapshot   float64      `json:"snapshot"`
-	At         time.Time    `json:"at"`
-	Generation uint64       `json:"generation"`
-	DryRun     bool         `json:"dryRun"`
+	Seq      uint64 `json:"seq"`
+	Resource string `json:"resource"`
+	// Rule and RuleText are left out of an Override change of a resource without rules.
+	Rule       *breaker.Rule `json:"rule,omitempty"`
+	RuleText   string        `json:"ruleText,omitempty"`
+	From       string        `json:"from"`
+	To         string        `json:"to"`
+	Reason     string        `json:"reason"`
+	Note       string        `json:"note,omitempty"` // an Override's note
+	Snapshot   float64       `json:"snapshot"`
+	At         time.Time     `json:"at"`
+	Generation uint64        `json:"generation"`
+	DryRun     bool          `json:"dryRun"`
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isOverridePath(r.URL.Path) {
+		h.serveOverride(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "breakerdebug: method not allowed", http.StatusMethodNotAllowed)
@@ -277,12 +302,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// status reads the manager now. The rules and the settings are read once, and each resource's
-// breakers and calls in flight after them: a resource whose rules a concurrent LoadRules removed
-// in between is listed without breakers if it has settings, and left out if not.
+// status reads the manager now. The rules, the settings and the overrides are read once, and
+// each resource's breakers and calls in flight after them: a resource whose rules a concurrent
+// LoadRules removed in between is listed without breakers if it has settings or an override,
+// and left out if not.
 func (h *handler) status() *status {
-	st := &status{Now: h.m.Now(), Resources: []resourceStatus{}}
+	st := &status{Now: h.m.Now(), Resources: []resourceStatus{}, Overrides: []overrideStatus{}}
 	settings := h.m.Resources()
+	overridden := map[string]breaker.Force{}
+	for _, o := range h.m.Overrides() {
+		st.Overrides = append(st.Overrides, overrideStatusOf(o))
+		overridden[o.Resource] = o.Force
+	}
 	var names, templates []string
 	for _, r := range h.m.Rules() {
 		names = append(names, r.Resource)
@@ -291,6 +322,9 @@ func (h *handler) status() *status {
 		}
 	}
 	for name := range settings {
+		names = append(names, name)
+	}
+	for name := range overridden {
 		names = append(names, name)
 	}
 	if d := h.m.TemplateStats(); d.Templates > 0 {
@@ -311,8 +345,12 @@ func (h *handler) status() *status {
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
 		cfg, hasSettings := settings[name]
+		force, hasOverride := overridden[name]
+		if !hasOverride {
+			force = cfg.Force
+		}
 		breakers := h.m.Breakers(name)
-		if len(breakers) == 0 && !hasSettings {
+		if len(breakers) == 0 && !hasSettings && !hasOverride {
 			continue
 		}
 		res := resourceStatus{Resource: name, Breakers: make([]breakerStatus, 0, len(breakers))}
@@ -325,7 +363,7 @@ func (h *handler) status() *status {
 			}
 			res.InFlight = &inFlight
 		}
-		forcedClosed := cfg.Force == breaker.ForceClosed
+		forcedClosed := force == breaker.ForceClosed
 		for _, b := range breakers {
 			s := b.Stats()
 			rule := b.Rule()
@@ -364,19 +402,22 @@ func (h *handler) status() *status {
 	changes := h.recent.newestFirst()
 	st.Transitions = make([]transition, 0, len(changes))
 	for _, c := range changes {
-		st.Transitions = append(st.Transitions, transition{
+		t := transition{
 			Seq:        c.Seq,
 			Resource:   c.Resource,
-			Rule:       c.Rule,
-			RuleText:   describe(c.Rule),
 			From:       c.From.String(),
 			To:         c.To.String(),
 			Reason:     c.Reason.String(),
+			Note:       c.Note,
 			Snapshot:   c.Snapshot,
 			At:         c.At,
 			Generation: c.Generation,
 			DryRun:     c.DryRun,
-		})
+		}
+		if c.Rule.Resource != "" { // a zero Rule: an override of a resource without rules
+			t.Rule, t.RuleText = &c.Rule, describe(c.Rule)
+		}
+		st.Transitions = append(st.Transitions, t)
 	}
 	return st
 }

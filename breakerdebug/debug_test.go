@@ -140,6 +140,7 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 					"generation": 0, "total": 3, "bad": 0, "ruleText": "slow ≥ 50% (RT > 100ms) · min 5 calls in 1s · retry 10s"},
 			}},
 		},
+		"overrides": []any{},
 		"transitions": []any{
 			map[string]any{"seq": 3, "resource": "inventory", "rule": inventory, "ruleText": inventoryText,
 				"from": "HALF_OPEN", "to": "OPEN", "reason": "ProbeFailed", "snapshot": 0,
@@ -161,7 +162,7 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 func TestJSONWithNoRules(t *testing.T) {
 	_, _, h := newManager(t)
 	rec := get(h, http.MethodGet, path+"?format=json", nil)
-	assert.JSONEq(t, fmt.Sprintf(`{"now":%q,"resources":[],"transitions":[]}`, stamp(0)), rec.Body.String())
+	assert.JSONEq(t, fmt.Sprintf(`{"now":%q,"resources":[],"overrides":[],"transitions":[]}`, stamp(0)), rec.Body.String())
 }
 
 // The times of a breaker follow its state: none when CLOSED, retryAt when OPEN, and retryAt
@@ -332,6 +333,8 @@ func TestPageIsSelfContained(t *testing.T) {
 	for _, want := range []string{
 		`<table id="breakers">`,
 		`<th>Resource</th><th>Rule</th><th>State</th><th>Window</th><th>Retry</th>`,
+		`<table id="overrides">`,
+		`<th>Resource</th><th>Force</th><th>Until</th><th>Note</th><th>Since</th>`,
 		`<table id="settings">`,
 		`<th>Resource</th><th>Force</th><th>Timeout</th><th class="num">Max concurrency</th><th class="num">In flight</th>`,
 		`<table id="transitions">`,

@@ -345,3 +345,67 @@ func TestE2EDashboard(t *testing.T) {
 	assert.Contains(t, rowOf(t, breakers, "hang"), "probe timed out")
 	assert.NotContains(t, breakers, "in -", "no negative times")
 }
+
+// Given an operator's override of a resource with rules, set over HTTP before the page loads,
+// and one of a resource without rules set between the load and the first refresh, when
+// Chromium renders the page, then the overrides table shows each with its force, its end and
+// its note (markup as text), the breakers table marks both resources, and the summary and the
+// transitions count and name them.
+func TestE2EOverrides(t *testing.T) {
+	chromium(t)
+	w := newWritable(t, nil, inventoryRule, paymentsErrors)
+	const hostile = "<b>retired</b> INC-7"
+	var refreshes atomic.Int32
+	mux := http.NewServeMux()
+	mux.Handle(path+"/", w.h) // the page at path/, the writes at path/override
+	mux.Handle("GET "+path+"/page", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") == "json" && refreshes.Add(1) == 1 {
+			rec := post(w.h, `{"resource": "legacy", "action": "closed", "duration": "1h", "note": "`+hostile+`"}`)
+			assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		}
+		w.h.ServeHTTP(rw, r)
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+
+	req, err := http.NewRequest(http.MethodPost, srv.URL+path+"/override",
+		strings.NewReader(`{"resource": "inventory", "action": "open", "duration": "10m", "note": "ledger deploy"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Operator", "alice")
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	w.clk.Advance(time.Minute)
+
+	dom := dumpDOM(t, srv.URL+path+"/page")
+
+	require.GreaterOrEqual(t, refreshes.Load(), int32(1), "the page refreshed")
+	overrides := section(t, dom, "overrides")
+	assert.Contains(t, rowOf(t, overrides, "inventory"),
+		`<td class="state"><span class="badge forced-open">FORCED OPEN</span></td><td class="nowrap" title="`+
+			stamp(10*time.Minute)+`">00:10:00.000<span class="muted"> (in 9m0s)</span></td><td class="note">ledger deploy</td>`)
+	assert.Contains(t, rowOf(t, overrides, "legacy"),
+		`<span class="badge forced-closed">FORCED CLOSED</span></td><td class="nowrap" title="`+
+			stamp(time.Minute+time.Hour)+`">01:01:00.000<span class="muted"> (in 60m0s)</span></td>`+
+			`<td class="note">&lt;b&gt;retired&lt;/b&gt; INC-7</td>`, "set before the first refresh, which shows it")
+	assert.NotContains(t, dom, "<b>retired", "the note is text, not markup")
+
+	breakers := section(t, dom, "breakers")
+	assert.Contains(t, rowOf(t, breakers, "inventory"), `<span class="badge forced-open">FORCED OPEN</span>`+
+		`<span class="badge override" title="forced open until 00:10:00.000 UTC — ledger deploy">override</span>`+
+		`<span class="badge closed">`, "its breaker's own state beside the override")
+	assert.Contains(t, rowOf(t, breakers, "legacy"), `<td class="muted">no rules</td><td class="state">`+
+		`<span class="badge forced-closed">FORCED CLOSED</span><span class="badge override"`)
+	assert.Contains(t, dom, "2 breakers on 3 resources: 0 open, 0 half-open, 2 closed; 1 resource forced open; "+
+		"1 resource forced closed; 2 operator overrides")
+	transitions := section(t, dom, "transitions")
+	assert.Contains(t, rowOf(t, transitions, "inventory"), `<div class="note muted">ledger deploy</div>`)
+	assert.Contains(t, rowOf(t, transitions, "legacy"), `<td class="muted">—</td>`, "no rules: no state to show")
+}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/halfopen/breaker"
@@ -52,4 +54,31 @@ func ExampleNewRecorder() {
 		st.Resources[0].Resource, c.Calls, c.RejectedOpen, c.Failures, c.Ran, c.ErrorPercent, c.RTP50)
 	// Output:
 	// inventory: 5 calls, 1 rejected, 3 of 4 failed (75%), p50 50ms
+}
+
+// WithOverrides lets an operator the program authorizes force a resource open for a while
+// with a POST to the handler's path followed by /override.
+func ExampleWithOverrides() {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithLogger(slog.New(slog.DiscardHandler)))
+	h := breakerdebug.Handler(m,
+		breakerdebug.WithOverrides(func(r *http.Request) (string, error) {
+			if user, pass, ok := r.BasicAuth(); ok && user == "alice" && pass == "secret" {
+				return user, nil
+			}
+			return "", errors.New("unknown operator")
+		}),
+		breakerdebug.WithLogger(slog.New(slog.DiscardHandler)))
+
+	req := httptest.NewRequest(http.MethodPost, "/debug/breakers/override",
+		strings.NewReader(`{"resource": "payments", "action": "open", "duration": "10m", "note": "INC-42"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth("alice", "secret")
+	resp := httptest.NewRecorder()
+	h.ServeHTTP(resp, req)
+	fmt.Print(resp.Code, " ", resp.Body)
+	fmt.Println(m.Do(context.Background(), "payments", func(context.Context) error { return nil }))
+	// Output:
+	// 200 {"resource":"payments","force":"open","at":"2026-01-01T00:00:00Z","until":"2026-01-01T00:10:00Z","note":"INC-42"}
+	// breaker: call to "payments" blocked: breaker: resource forced open
 }

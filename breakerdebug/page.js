@@ -46,8 +46,25 @@
     return b;
   }
 
-  function forceOf(res) {
+  // forceOf is the force a resource is under: its override's, if an operator set one, else
+  // its settings'.
+  function forceOf(res, o) {
+    if (o) return o.force;
     return res.settings ? res.settings.force : "auto";
+  }
+
+  // overrideText says what an override does and until when, with the operator's note.
+  function overrideText(o) {
+    const what = { open: "forced open", closed: "forced closed", auto: "auto (the settings' force lifted)" }[o.force] ||
+      String(o.force);
+    return what + " until " + clock(o.until) + " UTC" + (o.note ? " — " + o.note : "");
+  }
+
+  // overrideBadge marks a resource under an operator's override, which its title describes.
+  function overrideBadge(o) {
+    const b = el("span", "badge override", "override");
+    b.title = overrideText(o);
+    return b;
   }
 
   // ruleCell shows a breaker's rule: its ID, if it has one, over the server's description of
@@ -168,10 +185,11 @@
     ];
   }
 
-  function callsRow(res) {
+  function callsRow(res, overrides) {
     const tr = el("tr");
-    const force = forceOf(res);
-    const badges = [forceBadge(force)];
+    const o = overrides.get(res.resource);
+    const force = forceOf(res, o);
+    const badges = [forceBadge(force), o ? overrideBadge(o) : null];
     for (const b of res.breakers || []) badges.push(badge(b.state));
     const state = cell("state", ...badges.filter((x) => x));
     if (!res.breakers || res.breakers.length === 0) state.append(el("span", "muted", "no rules"));
@@ -215,8 +233,9 @@
     return b ? "row-" + stateClass(b.state) : "";
   }
 
-  function breakerRows(res, now, counts) {
-    const force = forceOf(res);
+  function breakerRows(res, now, counts, o) {
+    const force = forceOf(res, o);
+    const marks = () => [forceBadge(force), o ? overrideBadge(o) : null];
     const rows = [];
     for (const b of res.breakers || []) {
       if (b.dryRun) counts.dryRun++;
@@ -224,7 +243,7 @@
       const tr = el("tr", rowClass(force, b));
       const retry = el("td", "", retryText(b, now));
       if (b.retryAt) retry.title = "retry at " + b.retryAt;
-      const state = cell("state", ...[forceBadge(force), badge(b.state), b.dryRun ? dryBadge() : null,
+      const state = cell("state", ...[...marks(), badge(b.state), b.dryRun ? dryBadge() : null,
         b.rampingUp ? rampBadge() : null].filter((x) => x));
       tr.append(
         el("td", "resource", res.resource),
@@ -236,13 +255,13 @@
       rows.push(tr);
     }
     if (rows.length === 0) {
-      // A resource with settings and no rules: its force is all there is to show.
+      // A resource with settings or an override and no rules: its force is all there is to show.
       const tr = el("tr", rowClass(force, null));
-      const f = forceBadge(force);
+      const f = marks().filter((x) => x);
       tr.append(
         el("td", "resource", res.resource),
         el("td", "muted", "no rules"),
-        f ? cell("state", f) : el("td", "muted", "auto"),
+        f.length ? cell("state", ...f) : el("td", "muted", "auto"),
         el("td", "num", "—"),
         el("td"),
         el("td", "num"));
@@ -267,45 +286,75 @@
     return tr;
   }
 
+  // overrideRow shows an operator's override: the force, when it ends, the note, and since when.
+  function overrideRow(o, now) {
+    const tr = el("tr", rowClass(o.force, null));
+    let f = forceBadge(o.force);
+    if (!f) {
+      f = el("span", "badge lifted", "AUTO");
+      f.title = "the Force of the resource's settings is lifted";
+    }
+    const until = el("td", "nowrap", clock(o.until));
+    until.title = String(o.until);
+    const left = Date.parse(o.until) - now;
+    until.append(el("span", "muted", left > 0 ? " (in " + span(left) + ")" : " (ending)"));
+    tr.append(
+      el("td", "resource", o.resource),
+      cell("state", f),
+      until,
+      o.note ? el("td", "note", o.note) : el("td", "muted", "—"),
+      timeCell(o.at, now, "nowrap"));
+    return tr;
+  }
+
   function render(st) {
     const now = Date.parse(st.now);
     const rows = [];
     const settings = [];
     const counts = { CLOSED: 0, OPEN: 0, HALF_OPEN: 0, dryRun: 0 };
     const forced = { open: 0, closed: 0 };
+    const overrides = new Map((st.overrides || []).map((o) => [o.resource, o]));
     let breakers = 0;
     for (const res of st.resources || []) {
+      const o = overrides.get(res.resource);
       breakers += (res.breakers || []).length;
-      rows.push(...breakerRows(res, now, counts));
-      if (res.settings) {
-        settings.push(settingsRow(res));
-        if (res.settings.force in forced) forced[res.settings.force]++;
-      }
+      rows.push(...breakerRows(res, now, counts, o));
+      if (res.settings) settings.push(settingsRow(res));
+      const force = forceOf(res, o);
+      if (force in forced) forced[force]++;
     }
     replaceBody("#breakers", rows.length ? rows : [emptyRow("No rules loaded.")]);
     const withCalls = (st.resources || []).filter((res) => res.calls);
     const recorded = st.unruled !== undefined || withCalls.length > 0;
     document.getElementById("traffic").hidden = !recorded;
     if (recorded) {
-      replaceBody("#calls", withCalls.length ? withCalls.map(callsRow) : [emptyRow("No resources.", 16)]);
+      replaceBody("#calls", withCalls.length ? withCalls.map((res) => callsRow(res, overrides)) : [emptyRow("No resources.", 16)]);
       const unruled = (st.unruled || []).map(unruledRow);
       replaceBody("#unruled", unruled.length ? unruled :
         [emptyRow("Every resource called in the last minute has rules or settings.", 16)]);
     }
     replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 5)]);
+    const overrideRows = (st.overrides || []).map((o) => overrideRow(o, now));
+    replaceBody("#overrides", overrideRows.length ? overrideRows : [emptyRow("No overrides.", 5)]);
 
     const changes = (st.transitions || []).map((c) => {
       const tr = el("tr");
       const rule = c.rule || {};
-      const reason = c.reason === "ThresholdExceeded" ? c.reason + " (" + c.snapshot + ")" : c.reason;
-      const change = cell("change", badge(c.from), el("span", "arrow", "→"), badge(c.to));
-      if (c.dryRun) change.append(dryBadge());
+      const reason = el("td", "reason", c.reason === "ThresholdExceeded" ? c.reason + " (" + c.snapshot + ")" : c.reason);
+      if (c.note) reason.append(el("div", "note muted", c.note));
+      // An override moves no breaker: its change shows the state it left, or nothing for a
+      // resource without rules.
+      let change;
+      if (!c.rule) change = el("td", "muted", "—");
+      else if (c.from === c.to) change = cell("change", badge(c.to));
+      else change = cell("change", badge(c.from), el("span", "arrow", "→"), badge(c.to));
+      if (c.dryRun && c.rule) change.append(dryBadge());
       tr.append(
         timeCell(c.at, now, "nowrap"),
         el("td", "resource", c.resource),
         ruleName(rule, c.ruleText),
         change,
-        el("td", "reason", reason),
+        reason,
         el("td", "num", c.generation),
         el("td", "num", c.seq));
       return tr;
@@ -318,6 +367,7 @@
     if (counts.dryRun) summary += "; " + counts.dryRun + " dry run (rejecting nothing)";
     if (forced.open) summary += "; " + plural(forced.open, "resource") + " forced open";
     if (forced.closed) summary += "; " + plural(forced.closed, "resource") + " forced closed";
+    if (overrides.size) summary += "; " + plural(overrides.size, "operator override");
     const d = st.templates;
     if (d) {
       summary += "; " + plural(d.resources, "resource") + " with breakers from templates (" + d.breakers +
