@@ -187,6 +187,25 @@ func (e *RuleError) Error() string {
 // Unwrap returns ErrInvalidRule.
 func (e *RuleError) Unwrap() error { return ErrInvalidRule }
 
+// OverrideError is the error of an override that Manager.Override refuses: it names the
+// resource, the field at fault (Resource, Force, Duration, Note) and why.
+type OverrideError struct {
+	Resource string
+	Field    string
+	Reason   string
+}
+
+func (e *OverrideError) Error() string {
+	return fmt.Sprintf("breaker: invalid override (resource %q): %s %s", e.Resource, e.Field, e.Reason)
+}
+
+// Unwrap returns ErrInvalidOverride.
+func (e *OverrideError) Unwrap() error { return ErrInvalidOverride }
+
+// ErrInvalidOverride is wrapped by every error that Manager.Override returns for an override it
+// refuses.
+var ErrInvalidOverride = errors.New("breaker: invalid override")
+
 // ErrInvalidRule is wrapped by every error that Rule.Validate, LoadRules and the rule parsers
 // return for a rule that cannot be loaded. Use errors.As with *RuleError for the details.
 var ErrInvalidRule = errors.New("breaker: invalid rule")

@@ -52,33 +52,44 @@ func (o *override) over(now int64) bool {
 // Override from each breaker of the resource (one StateChange with a zero Rule for a resource
 // without rules), with the note; the Manager's logger logs it. A d that is not positive or is
 // longer than MaxOverrideDuration, an unknown force, a note longer than MaxOverrideNote or not
-// UTF-8, a name the Manager would not keep, or one more than MaxOverrides resources is a
-// *RuleError, and nothing changes.
+// UTF-8, a name the Manager would not keep, or one more than MaxOverrides resources overridden
+// at once is an *OverrideError (wrapping ErrInvalidOverride), and nothing changes. Overrides
+// whose end has come are removed then, and observers hear them expire.
 func (m *Manager) Override(resource string, force Force, d time.Duration, note string) (OverrideInfo, error) {
 	if err := m.checkOverride(resource, force, d, note); err != nil {
 		return OverrideInfo{}, err
 	}
 	m.loadMu.Lock()
 	m.tmpl.mu.Lock()
-	old := m.rules.Load()
-	if _, replaced := old.overrides[resource]; !replaced && len(old.overrides) >= MaxOverrides {
+	old, now := m.rules.Load(), m.now()
+	overrides := make(map[string]*override, len(old.overrides)+1)
+	var expired []string
+	for name, o := range old.overrides {
+		if o.over(now) {
+			expired = append(expired, name)
+		} else {
+			overrides[name] = o
+		}
+	}
+	if _, replaced := overrides[resource]; !replaced && len(overrides) >= MaxOverrides {
 		m.tmpl.mu.Unlock()
 		m.loadMu.Unlock()
-		return OverrideInfo{}, &RuleError{Index: -1, Resource: resource, Field: "Resource",
+		return OverrideInfo{}, &OverrideError{Resource: resource, Field: "Resource",
 			Reason: fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", MaxOverrides)}
 	}
-	now := m.now()
 	o := &override{from: now, until: after(now, int64(d))}
 	o.OverrideInfo = OverrideInfo{Resource: strings.Clone(resource), Force: force, At: m.timeAt(now),
 		Until: m.timeAt(o.until), Note: strings.Clone(note)}
-	overrides := maps.Clone(old.overrides)
-	if overrides == nil {
-		overrides = map[string]*override{}
-	}
 	overrides[o.Resource] = o
 	changes := m.publishOverrides(old, overrides, now)
 	m.tmpl.mu.Unlock()
 	m.loadMu.Unlock()
+	slices.Sort(expired)
+	for _, name := range expired {
+		if name != resource {
+			m.overrideOver(name, old.overrides[name].Force, "expired", now)
+		}
+	}
 	m.logger.Info("breaker: override", "resource", resource, "force", force.String(), "until", o.Until,
 		"note", note)
 	m.tellOverride(resource, note, now)
@@ -88,8 +99,9 @@ func (m *Manager) Override(resource string, force Force, d time.Duration, note s
 	return o.OverrideInfo, nil
 }
 
-// EndOverride ends the override of resource now, and reports whether there was one. Observers
-// hear Reason Override with the note "ended"; the Manager's logger logs it.
+// EndOverride ends the override of resource now, and reports whether one was in force.
+// Observers hear Reason Override with the note "ended" (or "expired", for one whose end had come
+// before); the Manager's logger logs it.
 func (m *Manager) EndOverride(resource string) bool {
 	return m.endOverride(resource, nil, "ended")
 }
@@ -111,7 +123,7 @@ func (m *Manager) Overrides() []OverrideInfo {
 // checkOverride validates an override before anything is locked.
 func (m *Manager) checkOverride(resource string, force Force, d time.Duration, note string) error {
 	invalid := func(field, reason string) error {
-		return &RuleError{Index: -1, Resource: resource, Field: field, Reason: reason}
+		return &OverrideError{Resource: resource, Field: field, Reason: reason}
 	}
 	switch {
 	case resource == "":
@@ -127,14 +139,16 @@ func (m *Manager) checkOverride(resource string, force Force, d time.Duration, n
 	case !utf8.ValidString(note):
 		return invalid("Note", "is not UTF-8")
 	}
-	if err := m.checkName(resource); err != nil {
-		return err
+	if len(resource) > m.maxName {
+		return invalid("Resource", fmt.Sprintf("is %d bytes long, more than the %d a Manager keeps (WithMaxNameLength)",
+			len(resource), m.maxName))
 	}
 	return nil
 }
 
 // endOverride removes the override of resource, if it is o (nil: whichever there is), and tells
-// the observers with note. It reports whether it removed one.
+// the observers with note, or "expired" for one whose end had come. It reports whether it
+// removed one that was still in force.
 func (m *Manager) endOverride(resource string, o *override, note string) bool {
 	m.loadMu.Lock()
 	m.tmpl.mu.Lock()
@@ -148,15 +162,25 @@ func (m *Manager) endOverride(resource string, o *override, note string) bool {
 	overrides := maps.Clone(old.overrides)
 	delete(overrides, resource)
 	now := m.now()
+	inForce := !cur.over(now)
+	if !inForce {
+		note = "expired"
+	}
 	changes := m.publishOverrides(old, overrides, now)
 	m.tmpl.mu.Unlock()
 	m.loadMu.Unlock()
-	m.logger.Info("breaker: override over", "resource", resource, "force", cur.Force.String(), "why", note)
-	m.tellOverride(resource, note, now)
+	m.overrideOver(resource, cur.Force, note, now)
 	for _, c := range changes {
 		m.notify(c)
 	}
-	return true
+	return inForce
+}
+
+// overrideOver logs and tells the observers that the override of resource, which forced it to
+// force, is over at now, for why ("ended" or "expired").
+func (m *Manager) overrideOver(resource string, force Force, why string, now int64) {
+	m.logger.Info("breaker: override over", "resource", resource, "force", force.String(), "why", why)
+	m.tellOverride(resource, why, now)
 }
 
 // expire is admit's step for a resource whose override has ended at now: it removes the

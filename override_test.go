@@ -143,9 +143,10 @@ func TestOverrideValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newOverrideHarness(t, 100, errorCount(1, 1))
 			_, err := h.m.Override(tt.resource, tt.force, tt.d, tt.note)
-			var re *breaker.RuleError
+			var re *breaker.OverrideError
 			require.ErrorAs(t, err, &re)
-			assert.ErrorIs(t, err, breaker.ErrInvalidRule)
+			assert.ErrorIs(t, err, breaker.ErrInvalidOverride)
+			assert.Contains(t, err.Error(), "breaker: invalid override")
 			assert.Equal(t, tt.field, re.Field)
 			assert.Empty(t, h.m.Overrides())
 			assert.Empty(t, h.events.all(), "observers hear nothing")
@@ -164,12 +165,32 @@ func TestOverrideBound(t *testing.T) {
 		require.NoError(t, err)
 	}
 	_, err := m.Override("one more", breaker.ForceOpen, time.Minute, "")
-	var re *breaker.RuleError
+	var re *breaker.OverrideError
 	require.ErrorAs(t, err, &re)
 	assert.Contains(t, re.Reason, "one override too many")
 	_, err = m.Override("r0", breaker.ForceClosed, time.Minute, "")
 	assert.NoError(t, err)
 	assert.Len(t, m.Overrides(), breaker.MaxOverrides)
+}
+
+// Overrides whose end has come count toward no bound, though no call to their resources
+// removed them, and ending one says it was no longer in force.
+func TestOverridesThatExpiredUncalled(t *testing.T) {
+	h := newOverrideHarness(t, 100)
+	for i := range breaker.MaxOverrides {
+		_, err := h.m.Override(fmt.Sprint("r", i), breaker.ForceOpen, time.Minute, "")
+		require.NoError(t, err)
+	}
+	h.clock.Advance(time.Minute)
+	assert.Empty(t, h.m.Overrides())
+	assert.False(t, h.m.EndOverride("r0"), "its end had come")
+	h.events.reset()
+	_, err := h.m.Override("new", breaker.ForceOpen, time.Minute, "")
+	require.NoError(t, err, "the expired ones make room")
+	notes := overrideNotes(t, h.events)
+	assert.Len(t, notes, breaker.MaxOverrides, "observers hear 999 expire and the new one begin")
+	assert.Equal(t, `r1 "" expired`, notes[0])
+	assert.Equal(t, `new "" `, notes[len(notes)-1])
 }
 
 // A clock that steps back before an override began ends it rather than stretching it.
