@@ -116,7 +116,7 @@ func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(co
 // rule set's index.
 func (m *Manager) find(rs *ruleSet, resource string) *resource {
 	res := rs.index.get(resource)
-	if rs.templates != nil || rs.settingTemplates != nil {
+	if rs.hasTemplates {
 		return m.lookup(rs, resource, res)
 	}
 	return res
@@ -206,19 +206,17 @@ func (c *call) leave() {
 }
 
 // admit is the check of a call to resource, whose breakers and settings are res (nil: none),
-// in the order the call meets them: ForceOpen rejects before anything else; then the breakers
-// (ForceClosed makes them let the call through, see circuit.dry); then MaxConcurrency, which
-// gives back a probe the call took. It records in c what the call's completion needs, and
-// times the call when a breaker or a call observer needs its response time.
+// in the order the call meets them: an override whose end has come goes first, then ForceOpen
+// rejects before anything else; then the breakers (ForceClosed makes them let the call
+// through, see circuit.dry); then MaxConcurrency, which gives back a probe the call took. It
+// records in c what the call's completion needs, and times the call when a breaker or a call
+// observer needs its response time.
 //
 // The breaker check is the built-in slot: the call passes only if every breaker admits it,
 // and a breaker whose retry time has come takes the call as its probe only when no other
 // rejects it (admitNotClosed). When every breaker is CLOSED, the common case, it only records
 // their periods.
 func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
-	if res != nil && res.override != nil && res.override.over(m.now()) {
-		res = m.expire(resource, res)
-	}
 	if res == nil {
 		if len(m.calls) > 0 {
 			c.start, c.timed = m.now(), true // a call observer wants the RT
@@ -227,8 +225,13 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	}
 	s := res.set
 	c.owner = res.owner
-	if s != nil && s.Force == ForceOpen {
-		return m.reject(resource, s.forcedOpen)
+	if s != nil {
+		if s.override != nil && s.override.over(m.now()) {
+			return m.admit(c, resource, m.expire(resource, s.override)) // as the resource is without it
+		}
+		if s.Force == ForceOpen {
+			return m.reject(resource, s.forcedOpen)
+		}
 	}
 	if res.timed || len(m.calls) > 0 {
 		c.start, c.timed = m.now(), true

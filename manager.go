@@ -44,6 +44,7 @@ type ruleSet struct {
 	settingTemplates []*settingTemplate   // longest prefix first
 	overrides        map[string]*override // operators' overrides, by resource name
 	nameBudget       int64                // what the memory budget leaves for template resources' names
+	hasTemplates     bool                 // template rules or settings: find looks further than the index
 }
 
 // resource is the breakers of one resource, in rule order, and its settings.
@@ -53,7 +54,6 @@ type resource struct {
 	timed    bool           // a breaker needs each call's response time
 	set      *settings      // nil: the zero ResourceConfig
 	owner    *templateEntry // the entry of a resource made from templates, which its calls mark used; else nil
-	override *override      // an operator's override, whose end the first call after it finds; else nil
 }
 
 // NewManager returns a Manager with no rules: every call passes until LoadRules.

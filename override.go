@@ -185,8 +185,8 @@ func (m *Manager) overrideOver(resource string, force Force, why string, now int
 
 // expire is admit's step for a resource whose override has ended at now: it removes the
 // override and returns the resource's breakers and settings without it.
-func (m *Manager) expire(resource string, res *resource) *resource {
-	m.endOverride(resource, res.override, "expired")
+func (m *Manager) expire(resource string, o *override) *resource {
+	m.endOverride(resource, o, "expired")
 	return m.find(m.rules.Load(), resource)
 }
 
@@ -216,8 +216,8 @@ func (m *Manager) applyOverrides(rs *ruleSet, overrides map[string]*override) {
 		}
 		cfg.Force = o.Force
 		s := newNameSettings(name, cfg, m.counts.of(name))
-		s.forcedOpen = &BlockError{Resource: name, Cause: ErrForcedOpen}
-		res.set, res.override = s, o
+		s.override = o
+		res.set = s
 	}
 }
 

@@ -64,6 +64,7 @@ type settings struct {
 	forcedOpen *BlockError   // the error of calls that ForceOpen rejects
 	overLimit  *BlockError   // the error of calls past MaxConcurrency
 	template   bool          // made from a template setting, for a name without settings of its own
+	override   *override     // an operator's override, whose end the first call after it finds; else nil
 }
 
 // LoadResources replaces the settings of every resource with cfg: a resource not in cfg goes

@@ -209,7 +209,7 @@ func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
 func (m *Manager) templateResource(rs *ruleSet, e *templateEntry, t *template, own, old *resource, keep []int) *resource {
 	res := &resource{owner: e}
 	if own != nil {
-		res.set, res.override = own.set, own.override
+		res.set = own.set
 	} else {
 		res.set = rs.templateSettingsOf(e.name, &m.counts)
 	}
@@ -473,6 +473,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		r.e.res.Store(r.res)
 	}
 	next.index = newResourceIndex(next.resources)
+	next.hasTemplates = next.templates != nil || next.settingTemplates != nil
 	m.rules.Store(next)
 	d.maxBytes = next.nameBudget
 	m.releaseCounts(next, nil)
