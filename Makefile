@@ -132,12 +132,15 @@ REPS ?= 5
 scenarios:
 	cd benchmarks && go run ./cmd/scenarios -reps $(REPS) -out ../docs/scenarios -doc ../SCENARIOS.md
 
-# fuzz runs each fuzz target for FUZZTIME. Each new input is minimised for at most 2s: the
-# default, a minute, left the fuzzer idle for most of a short run.
+# fuzz runs each fuzz target of the core and of breakerdebug (its write endpoint) for FUZZTIME.
+# Each new input is minimised for at most 2s: the default, a minute, left the fuzzer idle for
+# most of a short run.
 fuzz:
-	@for target in $$(go test -list '^Fuzz' . | grep '^Fuzz'); do \
-		echo "fuzzing $$target for $(FUZZTIME)"; \
-		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s . || exit 1; \
+	@for pkg in . ./breakerdebug; do \
+		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzzing $$pkg $$target for $(FUZZTIME)"; \
+			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg || exit 1; \
+		done; \
 	done
 
 # lint checks the formatting of every file, then runs go vet and staticcheck (pinned above) in
