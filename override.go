@@ -52,9 +52,9 @@ func (o *override) over(now int64) bool {
 // Override from each breaker of the resource (one StateChange with a zero Rule for a resource
 // without rules), with the note; the Manager's logger logs it. A d that is not positive or is
 // longer than MaxOverrideDuration, an unknown force, a note longer than MaxOverrideNote or not
-// UTF-8, a name the Manager would not keep, or one more than MaxOverrides resources overridden
-// at once is an *OverrideError (wrapping ErrInvalidOverride), and nothing changes. Overrides
-// whose end has come are removed then, and observers hear them expire.
+// UTF-8, a name ending in "*" or one the Manager would not keep, or one more than MaxOverrides
+// resources overridden at once is an *OverrideError (wrapping ErrInvalidOverride), and nothing
+// changes. Overrides whose end has come are removed then, and observers hear them expire.
 func (m *Manager) Override(resource string, force Force, d time.Duration, note string) (OverrideInfo, error) {
 	if err := m.checkOverride(resource, force, d, note); err != nil {
 		return OverrideInfo{}, err
@@ -128,6 +128,9 @@ func (m *Manager) checkOverride(resource string, force Force, d time.Duration, n
 	switch {
 	case resource == "":
 		return invalid("Resource", "is required: an override needs the resource's name")
+	case isTemplate(resource):
+		return invalid("Resource", "ends in \"*\": an override forces one resource, named in full, not the "+
+			"names of a template")
 	case force > ForceClosed:
 		return invalid("Force", fmt.Sprintf("must be Auto, ForceOpen or ForceClosed, got %d", force))
 	case d <= 0:

@@ -131,6 +131,7 @@ func TestOverrideValidation(t *testing.T) {
 		field    string
 	}{
 		{"no name", "", breaker.ForceOpen, time.Minute, "", "Resource"},
+		{"a template", "GET *", breaker.ForceOpen, time.Minute, "", "Resource"},
 		{"unknown force", "svc", 3, time.Minute, "", "Force"},
 		{"no duration", "svc", breaker.ForceOpen, 0, "", "Duration"},
 		{"negative duration", "svc", breaker.ForceOpen, -time.Second, "", "Duration"},
