@@ -329,15 +329,6 @@ func (c *circuit) judge(p *period, head, now, hint int64) {
 	c.decide(p, t, all, newest, now, hint)
 }
 
-// countCalls counts n calls completed at now, bad or not, in the window of calls of the CLOSED
-// period p, and trips p if the window then meets the rule's threshold. A good call over a
-// window without bad calls cannot trip it.
-func (c *circuit) countCalls(p *period, n uint64, bad bool, now, hint int64) {
-	if total, badCalls := p.calls.add(n, bad); bad || badCalls > 0 {
-		c.decide(p, c.tune.Load(), counts{total, badCalls}, counts{}, now, hint)
-	}
-}
-
 // decide trips the CLOSED period p at now if its window's counts, all, meet the rule's
 // threshold, or those of its newest buckets the fast threshold.
 func (c *circuit) decide(p *period, t *tuning, all, newest counts, now, hint int64) {
@@ -383,22 +374,6 @@ func (c *circuit) isBad(res *result) bool {
 		return isSlow(res, c.tune.Load().maxRT)
 	}
 	return res.o == Failure
-}
-
-// retryDue reports whether the OPEN period p lets a probe through at now: its retry time has
-// come, or lies further ahead than p's OPEN time, which only a clock that stepped back (or
-// jumped so far that the ticks wrapped) can make.
-func (c *circuit) retryDue(p *period, now int64) bool {
-	ahead := p.retryAt - now
-	return ahead <= 0 || ahead > p.openFor
-}
-
-// probeOverdue reports whether the probe of the HALF_OPEN period p counts as failed at now:
-// its deadline has passed, or lies further ahead than its ProbeTimeout, which only a clock
-// that stepped back (or jumped so far that the ticks wrapped) can make.
-func (c *circuit) probeOverdue(p *period, now int64) bool {
-	ahead := p.deadline - now
-	return ahead <= 0 || ahead > p.probeFor
 }
 
 // measure returns the ratio or count of bad calls and whether it meets the threshold.

@@ -70,3 +70,12 @@ func unpackCalls(c uint64) (total, bad uint64) {
 	b := int64(c&(1<<32-1)) - callBias
 	return total, uint64(min(max(b, 0), int64(total)))
 }
+
+// countCalls counts n calls completed at now, bad or not, in the window of calls of the CLOSED
+// period p, and trips p if the window then meets the rule's threshold. A good call over a
+// window without bad calls cannot trip it.
+func (c *circuit) countCalls(p *period, n uint64, bad bool, now, hint int64) {
+	if total, badCalls := p.calls.add(n, bad); bad || badCalls > 0 {
+		c.decide(p, c.tune.Load(), counts{total, badCalls}, counts{}, now, hint)
+	}
+}

@@ -209,3 +209,19 @@ func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 		}
 	}
 }
+
+// retryDue reports whether the OPEN period p lets a probe through at now: its retry time has
+// come, or lies further ahead than p's OPEN time, which only a clock that stepped back (or
+// jumped so far that the ticks wrapped) can make.
+func (c *circuit) retryDue(p *period, now int64) bool {
+	ahead := p.retryAt - now
+	return ahead <= 0 || ahead > p.openFor
+}
+
+// probeOverdue reports whether the probe of the HALF_OPEN period p counts as failed at now:
+// its deadline has passed, or lies further ahead than its ProbeTimeout, which only a clock
+// that stepped back (or jumped so far that the ticks wrapped) can make.
+func (c *circuit) probeOverdue(p *period, now int64) bool {
+	ahead := p.deadline - now
+	return ahead <= 0 || ahead > p.probeFor
+}
