@@ -203,8 +203,13 @@ func (c *Collector) Watch(m *breaker.Manager) {
 	}
 }
 
-// onStateChange counts s. Its resource takes a name of the bound, as a call does.
+// onStateChange counts s. Its resource takes a name of the bound, as a call does. An
+// override beginning or ending moves no breaker (From is To): breaker_override shows it, and
+// breaker_transitions_total does not count it.
 func (c *Collector) onStateChange(s breaker.StateChange) {
+	if s.Reason == breaker.Override {
+		return
+	}
 	c.transitions.WithLabelValues(c.entryOf(s.Resource).label, s.From.String(), s.To.String(),
 		s.Reason.String(), strconv.FormatBool(s.DryRun)).Inc()
 }

@@ -35,8 +35,14 @@ type fixture struct {
 
 func newFixture(t *testing.T, rules ...breaker.Rule) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: newClock(), c: breakerprom.New(testBuckets)}
-	f.m = breaker.NewManager(breaker.WithClock(f.clock), f.c.Option())
+	return newFixtureWith(t, nil, nil, rules...)
+}
+
+// newFixtureWith is newFixture with options for the Collector and the Manager too.
+func newFixtureWith(t *testing.T, opts []breakerprom.Option, managerOpts []breaker.Option, rules ...breaker.Rule) *fixture {
+	t.Helper()
+	f := &fixture{t: t, clock: newClock(), c: breakerprom.New(append([]breakerprom.Option{testBuckets}, opts...)...)}
+	f.m = breaker.NewManager(append([]breaker.Option{breaker.WithClock(f.clock), f.c.Option()}, managerOpts...)...)
 	f.c.Watch(f.m)
 	require.NoError(t, f.m.LoadRules(rules))
 	return f
