@@ -315,3 +315,28 @@ func TestMaxNameBytesBelowOne(t *testing.T) {
 		assert.Equal(t, 1., got[breakerprom.OverflowResource], "n=%d", n)
 	}
 }
+
+// Given a bound of 2 resource names, both taken by calls, when five other resources are
+// overridden, then the override gauges keep the two names and count the other overrides under
+// resource="_other" by force, with the latest end of each; a name too long for the bound is
+// counted there too.
+func TestMaxResourcesOverrides(t *testing.T) {
+	f := newOverrideFixture(t, []breakerprom.Option{breakerprom.WithMaxResources(2), breakerprom.WithMaxNameLength(8)})
+	callEach(f.m, "a", "b")
+	f.override("a", breaker.ForceOpen, time.Hour)          // ends at 1767229200
+	f.override("c", breaker.ForceOpen, 2*time.Hour)        // 1767232800
+	f.override("d", breaker.ForceOpen, 30*time.Minute)     // 1767227400
+	f.override("e", breaker.ForceClosed, 10*time.Minute)   // 1767226200
+	f.override("too-long-name", breaker.Auto, time.Minute) // 1767225660
+
+	assertMetrics(t, f.c, `
+		breaker_override{force="auto",resource="_other"} 1
+		breaker_override{force="closed",resource="_other"} 1
+		breaker_override{force="open",resource="_other"} 2
+		breaker_override{force="open",resource="a"} 1
+		breaker_override_end_timestamp_seconds{force="auto",resource="_other"} 1767225660
+		breaker_override_end_timestamp_seconds{force="closed",resource="_other"} 1767226200
+		breaker_override_end_timestamp_seconds{force="open",resource="_other"} 1767232800
+		breaker_override_end_timestamp_seconds{force="open",resource="a"} 1767229200
+	`, overrideFamilies...)
+}

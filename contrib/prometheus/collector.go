@@ -23,6 +23,8 @@
 //	breaker_in_flight{resource}                                 gauge
 //	breaker_max_concurrency{resource}                           gauge
 //	breaker_timeout_seconds{resource}                           gauge
+//	breaker_override{resource,force}                            gauge
+//	breaker_override_end_timestamp_seconds{resource,force}      gauge
 //	breaker_template_breakers                                    gauge
 //	breaker_template_limit                                       gauge
 //	breaker_template_dropped_total                               counter
@@ -37,7 +39,11 @@
 // breaker that rejects nothing, so a DryRun or ForceClosed breaker that trips is not mistaken
 // for one that rejects calls. breaker_force, breaker_in_flight, breaker_max_concurrency and
 // breaker_timeout_seconds are the settings of each resource that has them
-// (Manager.LoadResources) and its calls in flight. The breaker_template metrics, sent while a
+// (Manager.LoadResources) and its calls in flight. breaker_override is 1 for each resource an
+// operator's override (Manager.Override) forces now, with its force ("open", "closed" or
+// "auto"), and breaker_override_end_timestamp_seconds when the override ends; while it lasts,
+// breaker_state's dry_run follows its force. An override beginning or ending moves no breaker,
+// so breaker_transitions_total does not count it. The breaker_template metrics, sent while a
 // template rule is loaded, are the breakers template rules made, their bound
 // (WithMaxTemplateBreakers) and the resources dropped to stay within it. See the README for
 // every metric.
@@ -48,13 +54,14 @@
 // resource="_other" (OverflowResource). The Collector keeps its own copy of each name. The gauges are read from the Manager's rules and settings at each
 // scrape, which its operators, not its callers, decide. The breakers a template rule made
 // are named by callers: breaker_state has a series for those of the names with series of their
-// own, and none for the names counted under "_other".
+// own, and none for the names counted under "_other". An override may name any resource, so
+// the override gauges take names of the bound too: those past it are counted together under
+// "_other", by force, with the latest end.
 //
 // The package starts no goroutines.
 package breakerprom
 
 import (
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,6 +98,8 @@ type Collector struct {
 	inFlight    *prometheus.Desc
 	maxConc     *prometheus.Desc
 	timeout     *prometheus.Desc
+	override    *prometheus.Desc
+	overrideEnd *prometheus.Desc
 	templates   *prometheus.Desc
 	dynLimit    *prometheus.Desc
 	dynDropped  *prometheus.Desc
@@ -165,6 +174,12 @@ func New(opts ...Option) *Collector {
 		timeout: prometheus.NewDesc("breaker_timeout_seconds",
 			"Timeout of each resource with settings; 0 means none.",
 			[]string{"resource"}, nil),
+		override: prometheus.NewDesc("breaker_override",
+			"1 for each resource that an operator's override (Manager.Override) forces now, by force: open, closed or auto; under resource=\"_other\", how many of the names past the bound.",
+			[]string{"resource", "force"}, nil),
+		overrideEnd: prometheus.NewDesc("breaker_override_end_timestamp_seconds",
+			"When each override in force ends, in seconds since the Unix epoch by the Manager's clock; under resource=\"_other\", the latest end of those counted there.",
+			[]string{"resource", "force"}, nil),
 		templates: prometheus.NewDesc("breaker_template_breakers",
 			"Breakers that template rules (Resource ending in *) made and the Manager holds.", nil, nil),
 		dynLimit: prometheus.NewDesc("breaker_template_limit",
@@ -233,6 +248,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.inFlight
 	ch <- c.maxConc
 	ch <- c.timeout
+	ch <- c.override
+	ch <- c.overrideEnd
 	ch <- c.templates
 	ch <- c.dynLimit
 	ch <- c.dynDropped
@@ -242,9 +259,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // the watched Manager, and the settings of its resources, now.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if m := c.manager(); m != nil {
-		settings := m.Resources()
-		c.collectStates(m, settings, ch)
-		c.collectSettings(m, settings, ch)
+		v := readSettings(m)
+		c.collectStates(m, v, ch)
+		c.collectSettings(m, v, ch)
+		c.collectOverrides(v, ch)
 		c.collectTemplates(m, ch)
 	}
 	c.calls.Collect(ch)
@@ -257,20 +275,19 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // collectStates sends breaker_state for every breaker of m: those of its rules, and those
 // its templates made for names with series of their own. Each resource's breakers are read in
 // one Breakers call, so a concurrent LoadRules cannot mix two rule sets in one resource.
-// settings are m's resource settings, which say which resources are ForceClosed.
-func (c *Collector) collectStates(m *breaker.Manager, settings map[string]breaker.ResourceConfig,
-	ch chan<- prometheus.Metric) {
+// v says which resources are ForceClosed now: by an override, or by their settings.
+func (c *Collector) collectStates(m *breaker.Manager, v *settingsView, ch chan<- prometheus.Metric) {
 	seen := make(map[string]bool)
 	for _, r := range m.Rules() {
 		if seen[r.Resource] {
 			continue
 		}
 		seen[r.Resource] = true
-		c.sendStates(ch, m.Breakers(r.Resource), labelValue(r.Resource), settings[r.Resource])
+		c.sendStates(ch, m.Breakers(r.Resource), labelValue(r.Resource), v.force(r.Resource))
 	}
 	for _, name := range m.TemplateResources() {
 		if e := c.entryOf(name); e != c.overflow {
-			c.sendStates(ch, m.Breakers(name), e.label, settings[name])
+			c.sendStates(ch, m.Breakers(name), e.label, v.force(name))
 		}
 	}
 }
@@ -286,14 +303,14 @@ func (c *Collector) collectTemplates(m *breaker.Manager, ch chan<- prometheus.Me
 	ch <- prometheus.MustNewConstMetric(c.dynDropped, prometheus.CounterValue, float64(d.Dropped))
 }
 
-// sendStates sends breaker_state for the breakers of one resource.
+// sendStates sends breaker_state for the breakers of one resource, whose Force is force.
 func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.CircuitBreaker, resource string,
-	cfg breaker.ResourceConfig) {
+	force breaker.Force) {
 	rules := make([]breaker.Rule, len(breakers))
 	for i, b := range breakers {
 		rules[i] = b.Rule()
 	}
-	forcedClosed := cfg.Force == breaker.ForceClosed
+	forcedClosed := force == breaker.ForceClosed
 	for i, label := range ruleLabels(rules) {
 		if label == "" {
 			continue
@@ -313,16 +330,15 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.C
 
 // collectSettings sends the force, calls in flight, limit and timeout of every resource with
 // settings. Two names that are one label value (not UTF-8) send the first in name order.
-func (c *Collector) collectSettings(m *breaker.Manager, settings map[string]breaker.ResourceConfig,
-	ch chan<- prometheus.Metric) {
-	sent := make(map[string]bool, len(settings))
-	for _, name := range slices.Sorted(maps.Keys(settings)) {
+func (c *Collector) collectSettings(m *breaker.Manager, v *settingsView, ch chan<- prometheus.Metric) {
+	sent := make(map[string]bool, len(v.loaded))
+	for _, name := range v.keys() {
 		resource := labelValue(name)
 		if sent[resource] {
 			continue
 		}
 		sent[resource] = true
-		cfg := settings[name]
+		cfg := v.loaded[name]
 		ch <- prometheus.MustNewConstMetric(c.force, prometheus.GaugeValue, float64(cfg.Force), resource)
 		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(m.InFlight(name)), resource)
 		ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), resource)

@@ -132,6 +132,12 @@ var headers = map[string]string{
 	"breaker_timeout_seconds": `# HELP breaker_timeout_seconds Timeout of each resource with settings; 0 means none.
 # TYPE breaker_timeout_seconds gauge
 `,
+	"breaker_override": `# HELP breaker_override 1 for each resource that an operator's override (Manager.Override) forces now, by force: open, closed or auto; under resource="_other", how many of the names past the bound.
+# TYPE breaker_override gauge
+`,
+	"breaker_override_end_timestamp_seconds": `# HELP breaker_override_end_timestamp_seconds When each override in force ends, in seconds since the Unix epoch by the Manager's clock; under resource="_other", the latest end of those counted there.
+# TYPE breaker_override_end_timestamp_seconds gauge
+`,
 	"breaker_template_breakers": `# HELP breaker_template_breakers Breakers that template rules (Resource ending in *) made and the Manager holds.
 # TYPE breaker_template_breakers gauge
 `,
