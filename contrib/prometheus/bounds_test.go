@@ -340,3 +340,24 @@ func TestMaxResourcesOverrides(t *testing.T) {
 		breaker_override_end_timestamp_seconds{force="open",resource="a"} 1767229200
 	`, overrideFamilies...)
 }
+
+// Given a bound of 2 resource names, taken by the calls of a name that holds template settings
+// and of another, then the calls in flight of the names past the bound that hold template
+// settings are added up under resource="_other".
+func TestMaxResourcesTemplateInFlight(t *testing.T) {
+	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithMaxResources(2)}, nil)
+	f.settings(map[string]breaker.ResourceConfig{"api/*": {MaxConcurrency: 10}})
+	callEach(f.m, "api/a", "b") // the bound is full
+	held := f.enter("api/a", "api/x", "api/x", "api/y")
+	defer exit(held)
+	assertMetrics(t, f.c, `
+		breaker_in_flight{resource="_other"} 3
+		breaker_in_flight{resource="api/a"} 1
+	`, "breaker_in_flight")
+	assertMetrics(t, f.c, `
+		breaker_template_breakers 0
+		breaker_template_settings 3
+		breaker_template_limit 10000
+		breaker_template_dropped_total 0
+	`, templateFamilies...)
+}

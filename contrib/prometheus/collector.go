@@ -26,6 +26,7 @@
 //	breaker_override{resource,force}                            gauge
 //	breaker_override_end_timestamp_seconds{resource,force}      gauge
 //	breaker_template_breakers                                    gauge
+//	breaker_template_settings                                    gauge
 //	breaker_template_limit                                       gauge
 //	breaker_template_dropped_total                               counter
 //
@@ -43,10 +44,12 @@
 // operator's override (Manager.Override) forces now, with its force ("open", "closed" or
 // "auto"), and breaker_override_end_timestamp_seconds when the override ends; while it lasts,
 // breaker_state's dry_run follows its force. An override beginning or ending moves no breaker,
-// so breaker_transitions_total does not count it. The breaker_template metrics, sent while a
-// template rule is loaded, are the breakers template rules made, their bound
-// (WithMaxTemplateBreakers) and the resources dropped to stay within it. See the README for
-// every metric.
+// so breaker_transitions_total does not count it. A template setting (a settings key ending in
+// "*") reports its force, limit and timeout under its key, and each name that holds its
+// settings its own calls in flight. The breaker_template metrics, sent while a template rule or
+// a template setting is loaded, are the breakers template rules made, the names that hold
+// template settings, their bound (WithMaxTemplateBreakers) and the resources dropped to stay
+// within it. See the README for every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
 // get series of their own, as long as each is at most 1 KiB (WithMaxNameLength) and together
@@ -54,9 +57,11 @@
 // resource="_other" (OverflowResource). The Collector keeps its own copy of each name. The gauges are read from the Manager's rules and settings at each
 // scrape, which its operators, not its callers, decide. The breakers a template rule made
 // are named by callers: breaker_state has a series for those of the names with series of their
-// own, and none for the names counted under "_other". An override may name any resource, so
-// the override gauges take names of the bound too: those past it are counted together under
-// "_other", by force, with the latest end.
+// own, and none for the names counted under "_other". So do the names that hold template
+// settings in breaker_in_flight, where the calls in flight of those past the bound are added
+// up under "_other". An override may name any resource, so the override gauges take names of
+// the bound too: those past it are counted together under "_other", by force, with the latest
+// end.
 //
 // The package starts no goroutines.
 package breakerprom
@@ -87,22 +92,23 @@ const (
 //
 // Its methods are safe for concurrent use.
 type Collector struct {
-	calls       *prometheus.CounterVec
-	rejected    *prometheus.CounterVec
-	wouldReject *prometheus.CounterVec
-	rt          *prometheus.HistogramVec
-	transitions *prometheus.CounterVec
-	state       *prometheus.Desc
-	rampingUp   *prometheus.Desc
-	force       *prometheus.Desc
-	inFlight    *prometheus.Desc
-	maxConc     *prometheus.Desc
-	timeout     *prometheus.Desc
-	override    *prometheus.Desc
-	overrideEnd *prometheus.Desc
-	templates   *prometheus.Desc
-	dynLimit    *prometheus.Desc
-	dynDropped  *prometheus.Desc
+	calls        *prometheus.CounterVec
+	rejected     *prometheus.CounterVec
+	wouldReject  *prometheus.CounterVec
+	rt           *prometheus.HistogramVec
+	transitions  *prometheus.CounterVec
+	state        *prometheus.Desc
+	rampingUp    *prometheus.Desc
+	force        *prometheus.Desc
+	inFlight     *prometheus.Desc
+	maxConc      *prometheus.Desc
+	timeout      *prometheus.Desc
+	override     *prometheus.Desc
+	overrideEnd  *prometheus.Desc
+	templates    *prometheus.Desc
+	tmplSettings *prometheus.Desc
+	dynLimit     *prometheus.Desc
+	dynDropped   *prometheus.Desc
 
 	// The resource names with series of their own: at most maxResources of them, none longer
 	// than maxNameLength, maxNameBytes of them in all.
@@ -182,8 +188,10 @@ func New(opts ...Option) *Collector {
 			[]string{"resource", "force"}, nil),
 		templates: prometheus.NewDesc("breaker_template_breakers",
 			"Breakers that template rules (Resource ending in *) made and the Manager holds.", nil, nil),
+		tmplSettings: prometheus.NewDesc("breaker_template_settings",
+			"Resources that hold settings from a template setting (a key ending in *), each with its own calls in flight.", nil, nil),
 		dynLimit: prometheus.NewDesc("breaker_template_limit",
-			"The most breakers template rules may make (WithMaxTemplateBreakers).", nil, nil),
+			"The most template breakers and template settings the Manager may hold together (WithMaxTemplateBreakers).", nil, nil),
 		dynDropped: prometheus.NewDesc("breaker_template_dropped_total",
 			"Resources whose template breakers were dropped to stay within the limit.", nil, nil),
 	}
@@ -251,6 +259,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.override
 	ch <- c.overrideEnd
 	ch <- c.templates
+	ch <- c.tmplSettings
 	ch <- c.dynLimit
 	ch <- c.dynDropped
 }
@@ -259,11 +268,11 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // the watched Manager, and the settings of its resources, now.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if m := c.manager(); m != nil {
-		v := readSettings(m)
+		v := read(m)
 		c.collectStates(m, v, ch)
 		c.collectSettings(m, v, ch)
 		c.collectOverrides(v, ch)
-		c.collectTemplates(m, ch)
+		c.collectTemplates(m, v, ch)
 	}
 	c.calls.Collect(ch)
 	c.rejected.Collect(ch)
@@ -276,29 +285,26 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // its templates made for names with series of their own. Each resource's breakers are read in
 // one Breakers call, so a concurrent LoadRules cannot mix two rule sets in one resource.
 // v says which resources are ForceClosed now: by an override, or by their settings.
-func (c *Collector) collectStates(m *breaker.Manager, v *settingsView, ch chan<- prometheus.Metric) {
-	seen := make(map[string]bool)
-	for _, r := range m.Rules() {
-		if seen[r.Resource] {
-			continue
-		}
-		seen[r.Resource] = true
-		c.sendStates(ch, m.Breakers(r.Resource), labelValue(r.Resource), v.force(r.Resource))
+func (c *Collector) collectStates(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
+	for _, name := range v.ruled {
+		c.sendStates(ch, m.Breakers(name), labelValue(name), v.force(name))
 	}
-	for _, name := range m.TemplateResources() {
+	for _, name := range v.templated {
 		if e := c.entryOf(name); e != c.overflow {
 			c.sendStates(ch, m.Breakers(name), e.label, v.force(name))
 		}
 	}
 }
 
-// collectTemplates sends the breaker_template metrics while m has a template rule.
-func (c *Collector) collectTemplates(m *breaker.Manager, ch chan<- prometheus.Metric) {
+// collectTemplates sends the breaker_template metrics while m has a template rule or a
+// template setting.
+func (c *Collector) collectTemplates(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
 	d := m.TemplateStats()
-	if d.Templates == 0 {
+	if d.Templates == 0 && len(v.templates) == 0 {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.templates, prometheus.GaugeValue, float64(d.Breakers))
+	ch <- prometheus.MustNewConstMetric(c.tmplSettings, prometheus.GaugeValue, float64(d.Settings))
 	ch <- prometheus.MustNewConstMetric(c.dynLimit, prometheus.GaugeValue, float64(d.Limit))
 	ch <- prometheus.MustNewConstMetric(c.dynDropped, prometheus.CounterValue, float64(d.Dropped))
 }
@@ -329,8 +335,11 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.C
 }
 
 // collectSettings sends the force, calls in flight, limit and timeout of every resource with
-// settings. Two names that are one label value (not UTF-8) send the first in name order.
-func (c *Collector) collectSettings(m *breaker.Manager, v *settingsView, ch chan<- prometheus.Metric) {
+// settings. Two names that are one label value (not UTF-8) send the first in name order. A
+// template setting sends its force, limit and timeout under its key, and the calls in flight
+// of the names that hold its settings under their own (collectTemplateInFlight): the key
+// itself has none.
+func (c *Collector) collectSettings(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
 	sent := make(map[string]bool, len(v.loaded))
 	for _, name := range v.keys() {
 		resource := labelValue(name)
@@ -340,10 +349,13 @@ func (c *Collector) collectSettings(m *breaker.Manager, v *settingsView, ch chan
 		sent[resource] = true
 		cfg := v.loaded[name]
 		ch <- prometheus.MustNewConstMetric(c.force, prometheus.GaugeValue, float64(cfg.Force), resource)
-		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(m.InFlight(name)), resource)
+		if !isTemplate(name) {
+			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(m.InFlight(name)), resource)
+		}
 		ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), resource)
 		ch <- prometheus.MustNewConstMetric(c.timeout, prometheus.GaugeValue, cfg.Timeout.Seconds(), resource)
 	}
+	c.collectTemplateInFlight(m, v, sent, ch)
 }
 
 // stateValue is the value of breaker_state for s.

@@ -141,7 +141,10 @@ var headers = map[string]string{
 	"breaker_template_breakers": `# HELP breaker_template_breakers Breakers that template rules (Resource ending in *) made and the Manager holds.
 # TYPE breaker_template_breakers gauge
 `,
-	"breaker_template_limit": `# HELP breaker_template_limit The most breakers template rules may make (WithMaxTemplateBreakers).
+	"breaker_template_settings": `# HELP breaker_template_settings Resources that hold settings from a template setting (a key ending in *), each with its own calls in flight.
+# TYPE breaker_template_settings gauge
+`,
+	"breaker_template_limit": `# HELP breaker_template_limit The most template breakers and template settings the Manager may hold together (WithMaxTemplateBreakers).
 # TYPE breaker_template_limit gauge
 `,
 	"breaker_template_dropped_total": `# HELP breaker_template_dropped_total Resources whose template breakers were dropped to stay within the limit.

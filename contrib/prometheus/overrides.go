@@ -13,7 +13,7 @@ type overrideSeries struct{ resource, force string }
 // collectOverrides sends breaker_override and breaker_override_end_timestamp_seconds for the
 // overrides in force. Their resources take names of the bound, as calls do: the overrides of
 // names past it are counted together under OverflowResource, by force, with the latest end.
-func (c *Collector) collectOverrides(v *settingsView, ch chan<- prometheus.Metric) {
+func (c *Collector) collectOverrides(v *scrape, ch chan<- prometheus.Metric) {
 	count := make(map[overrideSeries]int, len(v.overrides))
 	end := make(map[overrideSeries]time.Time, len(v.overrides))
 	for _, o := range v.overrides {
