@@ -100,10 +100,11 @@ func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager) 
 }
 
 // onStateChange counts c in the transitions counter. Its resource takes a name of the bound,
-// as a call does.
+// as a call does. An override beginning or ending moves no breaker (From is To):
+// breaker.override shows it, and the transitions counter does not count it.
 func (ins *Instruments) onStateChange(c breaker.StateChange) {
-	if ins.closed.Load() {
-		return // a change that raced with Close
+	if ins.closed.Load() || c.Reason == breaker.Override {
+		return // a change that raced with Close, or no change of state
 	}
 	set := ins.set(
 		ins.resourceSets(c.Resource).resource,
