@@ -36,6 +36,12 @@ const (
 	InFlightName         = "breaker.in_flight"
 	ConcurrencyLimitName = "breaker.concurrency.limit"
 	TimeoutName          = "breaker.timeout"
+	// OverrideName is observed for each resource that an operator's override
+	// (breaker.Manager.Override) forces now, with ForceKey: 1, or for OverflowResource how many
+	// of the names past the bound. OverrideEndName is when that override ends, in seconds
+	// since the Unix epoch by the Manager's clock (for OverflowResource, the latest end).
+	OverrideName    = "breaker.override"
+	OverrideEndName = "breaker.override.end"
 	// The breakers that template rules (a Resource ending in "*") made
 	// (breaker.Manager.TemplateStats), observed while the Manager has a template rule.
 	TemplateBreakersName = "breaker.template.breakers"
@@ -62,6 +68,9 @@ const (
 	// StateKey, on breaker.status, is the state that a series counts; see the State
 	// constants.
 	StateKey = attribute.Key("breaker.state")
+	// ForceKey, on breaker.override and breaker.override.end, is the override's force as
+	// breaker.Force.String spells it: "open", "closed" or "auto".
+	ForceKey = attribute.Key("breaker.force")
 )
 
 // Values of StateKey, one for each breaker.State.
@@ -145,6 +154,8 @@ type Instruments struct {
 	inFlight     metric.Int64ObservableGauge
 	limit        metric.Int64ObservableGauge
 	timeout      metric.Float64ObservableGauge
+	override     metric.Int64ObservableGauge
+	overrideEnd  metric.Float64ObservableGauge
 	tmplBreakers metric.Int64ObservableGauge
 	tmplLimit    metric.Int64ObservableGauge
 	tmplDropped  metric.Int64ObservableCounter
@@ -191,7 +202,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
 		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
-	var errs [13]error
+	var errs [15]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -223,6 +234,12 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.timeout, errs[7] = meter.Float64ObservableGauge(TimeoutName,
 		metric.WithUnit("s"),
 		metric.WithDescription("Timeout of each resource with settings; 0 means none."))
+	ins.override, errs[13] = meter.Int64ObservableGauge(OverrideName,
+		metric.WithUnit("{override}"),
+		metric.WithDescription("1 for each resource that an operator's override forces now, by breaker.force: open, closed or auto; for _other, how many of the names past the bound."))
+	ins.overrideEnd, errs[14] = meter.Float64ObservableGauge(OverrideEndName,
+		metric.WithUnit("s"),
+		metric.WithDescription("When each override in force ends, in seconds since the Unix epoch by the Manager's clock; for _other, the latest end of those counted there."))
 	ins.tmplBreakers, errs[8] = meter.Int64ObservableGauge(TemplateBreakersName,
 		metric.WithUnit("{breaker}"),
 		metric.WithDescription("Breakers that template rules (Resource ending in *) made and the Manager holds."))
@@ -247,8 +264,8 @@ func (ins *Instruments) Option() breaker.Option {
 
 // Watch reports the state of m's breakers through the state gauge and breaker.status, their
 // state changes through the transitions counter, the settings of m's resources through the
-// force, in-flight, concurrency-limit and timeout gauges, and its template breakers through
-// the template instruments, until Close. It returns ErrWatching after an earlier Watch
+// force, in-flight, concurrency-limit and timeout gauges, the overrides in force through the
+// override gauges, and its template breakers through the template instruments, until Close. It returns ErrWatching after an earlier Watch
 // succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
 func (ins *Instruments) Watch(m *breaker.Manager) error {
 	if m == nil {
@@ -263,12 +280,14 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		return ErrWatching
 	}
 	reg, err := ins.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		settings := m.Resources()
-		ins.observeStates(o, m, settings)
-		ins.observeSettings(o, m, settings)
+		v := read(m)
+		ins.observeStates(o, m, v)
+		ins.observeSettings(o, m, v)
+		ins.observeOverrides(o, v)
 		ins.observeTemplates(o, m)
 		return nil
-	}, ins.state, ins.status, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
+	}, ins.state, ins.status, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
+		ins.overrideEnd, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

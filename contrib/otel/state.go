@@ -2,8 +2,6 @@ package breakerotel
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,28 +12,24 @@ import (
 
 // observeStates reports the state of every breaker of m to the state gauge, as
 // breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), and to breaker.status, with its
-// resource, rule and whether it is dry run: its rule is DryRun or settings force its resource
-// closed. The breakers that template rules made are reported for the names within the bound,
-// not for those measured as OverflowResource: callers choose those names.
-func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, settings map[string]breaker.ResourceConfig) {
-	seen := make(map[string]bool)
-	for _, r := range m.Rules() {
-		if seen[r.Resource] {
-			continue
-		}
-		seen[r.Resource] = true
-		ins.observeResource(o, m, r.Resource, settings[r.Resource])
+// resource, rule and whether it is dry run: its rule is DryRun, or an override or its settings
+// force its resource closed. The breakers that template rules made are reported for the names
+// within the bound, not for those measured as OverflowResource: callers choose those names.
+func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, v *collection) {
+	for _, name := range v.ruled {
+		ins.observeResource(o, m, name, v.force(name))
 	}
-	for _, name := range m.TemplateResources() {
+	for _, name := range v.templated {
 		if ins.resourceSets(name) != ins.overflow {
-			ins.observeResource(o, m, name, settings[name])
+			ins.observeResource(o, m, name, v.force(name))
 		}
 	}
 }
 
-// observeResource reports the state of each breaker of resource, and whether it ramps up.
-func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, resource string, cfg breaker.ResourceConfig) {
-	forcedClosed := cfg.Force == breaker.ForceClosed
+// observeResource reports the state of each breaker of resource, whose Force is force, and
+// whether it ramps up.
+func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, resource string, force breaker.Force) {
+	forcedClosed := force == breaker.ForceClosed
 	// One Breakers call reads one rule set, so the indexes agree with the rules even if
 	// LoadRules runs meanwhile.
 	for i, b := range m.Breakers(resource) {
@@ -75,9 +69,9 @@ func (ins *Instruments) observeStatus(o metric.Observer, kvs []attribute.KeyValu
 
 // observeSettings reports the force, calls in flight, concurrency limit and timeout of every
 // resource of m with settings.
-func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, settings map[string]breaker.ResourceConfig) {
-	for _, name := range slices.Sorted(maps.Keys(settings)) {
-		cfg := settings[name]
+func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, v *collection) {
+	for _, name := range v.keys() {
+		cfg := v.loaded[name]
 		opt := metric.WithAttributeSet(ins.set(ResourceKey.String(name)))
 		o.ObserveInt64(ins.force, int64(cfg.Force), opt)
 		o.ObserveInt64(ins.inFlight, m.InFlight(name), opt)
