@@ -287,3 +287,17 @@ func TestDefaultMaxResourcesOverrides(t *testing.T) {
 	assert.Equal(t, int64(len(forces)), overflow)
 	assert.Equal(t, int64(names), total)
 }
+
+// Given a bound of 2 resource names, taken by the calls of a name that holds template settings
+// and of another, then the calls in flight of the names past the bound that hold template
+// settings are added up as "_other".
+func TestMaxResourcesTemplateInFlight(t *testing.T) {
+	f := newFixture(t, nil, breakerotel.WithMaxResources(2))
+	f.settings(map[string]breaker.ResourceConfig{"api/*": {MaxConcurrency: 10}})
+	f.callEach("api/a", "b") // the bound is full
+	held := f.enter("api/a", "api/x", "api/x", "api/y")
+	defer exit(held)
+	f.assertData(breakerotel.InFlightName, gauge(resourcePoint("api/a", 1),
+		resourcePoint(breakerotel.OverflowResource, 3)))
+	f.assertData(breakerotel.TemplateSettingsName, gauge(templatePoint(3)))
+}

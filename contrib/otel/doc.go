@@ -30,6 +30,10 @@
 // the override ends; while it lasts, the state gauge's breaker.dry_run follows its force. An
 // override beginning or ending moves no breaker, so the transitions counter does not count it.
 //
+// A template setting (a settings key ending in "*") reports its force, limit and timeout under
+// its key, and each name that holds its settings its own calls in flight in breaker.in_flight;
+// breaker.template.settings counts those names beside breaker.template.breakers.
+//
 // Each call costs a map lookup and one to five instrument updates, and allocates nothing once
 // its resource has been seen: the attribute sets of each resource are built on its first call
 // and kept. They are bounded: the first 180 resource names ([WithMaxResources]) get their own,
@@ -40,7 +44,9 @@
 // without end. The Instruments keep their own copy of each name. The gauges are read at
 // collection from the Manager's rules and settings, which operators, not callers, write. An
 // override may name any resource, so the override gauges take names of the bound too: those
-// past it are counted together as "_other", by force, with the latest end.
+// past it are counted together as "_other", by force, with the latest end. So do the names
+// that hold template settings in breaker.in_flight, whose calls in flight past the bound are
+// added up as "_other".
 //
 // Every exported method is safe for concurrent use. The package starts no goroutines.
 package breakerotel

@@ -42,9 +42,12 @@ const (
 	// since the Unix epoch by the Manager's clock (for OverflowResource, the latest end).
 	OverrideName    = "breaker.override"
 	OverrideEndName = "breaker.override.end"
-	// The breakers that template rules (a Resource ending in "*") made
-	// (breaker.Manager.TemplateStats), observed while the Manager has a template rule.
+	// The breakers that template rules (a Resource ending in "*") made, the resources that
+	// hold settings from a template setting (a settings key ending in "*"), their bound and
+	// the drops (breaker.Manager.TemplateStats), observed while the Manager has a template
+	// rule or a template setting.
 	TemplateBreakersName = "breaker.template.breakers"
+	TemplateSettingsName = "breaker.template.settings"
 	TemplateLimitName    = "breaker.template.limit"
 	TemplateDroppedName  = "breaker.template.dropped"
 )
@@ -157,6 +160,7 @@ type Instruments struct {
 	override     metric.Int64ObservableGauge
 	overrideEnd  metric.Float64ObservableGauge
 	tmplBreakers metric.Int64ObservableGauge
+	tmplSettings metric.Int64ObservableGauge
 	tmplLimit    metric.Int64ObservableGauge
 	tmplDropped  metric.Int64ObservableCounter
 
@@ -202,7 +206,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
 		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
-	var errs [15]error
+	var errs [16]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -243,9 +247,12 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.tmplBreakers, errs[8] = meter.Int64ObservableGauge(TemplateBreakersName,
 		metric.WithUnit("{breaker}"),
 		metric.WithDescription("Breakers that template rules (Resource ending in *) made and the Manager holds."))
+	ins.tmplSettings, errs[15] = meter.Int64ObservableGauge(TemplateSettingsName,
+		metric.WithUnit("{resource}"),
+		metric.WithDescription("Resources that hold settings from a template setting (a key ending in *), each with its own calls in flight."))
 	ins.tmplLimit, errs[9] = meter.Int64ObservableGauge(TemplateLimitName,
 		metric.WithUnit("{breaker}"),
-		metric.WithDescription("The most breakers template rules may make (WithMaxTemplateBreakers)."))
+		metric.WithDescription("The most template breakers and template settings the Manager may hold together (WithMaxTemplateBreakers)."))
 	ins.tmplDropped, errs[10] = meter.Int64ObservableCounter(TemplateDroppedName,
 		metric.WithUnit("{resource}"),
 		metric.WithDescription("Resources whose template breakers were dropped to stay within the limit."))
@@ -284,10 +291,10 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		ins.observeStates(o, m, v)
 		ins.observeSettings(o, m, v)
 		ins.observeOverrides(o, v)
-		ins.observeTemplates(o, m)
+		ins.observeTemplates(o, m, v)
 		return nil
 	}, ins.state, ins.status, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
-		ins.overrideEnd, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
+		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

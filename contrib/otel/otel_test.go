@@ -335,6 +335,7 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.override", wantUnit: "{override}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.override.end", wantUnit: "s", wantKind: metricdata.Gauge[float64]{}},
 		{give: "breaker.template.breakers", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.template.settings", wantUnit: "{resource}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.template.limit", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.template.dropped", wantUnit: "{resource}", wantKind: metricdata.Sum[int64]{}},
 	}
@@ -529,8 +530,8 @@ func TestTemplateInstruments(t *testing.T) {
 	manager := attribute.String("breaker.manager", "payments")
 	f := newFixtureWith(t, nil, []breakerotel.Option{breakerotel.WithAttributes(manager)},
 		breaker.WithMaxTemplateBreakers(2))
-	for _, name := range []string{breakerotel.TemplateBreakersName, breakerotel.TemplateLimitName,
-		breakerotel.TemplateDroppedName} {
+	for _, name := range []string{breakerotel.TemplateBreakersName, breakerotel.TemplateSettingsName,
+		breakerotel.TemplateLimitName, breakerotel.TemplateDroppedName} {
 		_, ok := f.metric(name)
 		assert.False(t, ok, "%s before a template", name)
 	}

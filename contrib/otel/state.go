@@ -68,27 +68,34 @@ func (ins *Instruments) observeStatus(o metric.Observer, kvs []attribute.KeyValu
 }
 
 // observeSettings reports the force, calls in flight, concurrency limit and timeout of every
-// resource of m with settings.
+// resource of m with settings. A template setting reports its force, limit and timeout under
+// its key, and the calls in flight of the names that hold its settings under their own
+// (observeTemplateInFlight): the key itself has none.
 func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, v *collection) {
 	for _, name := range v.keys() {
 		cfg := v.loaded[name]
 		opt := metric.WithAttributeSet(ins.set(ResourceKey.String(name)))
 		o.ObserveInt64(ins.force, int64(cfg.Force), opt)
-		o.ObserveInt64(ins.inFlight, m.InFlight(name), opt)
+		if !isTemplate(name) {
+			o.ObserveInt64(ins.inFlight, m.InFlight(name), opt)
+		}
 		o.ObserveInt64(ins.limit, int64(cfg.MaxConcurrency), opt)
 		o.ObserveFloat64(ins.timeout, cfg.Timeout.Seconds(), opt)
 	}
+	ins.observeTemplateInFlight(o, m, v)
 }
 
-// observeTemplates reports how many breakers m's template rules made, their bound and the drops,
-// while m has a template rule.
-func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager) {
+// observeTemplates reports how many breakers m's template rules made, how many resources hold
+// settings from its template settings, their bound and the drops, while m has a template rule
+// or a template setting.
+func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager, v *collection) {
 	d := m.TemplateStats()
-	if d.Templates == 0 {
+	if d.Templates == 0 && len(v.templates) == 0 {
 		return
 	}
 	opt := metric.WithAttributeSet(ins.set())
 	o.ObserveInt64(ins.tmplBreakers, int64(d.Breakers), opt)
+	o.ObserveInt64(ins.tmplSettings, int64(d.Settings), opt)
 	o.ObserveInt64(ins.tmplLimit, int64(d.Limit), opt)
 	o.ObserveInt64(ins.tmplDropped, int64(d.Dropped), opt)
 }
