@@ -1,5 +1,5 @@
-// Package breakerprom exports the calls, states and transitions of a breaker.Manager, and the
-// settings of its resources, as Prometheus metrics.
+// Package breakerprom exports the calls, states and transitions of a breaker.Manager, the
+// settings of its resources and the operators' overrides in force, as Prometheus metrics.
 //
 // A Collector learns of calls through a breaker.CallObserver, which a Manager takes only when
 // it is created, and of states, transitions and settings from the Manager it watches. So it is
