@@ -231,3 +231,73 @@ func TestMaxNameBytesBelowOne(t *testing.T) {
 		assert.Equal(t, int64(1), got[breakerotel.OverflowResource], "n=%d", n)
 	}
 }
+
+// Given a bound of 2 resource names, both taken by calls, when five other resources are
+// overridden, then the override gauges keep the two names and count the other overrides as
+// "_other" by force, with the latest end of each; a name too long for the bound counts there
+// too.
+func TestMaxResourcesOverrides(t *testing.T) {
+	f := newOverrideFixture(t, nil, breakerotel.WithMaxResources(2), breakerotel.WithMaxNameLength(8))
+	f.callEach("a", "b")
+	f.override("a", breaker.ForceOpen, time.Hour)          // ends at 1767229200
+	f.override("c", breaker.ForceOpen, 2*time.Hour)        // 1767232800
+	f.override("d", breaker.ForceOpen, 30*time.Minute)     // 1767227400
+	f.override("e", breaker.ForceClosed, 10*time.Minute)   // 1767226200
+	f.override("too-long-name", breaker.Auto, time.Minute) // 1767225660
+
+	const other = breakerotel.OverflowResource
+	f.assertData(breakerotel.OverrideName, gauge(
+		overridden("a", breaker.ForceOpen, 1),
+		overridden(other, breaker.ForceOpen, 2),
+		overridden(other, breaker.ForceClosed, 1),
+		overridden(other, breaker.Auto, 1),
+	))
+	f.assertData(breakerotel.OverrideEndName, floatGauge(
+		overrideEnd("a", breaker.ForceOpen, 1767229200),
+		overrideEnd(other, breaker.ForceOpen, 1767232800),
+		overrideEnd(other, breaker.ForceClosed, 1767226200),
+		overrideEnd(other, breaker.Auto, 1767225660),
+	))
+}
+
+// Given the default bounds, when more resources than they allow are overridden, then
+// breaker.override has a series for each of the DefaultMaxResources names within the bound and
+// one for each force as "_other", and counts every override.
+func TestDefaultMaxResourcesOverrides(t *testing.T) {
+	const names = breakerotel.DefaultMaxResources + 20
+	f := newOverrideFixture(t, nil)
+	forces := []breaker.Force{breaker.Auto, breaker.ForceOpen, breaker.ForceClosed}
+	for i := range names {
+		f.override("svc/"+strconv.Itoa(i), forces[i%len(forces)], time.Hour)
+	}
+
+	got, found := f.metric(breakerotel.OverrideName)
+	require.True(t, found)
+	var own, overflow, total int64
+	for _, p := range got.Data.(metricdata.Gauge[int64]).DataPoints {
+		if v, _ := p.Attributes.Value(breakerotel.ResourceKey); v.AsString() == breakerotel.OverflowResource {
+			overflow++
+		} else {
+			own++
+			assert.Equal(t, int64(1), p.Value, v.AsString())
+		}
+		total += p.Value
+	}
+	assert.Equal(t, int64(breakerotel.DefaultMaxResources), own)
+	assert.Equal(t, int64(len(forces)), overflow)
+	assert.Equal(t, int64(names), total)
+}
+
+// Given a bound of 2 resource names, taken by the calls of a name that holds template settings
+// and of another, then the calls in flight of the names past the bound that hold template
+// settings are added up as "_other".
+func TestMaxResourcesTemplateInFlight(t *testing.T) {
+	f := newFixture(t, nil, breakerotel.WithMaxResources(2))
+	f.settings(map[string]breaker.ResourceConfig{"api/*": {MaxConcurrency: 10}})
+	f.callEach("api/a", "b") // the bound is full
+	held := f.enter("api/a", "api/x", "api/x", "api/y")
+	defer exit(held)
+	f.assertData(breakerotel.InFlightName, gauge(resourcePoint("api/a", 1),
+		resourcePoint(breakerotel.OverflowResource, 3)))
+	f.assertData(breakerotel.TemplateSettingsName, gauge(templatePoint(3)))
+}

@@ -2,7 +2,8 @@
 // metrics: calls by outcome (blocked calls by cause), their durations, each breaker's state
 // (breaker.state, and breaker.status, whose sum counts the breakers in each state) and every
 // state change, each resource's settings (force, concurrency limit, timeout) with its calls in
-// flight, and how many breakers template rules made.
+// flight, the operators' overrides in force with their ends, and how many breakers template
+// rules made.
 //
 // Call observers are fixed when a Manager is created, so setting up takes two steps: create the
 // [Instruments], pass [Instruments.Option] to [breaker.NewManager], then hand the Manager
@@ -24,6 +25,15 @@
 // rejected it counts also as outcome "would_reject", with breaker.mode "dry_run" or
 // "force_closed"; the state gauge and the transitions counter carry breaker.dry_run.
 //
+// breaker.override is 1 for each resource that an operator's override (breaker.Manager.Override)
+// forces now, with breaker.force "open", "closed" or "auto", and breaker.override.end is when
+// the override ends; while it lasts, the state gauge's breaker.dry_run follows its force. An
+// override beginning or ending moves no breaker, so the transitions counter does not count it.
+//
+// A template setting (a settings key ending in "*") reports its force, limit and timeout under
+// its key, and each name that holds its settings its own calls in flight in breaker.in_flight;
+// breaker.template.settings counts those names beside breaker.template.breakers.
+//
 // Each call costs a map lookup and one to five instrument updates, and allocates nothing once
 // its resource has been seen: the attribute sets of each resource are built on its first call
 // and kept. They are bounded: the first 180 resource names ([WithMaxResources]) get their own,
@@ -32,7 +42,11 @@
 // ([OverflowResource]), in the calls counter, the duration histogram and the transitions
 // counter, so callers that make up names cannot grow the Instruments or the MeterProvider
 // without end. The Instruments keep their own copy of each name. The gauges are read at
-// collection from the Manager's rules and settings, which operators, not callers, write.
+// collection from the Manager's rules and settings, which operators, not callers, write. An
+// override may name any resource, so the override gauges take names of the bound too: those
+// past it are counted together as "_other", by force, with the latest end. So do the names
+// that hold template settings in breaker.in_flight, whose calls in flight past the bound are
+// added up as "_other".
 //
 // Every exported method is safe for concurrent use. The package starts no goroutines.
 package breakerotel

@@ -36,9 +36,18 @@ const (
 	InFlightName         = "breaker.in_flight"
 	ConcurrencyLimitName = "breaker.concurrency.limit"
 	TimeoutName          = "breaker.timeout"
-	// The breakers that template rules (a Resource ending in "*") made
-	// (breaker.Manager.TemplateStats), observed while the Manager has a template rule.
+	// OverrideName is observed for each resource that an operator's override
+	// (breaker.Manager.Override) forces now, with ForceKey: 1, or for OverflowResource how many
+	// of the names past the bound. OverrideEndName is when that override ends, in seconds
+	// since the Unix epoch by the Manager's clock (for OverflowResource, the latest end).
+	OverrideName    = "breaker.override"
+	OverrideEndName = "breaker.override.end"
+	// The breakers that template rules (a Resource ending in "*") made, the resources that
+	// hold settings from a template setting (a settings key ending in "*"), their bound and
+	// the drops (breaker.Manager.TemplateStats), observed while the Manager has a template
+	// rule or a template setting.
 	TemplateBreakersName = "breaker.template.breakers"
+	TemplateSettingsName = "breaker.template.settings"
 	TemplateLimitName    = "breaker.template.limit"
 	TemplateDroppedName  = "breaker.template.dropped"
 )
@@ -62,6 +71,9 @@ const (
 	// StateKey, on breaker.status, is the state that a series counts; see the State
 	// constants.
 	StateKey = attribute.Key("breaker.state")
+	// ForceKey, on breaker.override and breaker.override.end, is the override's force as
+	// breaker.Force.String spells it: "open", "closed" or "auto".
+	ForceKey = attribute.Key("breaker.force")
 )
 
 // Values of StateKey, one for each breaker.State.
@@ -145,7 +157,10 @@ type Instruments struct {
 	inFlight     metric.Int64ObservableGauge
 	limit        metric.Int64ObservableGauge
 	timeout      metric.Float64ObservableGauge
+	override     metric.Int64ObservableGauge
+	overrideEnd  metric.Float64ObservableGauge
 	tmplBreakers metric.Int64ObservableGauge
+	tmplSettings metric.Int64ObservableGauge
 	tmplLimit    metric.Int64ObservableGauge
 	tmplDropped  metric.Int64ObservableCounter
 
@@ -191,7 +206,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
 		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
-	var errs [13]error
+	var errs [16]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -223,12 +238,21 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.timeout, errs[7] = meter.Float64ObservableGauge(TimeoutName,
 		metric.WithUnit("s"),
 		metric.WithDescription("Timeout of each resource with settings; 0 means none."))
+	ins.override, errs[13] = meter.Int64ObservableGauge(OverrideName,
+		metric.WithUnit("{override}"),
+		metric.WithDescription("1 for each resource that an operator's override forces now, by breaker.force: open, closed or auto; for _other, how many of the names past the bound."))
+	ins.overrideEnd, errs[14] = meter.Float64ObservableGauge(OverrideEndName,
+		metric.WithUnit("s"),
+		metric.WithDescription("When each override in force ends, in seconds since the Unix epoch by the Manager's clock; for _other, the latest end of those counted there."))
 	ins.tmplBreakers, errs[8] = meter.Int64ObservableGauge(TemplateBreakersName,
 		metric.WithUnit("{breaker}"),
 		metric.WithDescription("Breakers that template rules (Resource ending in *) made and the Manager holds."))
+	ins.tmplSettings, errs[15] = meter.Int64ObservableGauge(TemplateSettingsName,
+		metric.WithUnit("{resource}"),
+		metric.WithDescription("Resources that hold settings from a template setting (a key ending in *), each with its own calls in flight."))
 	ins.tmplLimit, errs[9] = meter.Int64ObservableGauge(TemplateLimitName,
 		metric.WithUnit("{breaker}"),
-		metric.WithDescription("The most breakers template rules may make (WithMaxTemplateBreakers)."))
+		metric.WithDescription("The most template breakers and template settings the Manager may hold together (WithMaxTemplateBreakers)."))
 	ins.tmplDropped, errs[10] = meter.Int64ObservableCounter(TemplateDroppedName,
 		metric.WithUnit("{resource}"),
 		metric.WithDescription("Resources whose template breakers were dropped to stay within the limit."))
@@ -247,8 +271,8 @@ func (ins *Instruments) Option() breaker.Option {
 
 // Watch reports the state of m's breakers through the state gauge and breaker.status, their
 // state changes through the transitions counter, the settings of m's resources through the
-// force, in-flight, concurrency-limit and timeout gauges, and its template breakers through
-// the template instruments, until Close. It returns ErrWatching after an earlier Watch
+// force, in-flight, concurrency-limit and timeout gauges, the overrides in force through the
+// override gauges, and its template breakers through the template instruments, until Close. It returns ErrWatching after an earlier Watch
 // succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
 func (ins *Instruments) Watch(m *breaker.Manager) error {
 	if m == nil {
@@ -263,12 +287,14 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		return ErrWatching
 	}
 	reg, err := ins.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		settings := m.Resources()
-		ins.observeStates(o, m, settings)
-		ins.observeSettings(o, m, settings)
-		ins.observeTemplates(o, m)
+		v := read(m)
+		ins.observeStates(o, m, v)
+		ins.observeSettings(o, m, v)
+		ins.observeOverrides(o, v)
+		ins.observeTemplates(o, m, v)
 		return nil
-	}, ins.state, ins.status, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.tmplBreakers, ins.tmplLimit, ins.tmplDropped)
+	}, ins.state, ins.status, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
+		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

@@ -55,8 +55,10 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 // breaker.transitions. The first n names seen keep theirs for the life of the Instruments;
 // every later name is measured with breaker.resource = OverflowResource ("_other"), so that
 // callers who make up names (a resource per URL path) cannot grow the Instruments, or the
-// MeterProvider's aggregations, without end. The default is DefaultMaxResources (180); an n
-// below 1 keeps it. Above 180, raise the SDK's limit too (sdkmetric.WithCardinalityLimit).
+// MeterProvider's aggregations, without end. breaker.override and breaker.override.end, and
+// the breaker.in_flight of the names that hold template settings, take names of the same
+// bound. The default is DefaultMaxResources (180); an n below 1 keeps it. Above 180, raise the
+// SDK's limit too (sdkmetric.WithCardinalityLimit).
 func WithMaxResources(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {

@@ -292,14 +292,16 @@ func TestReload(t *testing.T) {
 // WithAttributes adds its attributes to every measurement of every instrument.
 func TestWithAttributes(t *testing.T) {
 	manager := attribute.String("breaker.manager", "payments")
-	f := newFixture(t, []breaker.Rule{{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1,
+	f := newOverrideFixture(t, []breaker.Rule{{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Second}}, breakerotel.WithAttributes(manager))
 	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"db": {MaxConcurrency: 1}}))
 	_ = f.call("db", 0, errDown)
+	f.override("db", breaker.ForceClosed, time.Hour)
 
 	for _, name := range []string{breakerotel.CallsName, breakerotel.DurationName, breakerotel.StateName,
 		breakerotel.StatusName, breakerotel.TransitionsName, breakerotel.ForceName, breakerotel.InFlightName,
-		breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName} {
+		breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName, breakerotel.OverrideName,
+		breakerotel.OverrideEndName} {
 		m, ok := f.metric(name)
 		require.True(t, ok, name)
 		metricdatatest.AssertHasAttributes(t, m, manager)
@@ -308,12 +310,13 @@ func TestWithAttributes(t *testing.T) {
 
 // The instruments have the names, kinds, units and descriptions documented in the README.
 func TestInstruments(t *testing.T) {
-	f := newFixture(t, []breaker.Rule{
+	f := newOverrideFixture(t, []breaker.Rule{
 		{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Second},
 		{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Second},
 	})
 	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"db": {MaxConcurrency: 1}}))
 	_ = f.call("db", time.Millisecond, errDown) // trips: every instrument has data
+	f.override("db", breaker.ForceClosed, time.Hour)
 
 	tests := []struct {
 		give     string
@@ -329,7 +332,10 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.in_flight", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.concurrency.limit", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.timeout", wantUnit: "s", wantKind: metricdata.Gauge[float64]{}},
+		{give: "breaker.override", wantUnit: "{override}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.override.end", wantUnit: "s", wantKind: metricdata.Gauge[float64]{}},
 		{give: "breaker.template.breakers", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.template.settings", wantUnit: "{resource}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.template.limit", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.template.dropped", wantUnit: "{resource}", wantKind: metricdata.Sum[int64]{}},
 	}
@@ -524,8 +530,8 @@ func TestTemplateInstruments(t *testing.T) {
 	manager := attribute.String("breaker.manager", "payments")
 	f := newFixtureWith(t, nil, []breakerotel.Option{breakerotel.WithAttributes(manager)},
 		breaker.WithMaxTemplateBreakers(2))
-	for _, name := range []string{breakerotel.TemplateBreakersName, breakerotel.TemplateLimitName,
-		breakerotel.TemplateDroppedName} {
+	for _, name := range []string{breakerotel.TemplateBreakersName, breakerotel.TemplateSettingsName,
+		breakerotel.TemplateLimitName, breakerotel.TemplateDroppedName} {
 		_, ok := f.metric(name)
 		assert.False(t, ok, "%s before a template", name)
 	}

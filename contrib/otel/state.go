@@ -2,8 +2,6 @@ package breakerotel
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,28 +12,24 @@ import (
 
 // observeStates reports the state of every breaker of m to the state gauge, as
 // breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), and to breaker.status, with its
-// resource, rule and whether it is dry run: its rule is DryRun or settings force its resource
-// closed. The breakers that template rules made are reported for the names within the bound,
-// not for those measured as OverflowResource: callers choose those names.
-func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, settings map[string]breaker.ResourceConfig) {
-	seen := make(map[string]bool)
-	for _, r := range m.Rules() {
-		if seen[r.Resource] {
-			continue
-		}
-		seen[r.Resource] = true
-		ins.observeResource(o, m, r.Resource, settings[r.Resource])
+// resource, rule and whether it is dry run: its rule is DryRun, or an override or its settings
+// force its resource closed. The breakers that template rules made are reported for the names
+// within the bound, not for those measured as OverflowResource: callers choose those names.
+func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, v *collection) {
+	for _, name := range v.ruled {
+		ins.observeResource(o, m, name, v.force(name))
 	}
-	for _, name := range m.TemplateResources() {
+	for _, name := range v.templated {
 		if ins.resourceSets(name) != ins.overflow {
-			ins.observeResource(o, m, name, settings[name])
+			ins.observeResource(o, m, name, v.force(name))
 		}
 	}
 }
 
-// observeResource reports the state of each breaker of resource, and whether it ramps up.
-func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, resource string, cfg breaker.ResourceConfig) {
-	forcedClosed := cfg.Force == breaker.ForceClosed
+// observeResource reports the state of each breaker of resource, whose Force is force, and
+// whether it ramps up.
+func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, resource string, force breaker.Force) {
+	forcedClosed := force == breaker.ForceClosed
 	// One Breakers call reads one rule set, so the indexes agree with the rules even if
 	// LoadRules runs meanwhile.
 	for i, b := range m.Breakers(resource) {
@@ -74,36 +68,44 @@ func (ins *Instruments) observeStatus(o metric.Observer, kvs []attribute.KeyValu
 }
 
 // observeSettings reports the force, calls in flight, concurrency limit and timeout of every
-// resource of m with settings.
-func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, settings map[string]breaker.ResourceConfig) {
-	for _, name := range slices.Sorted(maps.Keys(settings)) {
-		cfg := settings[name]
+// resource of m with settings. A template setting reports its force, limit and timeout under
+// its key, and the calls in flight of the names that hold its settings under their own
+// (observeTemplateInFlight): the key itself has none.
+func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, v *collection) {
+	for _, name := range v.keys() {
+		cfg := v.loaded[name]
 		opt := metric.WithAttributeSet(ins.set(ResourceKey.String(name)))
 		o.ObserveInt64(ins.force, int64(cfg.Force), opt)
-		o.ObserveInt64(ins.inFlight, m.InFlight(name), opt)
+		if !isTemplate(name) {
+			o.ObserveInt64(ins.inFlight, m.InFlight(name), opt)
+		}
 		o.ObserveInt64(ins.limit, int64(cfg.MaxConcurrency), opt)
 		o.ObserveFloat64(ins.timeout, cfg.Timeout.Seconds(), opt)
 	}
+	ins.observeTemplateInFlight(o, m, v)
 }
 
-// observeTemplates reports how many breakers m's template rules made, their bound and the drops,
-// while m has a template rule.
-func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager) {
+// observeTemplates reports how many breakers m's template rules made, how many resources hold
+// settings from its template settings, their bound and the drops, while m has a template rule
+// or a template setting.
+func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager, v *collection) {
 	d := m.TemplateStats()
-	if d.Templates == 0 {
+	if d.Templates == 0 && len(v.templates) == 0 {
 		return
 	}
 	opt := metric.WithAttributeSet(ins.set())
 	o.ObserveInt64(ins.tmplBreakers, int64(d.Breakers), opt)
+	o.ObserveInt64(ins.tmplSettings, int64(d.Settings), opt)
 	o.ObserveInt64(ins.tmplLimit, int64(d.Limit), opt)
 	o.ObserveInt64(ins.tmplDropped, int64(d.Dropped), opt)
 }
 
 // onStateChange counts c in the transitions counter. Its resource takes a name of the bound,
-// as a call does.
+// as a call does. An override beginning or ending moves no breaker (From is To):
+// breaker.override shows it, and the transitions counter does not count it.
 func (ins *Instruments) onStateChange(c breaker.StateChange) {
-	if ins.closed.Load() {
-		return // a change that raced with Close
+	if ins.closed.Load() || c.Reason == breaker.Override {
+		return // a change that raced with Close, or no change of state
 	}
 	set := ins.set(
 		ins.resourceSets(c.Resource).resource,

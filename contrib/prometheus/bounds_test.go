@@ -315,3 +315,49 @@ func TestMaxNameBytesBelowOne(t *testing.T) {
 		assert.Equal(t, 1., got[breakerprom.OverflowResource], "n=%d", n)
 	}
 }
+
+// Given a bound of 2 resource names, both taken by calls, when five other resources are
+// overridden, then the override gauges keep the two names and count the other overrides under
+// resource="_other" by force, with the latest end of each; a name too long for the bound is
+// counted there too.
+func TestMaxResourcesOverrides(t *testing.T) {
+	f := newOverrideFixture(t, []breakerprom.Option{breakerprom.WithMaxResources(2), breakerprom.WithMaxNameLength(8)})
+	callEach(f.m, "a", "b")
+	f.override("a", breaker.ForceOpen, time.Hour)          // ends at 1767229200
+	f.override("c", breaker.ForceOpen, 2*time.Hour)        // 1767232800
+	f.override("d", breaker.ForceOpen, 30*time.Minute)     // 1767227400
+	f.override("e", breaker.ForceClosed, 10*time.Minute)   // 1767226200
+	f.override("too-long-name", breaker.Auto, time.Minute) // 1767225660
+
+	assertMetrics(t, f.c, `
+		breaker_override{force="auto",resource="_other"} 1
+		breaker_override{force="closed",resource="_other"} 1
+		breaker_override{force="open",resource="_other"} 2
+		breaker_override{force="open",resource="a"} 1
+		breaker_override_end_timestamp_seconds{force="auto",resource="_other"} 1767225660
+		breaker_override_end_timestamp_seconds{force="closed",resource="_other"} 1767226200
+		breaker_override_end_timestamp_seconds{force="open",resource="_other"} 1767232800
+		breaker_override_end_timestamp_seconds{force="open",resource="a"} 1767229200
+	`, overrideFamilies...)
+}
+
+// Given a bound of 2 resource names, taken by the calls of a name that holds template settings
+// and of another, then the calls in flight of the names past the bound that hold template
+// settings are added up under resource="_other".
+func TestMaxResourcesTemplateInFlight(t *testing.T) {
+	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithMaxResources(2)}, nil)
+	f.settings(map[string]breaker.ResourceConfig{"api/*": {MaxConcurrency: 10}})
+	callEach(f.m, "api/a", "b") // the bound is full
+	held := f.enter("api/a", "api/x", "api/x", "api/y")
+	defer exit(held)
+	assertMetrics(t, f.c, `
+		breaker_in_flight{resource="_other"} 3
+		breaker_in_flight{resource="api/a"} 1
+	`, "breaker_in_flight")
+	assertMetrics(t, f.c, `
+		breaker_template_breakers 0
+		breaker_template_settings 3
+		breaker_template_limit 10000
+		breaker_template_dropped_total 0
+	`, templateFamilies...)
+}

@@ -1,5 +1,5 @@
-// Package breakerprom exports the calls, states and transitions of a breaker.Manager, and the
-// settings of its resources, as Prometheus metrics.
+// Package breakerprom exports the calls, states and transitions of a breaker.Manager, the
+// settings of its resources and the operators' overrides in force, as Prometheus metrics.
 //
 // A Collector learns of calls through a breaker.CallObserver, which a Manager takes only when
 // it is created, and of states, transitions and settings from the Manager it watches. So it is
@@ -23,7 +23,10 @@
 //	breaker_in_flight{resource}                                 gauge
 //	breaker_max_concurrency{resource}                           gauge
 //	breaker_timeout_seconds{resource}                           gauge
+//	breaker_override{resource,force}                            gauge
+//	breaker_override_end_timestamp_seconds{resource,force}      gauge
 //	breaker_template_breakers                                    gauge
+//	breaker_template_settings                                    gauge
 //	breaker_template_limit                                       gauge
 //	breaker_template_dropped_total                               counter
 //
@@ -37,10 +40,16 @@
 // breaker that rejects nothing, so a DryRun or ForceClosed breaker that trips is not mistaken
 // for one that rejects calls. breaker_force, breaker_in_flight, breaker_max_concurrency and
 // breaker_timeout_seconds are the settings of each resource that has them
-// (Manager.LoadResources) and its calls in flight. The breaker_template metrics, sent while a
-// template rule is loaded, are the breakers template rules made, their bound
-// (WithMaxTemplateBreakers) and the resources dropped to stay within it. See the README for
-// every metric.
+// (Manager.LoadResources) and its calls in flight. breaker_override is 1 for each resource an
+// operator's override (Manager.Override) forces now, with its force ("open", "closed" or
+// "auto"), and breaker_override_end_timestamp_seconds when the override ends; while it lasts,
+// breaker_state's dry_run follows its force. An override beginning or ending moves no breaker,
+// so breaker_transitions_total does not count it. A template setting (a settings key ending in
+// "*") reports its force, limit and timeout under its key, and each name that holds its
+// settings its own calls in flight. The breaker_template metrics, sent while a template rule or
+// a template setting is loaded, are the breakers template rules made, the names that hold
+// template settings, their bound (WithMaxTemplateBreakers) and the resources dropped to stay
+// within it. See the README for every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
 // get series of their own, as long as each is at most 1 KiB (WithMaxNameLength) and together
@@ -48,13 +57,16 @@
 // resource="_other" (OverflowResource). The Collector keeps its own copy of each name. The gauges are read from the Manager's rules and settings at each
 // scrape, which its operators, not its callers, decide. The breakers a template rule made
 // are named by callers: breaker_state has a series for those of the names with series of their
-// own, and none for the names counted under "_other".
+// own, and none for the names counted under "_other". So do the names that hold template
+// settings in breaker_in_flight, where the calls in flight of those past the bound are added
+// up under "_other". An override may name any resource, so the override gauges take names of
+// the bound too: those past it are counted together under "_other", by force, with the latest
+// end.
 //
 // The package starts no goroutines.
 package breakerprom
 
 import (
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,20 +92,23 @@ const (
 //
 // Its methods are safe for concurrent use.
 type Collector struct {
-	calls       *prometheus.CounterVec
-	rejected    *prometheus.CounterVec
-	wouldReject *prometheus.CounterVec
-	rt          *prometheus.HistogramVec
-	transitions *prometheus.CounterVec
-	state       *prometheus.Desc
-	rampingUp   *prometheus.Desc
-	force       *prometheus.Desc
-	inFlight    *prometheus.Desc
-	maxConc     *prometheus.Desc
-	timeout     *prometheus.Desc
-	templates   *prometheus.Desc
-	dynLimit    *prometheus.Desc
-	dynDropped  *prometheus.Desc
+	calls        *prometheus.CounterVec
+	rejected     *prometheus.CounterVec
+	wouldReject  *prometheus.CounterVec
+	rt           *prometheus.HistogramVec
+	transitions  *prometheus.CounterVec
+	state        *prometheus.Desc
+	rampingUp    *prometheus.Desc
+	force        *prometheus.Desc
+	inFlight     *prometheus.Desc
+	maxConc      *prometheus.Desc
+	timeout      *prometheus.Desc
+	override     *prometheus.Desc
+	overrideEnd  *prometheus.Desc
+	templates    *prometheus.Desc
+	tmplSettings *prometheus.Desc
+	dynLimit     *prometheus.Desc
+	dynDropped   *prometheus.Desc
 
 	// The resource names with series of their own: at most maxResources of them, none longer
 	// than maxNameLength, maxNameBytes of them in all.
@@ -165,10 +180,18 @@ func New(opts ...Option) *Collector {
 		timeout: prometheus.NewDesc("breaker_timeout_seconds",
 			"Timeout of each resource with settings; 0 means none.",
 			[]string{"resource"}, nil),
+		override: prometheus.NewDesc("breaker_override",
+			"1 for each resource that an operator's override (Manager.Override) forces now, by force: open, closed or auto; under resource=\"_other\", how many of the names past the bound.",
+			[]string{"resource", "force"}, nil),
+		overrideEnd: prometheus.NewDesc("breaker_override_end_timestamp_seconds",
+			"When each override in force ends, in seconds since the Unix epoch by the Manager's clock; under resource=\"_other\", the latest end of those counted there.",
+			[]string{"resource", "force"}, nil),
 		templates: prometheus.NewDesc("breaker_template_breakers",
 			"Breakers that template rules (Resource ending in *) made and the Manager holds.", nil, nil),
+		tmplSettings: prometheus.NewDesc("breaker_template_settings",
+			"Resources that hold settings from a template setting (a key ending in *), each with its own calls in flight.", nil, nil),
 		dynLimit: prometheus.NewDesc("breaker_template_limit",
-			"The most breakers template rules may make (WithMaxTemplateBreakers).", nil, nil),
+			"The most template breakers and template settings the Manager may hold together (WithMaxTemplateBreakers).", nil, nil),
 		dynDropped: prometheus.NewDesc("breaker_template_dropped_total",
 			"Resources whose template breakers were dropped to stay within the limit.", nil, nil),
 	}
@@ -203,8 +226,13 @@ func (c *Collector) Watch(m *breaker.Manager) {
 	}
 }
 
-// onStateChange counts s. Its resource takes a name of the bound, as a call does.
+// onStateChange counts s. Its resource takes a name of the bound, as a call does. An
+// override beginning or ending moves no breaker (From is To): breaker_override shows it, and
+// breaker_transitions_total does not count it.
 func (c *Collector) onStateChange(s breaker.StateChange) {
+	if s.Reason == breaker.Override {
+		return
+	}
 	c.transitions.WithLabelValues(c.entryOf(s.Resource).label, s.From.String(), s.To.String(),
 		s.Reason.String(), strconv.FormatBool(s.DryRun)).Inc()
 }
@@ -228,7 +256,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.inFlight
 	ch <- c.maxConc
 	ch <- c.timeout
+	ch <- c.override
+	ch <- c.overrideEnd
 	ch <- c.templates
+	ch <- c.tmplSettings
 	ch <- c.dynLimit
 	ch <- c.dynDropped
 }
@@ -237,10 +268,11 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // the watched Manager, and the settings of its resources, now.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if m := c.manager(); m != nil {
-		settings := m.Resources()
-		c.collectStates(m, settings, ch)
-		c.collectSettings(m, settings, ch)
-		c.collectTemplates(m, ch)
+		v := read(m)
+		c.collectStates(m, v, ch)
+		c.collectSettings(m, v, ch)
+		c.collectOverrides(v, ch)
+		c.collectTemplates(m, v, ch)
 	}
 	c.calls.Collect(ch)
 	c.rejected.Collect(ch)
@@ -252,43 +284,39 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // collectStates sends breaker_state for every breaker of m: those of its rules, and those
 // its templates made for names with series of their own. Each resource's breakers are read in
 // one Breakers call, so a concurrent LoadRules cannot mix two rule sets in one resource.
-// settings are m's resource settings, which say which resources are ForceClosed.
-func (c *Collector) collectStates(m *breaker.Manager, settings map[string]breaker.ResourceConfig,
-	ch chan<- prometheus.Metric) {
-	seen := make(map[string]bool)
-	for _, r := range m.Rules() {
-		if seen[r.Resource] {
-			continue
-		}
-		seen[r.Resource] = true
-		c.sendStates(ch, m.Breakers(r.Resource), labelValue(r.Resource), settings[r.Resource])
+// v says which resources are ForceClosed now: by an override, or by their settings.
+func (c *Collector) collectStates(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
+	for _, name := range v.ruled {
+		c.sendStates(ch, m.Breakers(name), labelValue(name), v.force(name))
 	}
-	for _, name := range m.TemplateResources() {
+	for _, name := range v.templated {
 		if e := c.entryOf(name); e != c.overflow {
-			c.sendStates(ch, m.Breakers(name), e.label, settings[name])
+			c.sendStates(ch, m.Breakers(name), e.label, v.force(name))
 		}
 	}
 }
 
-// collectTemplates sends the breaker_template metrics while m has a template rule.
-func (c *Collector) collectTemplates(m *breaker.Manager, ch chan<- prometheus.Metric) {
+// collectTemplates sends the breaker_template metrics while m has a template rule or a
+// template setting.
+func (c *Collector) collectTemplates(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
 	d := m.TemplateStats()
-	if d.Templates == 0 {
+	if d.Templates == 0 && len(v.templates) == 0 {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.templates, prometheus.GaugeValue, float64(d.Breakers))
+	ch <- prometheus.MustNewConstMetric(c.tmplSettings, prometheus.GaugeValue, float64(d.Settings))
 	ch <- prometheus.MustNewConstMetric(c.dynLimit, prometheus.GaugeValue, float64(d.Limit))
 	ch <- prometheus.MustNewConstMetric(c.dynDropped, prometheus.CounterValue, float64(d.Dropped))
 }
 
-// sendStates sends breaker_state for the breakers of one resource.
+// sendStates sends breaker_state for the breakers of one resource, whose Force is force.
 func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.CircuitBreaker, resource string,
-	cfg breaker.ResourceConfig) {
+	force breaker.Force) {
 	rules := make([]breaker.Rule, len(breakers))
 	for i, b := range breakers {
 		rules[i] = b.Rule()
 	}
-	forcedClosed := cfg.Force == breaker.ForceClosed
+	forcedClosed := force == breaker.ForceClosed
 	for i, label := range ruleLabels(rules) {
 		if label == "" {
 			continue
@@ -307,22 +335,27 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.C
 }
 
 // collectSettings sends the force, calls in flight, limit and timeout of every resource with
-// settings. Two names that are one label value (not UTF-8) send the first in name order.
-func (c *Collector) collectSettings(m *breaker.Manager, settings map[string]breaker.ResourceConfig,
-	ch chan<- prometheus.Metric) {
-	sent := make(map[string]bool, len(settings))
-	for _, name := range slices.Sorted(maps.Keys(settings)) {
+// settings. Two names that are one label value (not UTF-8) send the first in name order. A
+// template setting sends its force, limit and timeout under its key, and the calls in flight
+// of the names that hold its settings under their own (collectTemplateInFlight): the key
+// itself has none.
+func (c *Collector) collectSettings(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
+	sent := make(map[string]bool, len(v.loaded))
+	for _, name := range v.keys() {
 		resource := labelValue(name)
 		if sent[resource] {
 			continue
 		}
 		sent[resource] = true
-		cfg := settings[name]
+		cfg := v.loaded[name]
 		ch <- prometheus.MustNewConstMetric(c.force, prometheus.GaugeValue, float64(cfg.Force), resource)
-		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(m.InFlight(name)), resource)
+		if !isTemplate(name) {
+			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(m.InFlight(name)), resource)
+		}
 		ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), resource)
 		ch <- prometheus.MustNewConstMetric(c.timeout, prometheus.GaugeValue, cfg.Timeout.Seconds(), resource)
 	}
+	c.collectTemplateInFlight(m, v, sent, ch)
 }
 
 // stateValue is the value of breaker_state for s.

@@ -564,9 +564,10 @@ func TestBuckets(t *testing.T) {
 // Given every metric with series, then promlint finds nothing to fault in their names, types
 // and help, and a pedantic registry finds Describe and Collect consistent.
 func TestLint(t *testing.T) {
-	f := newFixture(t, errorCount("svc", 1))
+	f := newOverrideFixture(t, nil, errorCount("svc", 1))
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, errDown), errDown)
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, nil), breaker.ErrOpen)
+	f.override("svc", breaker.ForceClosed, time.Hour)
 
 	problems, err := testutil.CollectAndLint(f.c)
 	require.NoError(t, err)

@@ -35,8 +35,14 @@ type fixture struct {
 
 func newFixture(t *testing.T, rules ...breaker.Rule) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: newClock(), c: breakerprom.New(testBuckets)}
-	f.m = breaker.NewManager(breaker.WithClock(f.clock), f.c.Option())
+	return newFixtureWith(t, nil, nil, rules...)
+}
+
+// newFixtureWith is newFixture with options for the Collector and the Manager too.
+func newFixtureWith(t *testing.T, opts []breakerprom.Option, managerOpts []breaker.Option, rules ...breaker.Rule) *fixture {
+	t.Helper()
+	f := &fixture{t: t, clock: newClock(), c: breakerprom.New(append([]breakerprom.Option{testBuckets}, opts...)...)}
+	f.m = breaker.NewManager(append([]breaker.Option{breaker.WithClock(f.clock), f.c.Option()}, managerOpts...)...)
 	f.c.Watch(f.m)
 	require.NoError(t, f.m.LoadRules(rules))
 	return f
@@ -126,10 +132,19 @@ var headers = map[string]string{
 	"breaker_timeout_seconds": `# HELP breaker_timeout_seconds Timeout of each resource with settings; 0 means none.
 # TYPE breaker_timeout_seconds gauge
 `,
+	"breaker_override": `# HELP breaker_override 1 for each resource that an operator's override (Manager.Override) forces now, by force: open, closed or auto; under resource="_other", how many of the names past the bound.
+# TYPE breaker_override gauge
+`,
+	"breaker_override_end_timestamp_seconds": `# HELP breaker_override_end_timestamp_seconds When each override in force ends, in seconds since the Unix epoch by the Manager's clock; under resource="_other", the latest end of those counted there.
+# TYPE breaker_override_end_timestamp_seconds gauge
+`,
 	"breaker_template_breakers": `# HELP breaker_template_breakers Breakers that template rules (Resource ending in *) made and the Manager holds.
 # TYPE breaker_template_breakers gauge
 `,
-	"breaker_template_limit": `# HELP breaker_template_limit The most breakers template rules may make (WithMaxTemplateBreakers).
+	"breaker_template_settings": `# HELP breaker_template_settings Resources that hold settings from a template setting (a key ending in *), each with its own calls in flight.
+# TYPE breaker_template_settings gauge
+`,
+	"breaker_template_limit": `# HELP breaker_template_limit The most template breakers and template settings the Manager may hold together (WithMaxTemplateBreakers).
 # TYPE breaker_template_limit gauge
 `,
 	"breaker_template_dropped_total": `# HELP breaker_template_dropped_total Resources whose template breakers were dropped to stay within the limit.

@@ -69,8 +69,10 @@ func WithBuckets(bounds ...float64) Option {
 // breaker_would_reject_total and breaker_transitions_total. The first n names seen keep their
 // series for the life of the Collector; every later name is counted under the resource label
 // OverflowResource ("_other"), so that callers who make up names (a resource per URL path)
-// cannot grow the Collector without end. The default is DefaultMaxResources (1,000); an n
-// below 1 keeps it.
+// cannot grow the Collector without end. breaker_override and
+// breaker_override_end_timestamp_seconds, and the breaker_in_flight of the names that hold
+// template settings, take names of the same bound. The default is DefaultMaxResources (1,000);
+// an n below 1 keeps it.
 func WithMaxResources(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {

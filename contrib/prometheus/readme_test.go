@@ -68,10 +68,12 @@ func TestReadmeQueries(t *testing.T) {
 // family has a series.
 func exportedLabels(t *testing.T) map[string][]string {
 	t.Helper()
-	f := newFixture(t, errorCount("svc", 1))
+	f := newFixtureWith(t, nil, []breaker.Option{quiet}, errorCount("svc", 1))
 	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 2}}))
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, errDown), errDown) // trips
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, nil), breaker.ErrOpen)
+	_, err := f.m.Override("svc", breaker.ForceClosed, time.Hour, "")
+	require.NoError(t, err)
 
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(f.c))

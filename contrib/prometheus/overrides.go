@@ -1,0 +1,36 @@
+package breakerprom
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// overrideSeries is the labels of the override gauges of one override, or of those counted
+// together under one resource label.
+type overrideSeries struct{ resource, force string }
+
+// collectOverrides sends breaker_override and breaker_override_end_timestamp_seconds for the
+// overrides in force. Their resources take names of the bound, as calls do: the overrides of
+// names past it are counted together under OverflowResource, by force, with the latest end.
+func (c *Collector) collectOverrides(v *scrape, ch chan<- prometheus.Metric) {
+	count := make(map[overrideSeries]int, len(v.overrides))
+	end := make(map[overrideSeries]time.Time, len(v.overrides))
+	for _, o := range v.overrides {
+		s := overrideSeries{resource: c.entryOf(o.Resource).label, force: o.Force.String()}
+		count[s]++
+		if o.Until.After(end[s]) {
+			end[s] = o.Until
+		}
+	}
+	for s, n := range count {
+		ch <- prometheus.MustNewConstMetric(c.override, prometheus.GaugeValue, float64(n), s.resource, s.force)
+		ch <- prometheus.MustNewConstMetric(c.overrideEnd, prometheus.GaugeValue, unixSeconds(end[s]),
+			s.resource, s.force)
+	}
+}
+
+// unixSeconds is t in seconds since the Unix epoch, as Prometheus timestamps are.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}
