@@ -105,7 +105,15 @@ func (m *Manager) InFlight(resource string) int64 {
 
 // checkResources validates cfg, in name order so that the error is the same every time.
 func (m *Manager) checkResources(cfg map[string]ResourceConfig) error {
+	templates := 0
 	for _, name := range slices.Sorted(maps.Keys(cfg)) {
+		if isTemplate(name) {
+			if templates++; templates > MaxTemplates {
+				return &RuleError{Index: -1, Resource: name, Field: "Resource",
+					Reason: fmt.Sprintf("is one template setting too many: at most %d, which every call to a "+
+						"name without settings is matched against", MaxTemplates)}
+			}
+		}
 		if reason, field := cfg[name].check(name); reason != "" {
 			return &RuleError{Index: -1, Resource: name, Field: field, Reason: reason}
 		}

@@ -303,3 +303,26 @@ func TestTemplateSettingsRefusedWithoutRoom(t *testing.T) {
 	assert.Contains(t, re.Reason, "WithMaxTemplateBreakers(0)")
 	assert.Empty(t, m.Resources())
 }
+
+// At most MaxTemplates patterns of template rules, and as many of template settings, are loaded.
+func TestTemplatePatternsBounded(t *testing.T) {
+	m := breaker.NewManager()
+	cfg := map[string]breaker.ResourceConfig{}
+	var rules []breaker.Rule
+	for i := range breaker.MaxTemplates {
+		cfg[fmt.Sprintf("h%04d/*", i)] = breaker.ResourceConfig{Timeout: time.Second}
+		r := tripsOnOne(fmt.Sprintf("h%04d/*", i))
+		rules = append(rules, r)
+	}
+	require.NoError(t, m.LoadResources(cfg))
+	require.NoError(t, m.LoadRules(rules))
+
+	cfg["more/*"] = breaker.ResourceConfig{Timeout: time.Second}
+	var re *breaker.RuleError
+	require.ErrorAs(t, m.LoadResources(cfg), &re)
+	assert.Contains(t, re.Reason, "one template setting too many")
+	require.ErrorAs(t, m.LoadRules(append(rules, tripsOnOne("more/*"))), &re)
+	assert.Contains(t, re.Reason, "one template too many")
+	assert.Equal(t, breaker.MaxTemplates, len(m.Rules()), "nothing more is loaded")
+	assert.Len(t, m.Resources(), breaker.MaxTemplates)
+}
