@@ -113,6 +113,8 @@ func exportedFamilies(t *testing.T) map[string]dto.MetricType {
 	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 2}}))
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, errDown), errDown) // trips
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, nil), breaker.ErrOpen)
+	_, err := f.m.Override("svc", breaker.ForceOpen, time.Hour, "on the dashboard") // the override gauges
+	require.NoError(t, err)
 
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(f.c))
@@ -122,6 +124,6 @@ func exportedFamilies(t *testing.T) map[string]dto.MetricType {
 	for _, family := range families {
 		exported[family.GetName()] = family.GetType()
 	}
-	require.Len(t, exported, 10)
+	require.Len(t, exported, 12)
 	return exported
 }
