@@ -173,7 +173,7 @@ const (
 	opLoad            // LoadRules of a fixed set
 	opToggle          // turn the blocking slot on or off
 	opDo              // Do on a resource, taking some time, with an outcome
-	opSettings        // change one resource's settings: force, concurrency limit, or none
+	opSettings        // change one resource's settings, or a template setting's: force, concurrency limit, or none
 	opReset           // Reset a resource
 	opNames           // switch between the two sets of resource names
 	opLeap            // the clock jumps a century ahead or back, within two from the start
@@ -197,6 +197,11 @@ func FuzzStateMachine(f *testing.F) {
 // Seeds that reach every transition: trips, probes that succeed, fail, time out, are blocked
 // or canceled, reloads with calls in flight, and a clock that steps back.
 var fuzzSeeds = [][]byte{
+	// A template setting of "d*" with a limit of 1 beside a one-rule template: "da" and "db"
+	// each count their own calls, and each holds a unit of the bound beside its breaker, so the
+	// two do not fit together; then "*" gives "x" settings, and an entry of its own.
+	{0, opLoad, 10, opNames, opSettings, 222, opEnter, 0, opEnter, 0, opExit, 0, 0, opEnter, 1,
+		opExit, 0, 0, opAdvance, 0x10, opEnter, 0, opExit, 0, 0, opSettings, 0xf0, opEnter, 2, opExit, 0, 0},
 	// A limit of 1 on a, a call in flight, the settings removed and loaded again: the call
 	// still counts, so the next is rejected until it exits.
 	{0, opSettings, 12, opEnter, 0, opSettings, 18, opSettings, 12, opEnter, 0, opExit, 0, 0, opEnter, 0},
@@ -361,6 +366,12 @@ func runStateMachine(t *testing.T, ops []byte) {
 		case opSettings:
 			a := arg()
 			resource := fuzzResource(a)
+			switch { // and now and then a template setting
+			case a >= 0xf0:
+				resource = "*"
+			case a >= 0xd8:
+				resource = "d*"
+			}
 			next := maps.Clone(settings)
 			c := next[resource]
 			switch k := a / 3 % 7; {
@@ -501,8 +512,10 @@ func checkSame(t *testing.T, step int, m *breaker.Manager, events *recorder, ref
 	if got := m.TemplateResources(); !slices.Equal(got, dynamic) {
 		t.Fatalf("step %d: template resources %q, want %q", step, got, dynamic)
 	}
-	if st := m.TemplateStats(); st.Dropped != ref.dropped || st.Breakers != ref.templateBreakers() {
-		t.Fatalf("step %d: %+v; want %d breakers, %d dropped", step, st, ref.templateBreakers(), ref.dropped)
+	if st := m.TemplateStats(); st.Dropped != ref.dropped || st.Breakers != ref.templateBreakers() ||
+		st.Settings != ref.templateSettings() {
+		t.Fatalf("step %d: %+v; want %d breakers, %d with template settings, %d dropped", step, st,
+			ref.templateBreakers(), ref.templateSettings(), ref.dropped)
 	}
 	for _, resource := range slices.Concat(fuzzNames[0][:], fuzzNames[1][:]) {
 		bs := m.Breakers(resource)

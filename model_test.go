@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -110,17 +111,62 @@ func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 		return d.breakers
 	}
 	t := m.match(resource)
-	if !call || t == nil {
+	if !call || t == nil && m.settingsUnit(resource) == 0 {
 		return nil
 	}
-	m.makeRoom(len(t.rules))
+	units := m.settingsUnit(resource)
+	if t != nil {
+		units += len(t.rules)
+	}
+	m.makeRoom(units)
 	m.made++
 	d := &modelTemplateEntry{used: int64(m.now) >> 20, made: m.made}
-	for _, r := range t.rules {
-		d.breakers = append(d.breakers, newModelBreaker(resource, r))
+	if t != nil {
+		for _, r := range t.rules {
+			d.breakers = append(d.breakers, newModelBreaker(resource, r))
+		}
 	}
 	m.templated[resource] = d
 	return d.breakers
+}
+
+// settingsOf returns the settings of resource: its own, or else those of the template setting
+// with the longest prefix of it; ok is false when it has neither.
+func (m *model) settingsOf(resource string) (c breaker.ResourceConfig, ok bool) {
+	if c, ok := m.settings[resource]; ok && !strings.HasSuffix(resource, "*") {
+		return c, true
+	}
+	best := -1
+	for key := range m.settings {
+		if prefix, ok := strings.CutSuffix(key, "*"); ok && strings.HasPrefix(resource, prefix) && len(prefix) > best {
+			best, c = len(prefix), m.settings[key]
+		}
+	}
+	return c, best >= 0
+}
+
+// settingsUnit is 1 when resource, without rules or settings of its own, takes a template
+// setting's: what its entry counts against the limit beside its breakers, for its own count of
+// calls in flight.
+func (m *model) settingsUnit(resource string) int {
+	if m.resources[resource] != nil {
+		return 0
+	}
+	if _, own := m.settings[resource]; own {
+		return 0
+	}
+	if _, ok := m.settingsOf(resource); ok {
+		return 1
+	}
+	return 0
+}
+
+// inflightOf returns the count of calls in flight of resource, made if it has none.
+func (m *model) inflightOf(resource string) *int {
+	if m.inflight[resource] == nil {
+		m.inflight[resource] = new(int)
+	}
+	return m.inflight[resource]
 }
 
 // touch marks d used now, when a call of its completes or a breaker rejects one.
@@ -148,10 +194,24 @@ func (m *model) templateBreakers() int {
 	return n
 }
 
-// makeRoom drops the idlest entries until n more breakers fit: at least a sixteenth of the
-// limit of those all CLOSED, then tripped ones only while there is still no room.
+// templateSettings counts the entries that take a template setting's settings.
+func (m *model) templateSettings() int {
+	n := 0
+	for name := range m.templated {
+		n += m.settingsUnit(name)
+	}
+	return n
+}
+
+// templateUnits counts what the entries hold against the limit: their breakers, and one for
+// each that takes a template setting's settings.
+func (m *model) templateUnits() int { return m.templateBreakers() + m.templateSettings() }
+
+// makeRoom drops the idlest entries until n more units fit: at least a sixteenth of the limit
+// of the idle ones (all CLOSED, no call in flight under a template setting's limit), then the
+// others only while there is still no room.
 func (m *model) makeRoom(n int) {
-	if m.templateBreakers()+n <= m.limit {
+	if m.templateUnits()+n <= m.limit {
 		return
 	}
 	var names []string
@@ -165,9 +225,12 @@ func (m *model) makeRoom(n int) {
 		return cmp.Or(cmp.Compare(idle(b), idle(a)), cmp.Compare(m.templated[a].made, m.templated[b].made))
 	})
 	closed := func(name string) bool {
+		if m.settingsUnit(name) == 1 && m.inflight[name] != nil && *m.inflight[name] > 0 {
+			return false
+		}
 		return !slices.ContainsFunc(m.templated[name].breakers, func(b *modelBreaker) bool { return b.state != breaker.Closed })
 	}
-	room := func() bool { return m.templateBreakers()+n <= m.limit }
+	room := func() bool { return m.templateUnits()+n <= m.limit }
 	dropped := 0
 	for _, name := range names { // a batch of CLOSED ones
 		if dropped >= max(1, m.limit/16) && room() {
@@ -207,24 +270,29 @@ func (m *model) retire(b *modelBreaker, reason breaker.Reason) {
 	}
 }
 
-// loadSettings replaces the resource settings (Force, MaxConcurrency).
+// loadSettings replaces the resource settings (Force, MaxConcurrency), keys ending in "*"
+// included, and rebinds the template entries to them: an entry that neither a template rule nor
+// (without settings of its own) a template setting matches any more goes. A count of calls in
+// flight belongs to the name: it is kept while it is not 0.
 func (m *model) loadSettings(cfg map[string]breaker.ResourceConfig) {
 	for name, n := range m.inflight {
-		if _, kept := cfg[name]; !kept && *n == 0 { // the name keeps its count while calls are in flight
+		if *n == 0 {
 			delete(m.inflight, name)
 		}
 	}
-	for name := range cfg {
-		if m.inflight[name] == nil {
-			m.inflight[name] = new(int)
+	m.settings = cfg
+	for _, name := range slices.Sorted(maps.Keys(m.templated)) {
+		if m.match(name) == nil && m.settingsUnit(name) == 0 {
+			m.drop(name, breaker.RuleChanged)
 		}
 	}
-	m.settings = cfg
+	m.makeRoom(0)
 }
 
 // dry reports whether b lets through the calls it would reject (ForceClosed, DryRun).
 func (m *model) dry(b *modelBreaker) bool {
-	return b.rule.DryRun || m.settings[b.name].Force == breaker.ForceClosed
+	c, _ := m.settingsOf(b.name)
+	return b.rule.DryRun || c.Force == breaker.ForceClosed
 }
 
 // reset closes every breaker of resource with an empty window.
@@ -369,12 +437,17 @@ func (m *model) load(rules []breaker.Rule) {
 	for _, name := range dynNames {
 		d := m.templated[name]
 		t := m.match(name)
+		if m.resources[name] != nil || t == nil && m.settingsUnit(name) == 0 {
+			m.drop(name, breaker.RuleChanged)
+			continue
+		}
 		var keep []*modelBreaker
-		if t != nil && m.resources[name] == nil {
+		if t != nil {
 			keep = pair(d.breakers, t.rules)
 		}
-		if !slices.ContainsFunc(keep, func(b *modelBreaker) bool { return b != nil }) {
-			m.drop(name, breaker.RuleChanged)
+		if len(d.breakers) > 0 && !slices.ContainsFunc(keep, func(b *modelBreaker) bool { return b != nil }) &&
+			m.settingsUnit(name) == 0 {
+			m.drop(name, breaker.RuleChanged) // the template changed whole: its next call makes new breakers
 			continue
 		}
 		old := d.breakers
@@ -690,7 +763,8 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	if m.resources[resource] == nil {
 		e.dyn = m.templated[resource]
 	}
-	if m.settings[resource].Force == breaker.ForceOpen {
+	settings, set := m.settingsOf(resource)
+	if settings.Force == breaker.ForceOpen {
 		return nil, &modelBlock{cause: breaker.ErrForcedOpen}
 	}
 	var block *modelBlock
@@ -754,9 +828,9 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 			}
 		}
 	}
-	if _, set := m.settings[resource]; set { // only a resource with settings counts its calls
-		n := m.inflight[resource]
-		if limit := m.settings[resource].MaxConcurrency; limit > 0 && *n >= limit {
+	if set { // only a resource with settings, its own or a template's, counts its calls
+		n := m.inflightOf(resource)
+		if limit := settings.MaxConcurrency; limit > 0 && *n >= limit {
 			for _, b := range probes {
 				m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
 			}
