@@ -31,7 +31,7 @@ const maxOverrideBody = 4 << 10
 // and at most a day) and an optional "note" of at most 256 bytes that observers hear; or
 // "end" or "reset", which take neither. The answer is the override as installed,
 // {"resource", "force", "at", "until", "note"} (times in RFC 3339 on the Manager's clock), or
-// {"ended": bool} (false: there was none), or {"reset": bool} (false: the resource has no
+// {"ended": bool} (false: none was in force), or {"reset": bool} (false: the resource has no
 // breakers to reset).
 //
 // authorize is called for each write before its body is read. It returns the operator's name,
