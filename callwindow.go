@@ -12,9 +12,10 @@ const MaxStatCalls = 10000
 // whenever they came, as resilience4j's COUNT_BASED window judges them. Traffic that differs
 // by day and night is judged on as many calls either way.
 //
-// Each call takes the next place in a ring of one bit per call (1: bad), written with one
-// atomic Or or And, which also says what the place held, then adds what it changed to one word
-// that holds the calls counted (up to n) and the bad ones among them. So the two counts are read
+// Each call takes the next place in a ring of one bit per call (1: bad), written (where the
+// call changes it) with one atomic Or or And, which also says what the place held, then adds
+// what it changed to one word that holds the calls counted (up to n) and the bad ones among
+// them. So the two counts are read
 // together, and a call takes no lock and allocates nothing. Under concurrency the word lags the
 // ring by the calls between their two steps: the bad count is clamped to the calls, so a ratio
 // is never above 1.
@@ -40,26 +41,28 @@ func callWindowBytes(n uint32) int64 {
 	return int64((n+31)/32)*int64(unsafe.Sizeof(atomic.Uint32{})) + int64(unsafe.Sizeof(callWindow{}))
 }
 
-// add counts k calls, bad or not, and returns the window's counts after them.
-func (w *callWindow) add(k uint64, bad bool) (total, badCalls uint64) {
-	var c uint64
-	for range k {
-		i := w.next.Add(1) - 1
-		place := i % w.n
-		word, bit := &w.bits[place/32], uint32(1)<<(place%32)
-		var delta uint64
-		switch {
-		case bad && word.Or(bit)&bit == 0:
-			delta = 1
-		case !bad && word.And(^bit)&bit != 0:
-			delta = ^uint64(0) // -1
-		}
-		if i < w.n {
-			delta += 1 << 32
-		}
-		c = w.counts.Add(delta)
+// addOne counts one call, bad or not, and returns the counts word after it. A place that
+// already says what the call says is only read: in a healthy window most are, and a read
+// costs no write to a line other calls share.
+func (w *callWindow) addOne(bad bool) uint64 {
+	i := w.next.Add(1) - 1
+	place := i % w.n
+	word, bit := &w.bits[place/32], uint32(1)<<(place%32)
+	var delta uint64
+	switch {
+	case bad == (word.Load()&bit != 0):
+	case bad && word.Or(bit)&bit == 0:
+		delta = 1
+	case !bad && word.And(^bit)&bit != 0:
+		delta = ^uint64(0) // -1
 	}
-	return unpackCalls(c)
+	if i < w.n {
+		delta += 1 << 32
+	}
+	if delta == 0 {
+		return w.counts.Load()
+	}
+	return w.counts.Add(delta)
 }
 
 // sum returns the calls in the window and the bad ones among them.
@@ -75,7 +78,11 @@ func unpackCalls(c uint64) (total, bad uint64) {
 // period p, and trips p if the window then meets the rule's threshold. A good call over a
 // window without bad calls cannot trip it.
 func (c *circuit) countCalls(p *period, n uint64, bad bool, now, hint int64) {
-	if total, badCalls := p.calls.add(n, bad); bad || badCalls > 0 {
+	var w uint64
+	for range n {
+		w = p.calls.addOne(bad)
+	}
+	if total, badCalls := unpackCalls(w); bad || badCalls > 0 {
 		c.decide(p, c.tune.Load(), counts{total, badCalls}, counts{}, now, hint)
 	}
 }
