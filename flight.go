@@ -31,6 +31,7 @@ import (
 type flight struct {
 	width  int64 // of a slot
 	dueIn  int64 // how long after its start a slot is due: width + MaxAllowedRT
+	after  int64 // how long after the start of the latest slot judged the next is due: width + dueIn
 	slots  []flightSlot
 	head   atomic.Uint64 // the index in slots of the slot of the latest start
 	judged atomic.Int64  // the start of the latest slot judged
@@ -64,7 +65,7 @@ func unpackFlight(w uint64) (lap, waiting, counted uint64) {
 // call starts the ring again at its time.
 func newFlight(length, maxRT int64) *flight {
 	width, n := flightShape(length, maxRT)
-	f := &flight{width: width, dueIn: width + maxRT, slots: make([]flightSlot, n)}
+	f := &flight{width: width, dueIn: width + maxRT, after: 2*width + maxRT, slots: make([]flightSlot, n)}
 	noStart := -(1 << 62) / width * width
 	for i := range f.slots {
 		s := &f.slots[i]
@@ -210,7 +211,7 @@ func (f *flight) leave(ticket uint64) (counted bool) {
 }
 
 // due reports whether a slot has become due at now since the last judgement.
-func (f *flight) due(now int64) bool { return now-f.judged.Load()-f.width >= f.dueIn }
+func (f *flight) due(now int64) bool { return now-f.judged.Load() >= f.after }
 
 // judge counts as slow, once, the calls still in flight in every slot due at now, and returns
 // how many it counted.
