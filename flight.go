@@ -30,8 +30,7 @@ import (
 // window does.
 type flight struct {
 	width  int64 // of a slot
-	dueIn  int64 // how long after its start a slot is due: width + MaxAllowedRT
-	after  int64 // how long after the start of the latest slot judged the next is due: width + dueIn
+	after  int64 // how long after the start of the latest slot judged the next is due: 2 widths + MaxAllowedRT
 	slots  []flightSlot
 	head   atomic.Uint64 // the index in slots of the slot of the latest start
 	judged atomic.Int64  // the start of the latest slot judged
@@ -65,7 +64,7 @@ func unpackFlight(w uint64) (lap, waiting, counted uint64) {
 // call starts the ring again at its time.
 func newFlight(length, maxRT int64) *flight {
 	width, n := flightShape(length, maxRT)
-	f := &flight{width: width, dueIn: width + maxRT, after: 2*width + maxRT, slots: make([]flightSlot, n)}
+	f := &flight{width: width, after: 2*width + maxRT, slots: make([]flightSlot, n)}
 	noStart := -(1 << 62) / width * width
 	for i := range f.slots {
 		s := &f.slots[i]
@@ -216,8 +215,8 @@ func (f *flight) due(now int64) bool { return now-f.judged.Load() >= f.after }
 // judge counts as slow, once, the calls still in flight in every slot due at now, and returns
 // how many it counted.
 func (f *flight) judge(now int64) uint64 {
-	last := now - f.dueIn
-	last -= floorMod(last, f.width) // the start of the latest slot due
+	last := now - (f.after - f.width) // a slot is due a width and MaxAllowedRT after its start
+	last -= floorMod(last, f.width)   // the start of the latest slot due
 	for {
 		old := f.judged.Load()
 		if last-old <= 0 {
