@@ -94,6 +94,34 @@ func (m *Manager) Resources() map[string]ResourceConfig {
 	return out
 }
 
+// AppliedSettings is what applies to the calls of one resource now; see Manager.SettingsOf.
+type AppliedSettings struct {
+	ResourceConfig
+	// Template is the key of the template setting it takes, such as "GET *"; "" when it has
+	// settings of its own, or none.
+	Template string
+	// Overridden says that Force is that of an operator's override (Manager.Override).
+	Overridden bool
+}
+
+// SettingsOf returns the settings that apply to calls to resource now: its own, or else those
+// of the template setting with the longest prefix of it, with the Force of an operator's
+// override in force over them; the zero AppliedSettings when it has none of these. Exporters
+// and status pages read a resource's force through it.
+func (m *Manager) SettingsOf(resource string) AppliedSettings {
+	rs := m.rules.Load()
+	var a AppliedSettings
+	if s := rs.settings[resource]; s != nil {
+		a.ResourceConfig = s.ResourceConfig
+	} else if t := rs.matchSettings(resource); t != nil {
+		a.ResourceConfig, a.Template = t.cfg, t.prefix+"*"
+	}
+	if o := rs.overrides[resource]; o != nil && !o.over(m.now()) {
+		a.Force, a.Overridden = o.Force, true
+	}
+	return a
+}
+
 // InFlight returns how many calls to resource are admitted and not yet exited. It is counted
 // only for a resource that has settings, its own or a template's; for any other it is 0.
 func (m *Manager) InFlight(resource string) int64 {

@@ -326,3 +326,23 @@ func TestTemplatePatternsBounded(t *testing.T) {
 	assert.Equal(t, breaker.MaxTemplates, len(m.Rules()), "nothing more is loaded")
 	assert.Len(t, m.Resources(), breaker.MaxTemplates)
 }
+
+// SettingsOf says what applies to a name: its own settings, else its template setting's, with
+// an override's Force over either.
+func TestSettingsOf(t *testing.T) {
+	h := newSettingsHarness(t, 10, map[string]breaker.ResourceConfig{
+		"GET *":   {Timeout: time.Second, MaxConcurrency: 3},
+		"GET own": {MaxConcurrency: 1},
+	})
+	assert.Equal(t, breaker.AppliedSettings{ResourceConfig: breaker.ResourceConfig{Timeout: time.Second, MaxConcurrency: 3},
+		Template: "GET *"}, h.m.SettingsOf("GET a"), "never called: the template's all the same")
+	assert.Equal(t, breaker.AppliedSettings{ResourceConfig: breaker.ResourceConfig{MaxConcurrency: 1}}, h.m.SettingsOf("GET own"))
+	assert.Equal(t, breaker.AppliedSettings{}, h.m.SettingsOf("PUT a"))
+
+	_, err := h.m.Override("GET a", breaker.ForceClosed, time.Minute, "")
+	require.NoError(t, err)
+	assert.Equal(t, breaker.AppliedSettings{ResourceConfig: breaker.ResourceConfig{Timeout: time.Second, MaxConcurrency: 3,
+		Force: breaker.ForceClosed}, Template: "GET *", Overridden: true}, h.m.SettingsOf("GET a"))
+	h.clock.Advance(time.Minute)
+	assert.False(t, h.m.SettingsOf("GET a").Overridden, "an override whose end has come is over")
+}

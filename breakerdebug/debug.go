@@ -345,10 +345,7 @@ func (h *handler) status() *status {
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
 		cfg, hasSettings := settings[name]
-		force, hasOverride := overridden[name]
-		if !hasOverride {
-			force = cfg.Force
-		}
+		_, hasOverride := overridden[name]
 		breakers := h.m.Breakers(name)
 		if len(breakers) == 0 && !hasSettings && !hasOverride {
 			continue
@@ -363,7 +360,7 @@ func (h *handler) status() *status {
 			}
 			res.InFlight = &inFlight
 		}
-		forcedClosed := force == breaker.ForceClosed
+		forcedClosed := h.m.SettingsOf(name).Force == breaker.ForceClosed // its override's, own or template's
 		for _, b := range breakers {
 			s := b.Stats()
 			rule := b.Rule()

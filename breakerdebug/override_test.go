@@ -535,3 +535,30 @@ func TestOverridesAndReloadsOverHTTPConcurrently(t *testing.T) {
 	assert.Equal(t, map[string]breaker.ResourceConfig{"svc2": {MaxConcurrency: 50}}, w.m.Resources())
 	assert.ErrorIs(t, w.m.Do(context.Background(), "svc1", succeed), breaker.ErrForcedOpen, "forced open over its new rules")
 }
+
+// A breaker of a name whose template setting forces it closed rejects nothing, and the status
+// says so, as it does for an override and for settings of its own.
+func TestStatusDryRunFollowsTemplateSettings(t *testing.T) {
+	m, _, h := newManager(t, breaker.Rule{Resource: "GET *", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Minute})
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"GET *": {Force: breaker.ForceClosed}}))
+	call(m, "GET a", fail)
+	rec := send(h, http.MethodGet, path+"?format=json", "", nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	var st struct {
+		Resources []struct {
+			Resource string `json:"resource"`
+			Breakers []struct {
+				State  string `json:"state"`
+				DryRun bool   `json:"dryRun"`
+			} `json:"breakers"`
+		} `json:"resources"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st))
+	require.Len(t, st.Resources, 2, "the template setting under its key, and GET a")
+	assert.Equal(t, "GET *", st.Resources[0].Resource)
+	assert.Equal(t, "GET a", st.Resources[1].Resource)
+	require.Len(t, st.Resources[1].Breakers, 1)
+	assert.Equal(t, "OPEN", st.Resources[1].Breakers[0].State)
+	assert.True(t, st.Resources[1].Breakers[0].DryRun, "forced closed by its template setting")
+}

@@ -90,7 +90,7 @@ func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, v
 // or a template setting.
 func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager, v *collection) {
 	d := m.TemplateStats()
-	if d.Templates == 0 && len(v.templates) == 0 {
+	if d.Templates == 0 && !v.templates {
 		return
 	}
 	opt := metric.WithAttributeSet(ins.set())

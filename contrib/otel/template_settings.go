@@ -12,12 +12,12 @@ import (
 // flight of the names past it are added up as OverflowResource. A name that settings of their
 // own reported keeps its series.
 func (ins *Instruments) observeTemplateInFlight(o metric.Observer, m *breaker.Manager, v *collection) {
-	if len(v.templates) == 0 {
+	if !v.templates {
 		return
 	}
 	inFlight := make(map[string]int64)
 	for _, name := range v.named() {
-		if _, ok := v.templateOf(name); !ok {
+		if !v.takesTemplate(name) {
 			continue
 		}
 		resource := ins.resourceSets(name).resource.Value.AsString()

@@ -300,7 +300,7 @@ func (c *Collector) collectStates(m *breaker.Manager, v *scrape, ch chan<- prome
 // template setting.
 func (c *Collector) collectTemplates(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
 	d := m.TemplateStats()
-	if d.Templates == 0 && len(v.templates) == 0 {
+	if d.Templates == 0 && !v.templates {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.templates, prometheus.GaugeValue, float64(d.Breakers))

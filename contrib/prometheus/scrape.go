@@ -1,7 +1,6 @@
 package breakerprom
 
 import (
-	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -16,14 +15,14 @@ type scrape struct {
 	ruled     []string                          // the resources with rules of their own, in rule order
 	templated []string                          // Manager.TemplateResources, sorted
 	loaded    map[string]breaker.ResourceConfig // Manager.Resources: template settings keyed "prefix*"
-	templates []string                          // the keys of the template settings, longest first
 	overrides []breaker.OverrideInfo            // Manager.Overrides, by resource name
-	forced    map[string]breaker.Force          // the Force of each override, by resource name
+	templates bool                              // a template setting is among the settings loaded
+	m         *breaker.Manager
 }
 
 // read reads what a scrape reports of m.
 func read(m *breaker.Manager) *scrape {
-	v := &scrape{templated: m.TemplateResources(), loaded: m.Resources(), overrides: m.Overrides()}
+	v := &scrape{templated: m.TemplateResources(), loaded: m.Resources(), overrides: m.Overrides(), m: m}
 	seen := make(map[string]bool)
 	for _, r := range m.Rules() {
 		if !seen[r.Resource] {
@@ -32,14 +31,7 @@ func read(m *breaker.Manager) *scrape {
 		}
 	}
 	for key := range v.loaded {
-		if isTemplate(key) {
-			v.templates = append(v.templates, key)
-		}
-	}
-	slices.SortFunc(v.templates, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	v.forced = make(map[string]breaker.Force, len(v.overrides))
-	for _, o := range v.overrides {
-		v.forced[o.Resource] = o.Force
+		v.templates = v.templates || isTemplate(key)
 	}
 	return v
 }
@@ -47,34 +39,12 @@ func read(m *breaker.Manager) *scrape {
 // isTemplate reports whether a resource name or a settings key is a template's.
 func isTemplate(key string) bool { return strings.HasSuffix(key, "*") }
 
-// templateOf returns the key of the template setting whose settings the resource name takes:
-// the longest prefix of name, if name has no settings of its own.
-func (v *scrape) templateOf(name string) (key string, ok bool) {
-	if _, own := v.loaded[name]; own && !isTemplate(name) {
-		return "", false
-	}
-	for _, key := range v.templates {
-		if strings.HasPrefix(name, strings.TrimSuffix(key, "*")) {
-			return key, true
-		}
-	}
-	return "", false
-}
+// takesTemplate reports whether the resource name takes a template setting's settings.
+func (v *scrape) takesTemplate(name string) bool { return v.m.SettingsOf(name).Template != "" }
 
 // force returns the Force of the resource name now: its override's, else that of its own
 // settings, else that of the template setting it takes.
-func (v *scrape) force(name string) breaker.Force {
-	if f, ok := v.forced[name]; ok {
-		return f
-	}
-	if cfg, ok := v.loaded[name]; ok && !isTemplate(name) {
-		return cfg.Force
-	}
-	if key, ok := v.templateOf(name); ok {
-		return v.loaded[key].Force
-	}
-	return breaker.Auto
-}
+func (v *scrape) force(name string) breaker.Force { return v.m.SettingsOf(name).Force }
 
 // keys returns the keys of the settings loaded, sorted.
 func (v *scrape) keys() []string { return slices.Sorted(maps.Keys(v.loaded)) }

@@ -13,12 +13,12 @@ import (
 // labels that settings of their own sent, which keep theirs.
 func (c *Collector) collectTemplateInFlight(m *breaker.Manager, v *scrape, sent map[string]bool,
 	ch chan<- prometheus.Metric) {
-	if len(v.templates) == 0 {
+	if !v.templates {
 		return
 	}
 	inFlight := make(map[string]int64)
 	for _, name := range v.named() {
-		if _, ok := v.templateOf(name); !ok {
+		if !v.takesTemplate(name) {
 			continue
 		}
 		if label := c.entryOf(name).label; !sent[label] {
