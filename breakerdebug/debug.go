@@ -45,10 +45,12 @@
 //
 // A resource with settings ([breaker.Manager.LoadResources]) has "settings": "force" is "auto",
 // "open" or "closed" ([breaker.Force]), "timeout" a Go duration ("0s": none), "maxConcurrency"
-// the limit (0: none); and "inFlight", its calls admitted and not yet exited. Other resources
-// have neither. A resource with settings and no rules is listed with no breakers. A breaker's
-// "dryRun", and a transition's, is true when the breaker rejects no call: its rule is DryRun, or
-// its resource is forced closed; its OPEN state then only says what it would reject. The page
+// the limit (0: none); and "inFlight", its calls admitted and not yet exited (not for a
+// template setting, listed under its key ending in "*": each name it applies to counts its
+// own). Other resources have neither. A resource with settings and no rules is listed with no
+// breakers. A breaker's "dryRun", and a transition's, is true when the breaker rejects no call:
+// its rule is DryRun, or its resource is forced closed; its OPEN state then only says what it
+// would reject. The page
 // marks such breakers "dry run", and shows a forced resource as "FORCED OPEN" or "FORCED
 // CLOSED", apart from its breakers' own states, so that neither is taken for a tripped breaker.
 //
@@ -352,13 +354,15 @@ func (h *handler) status() *status {
 		}
 		res := resourceStatus{Resource: name, Breakers: make([]breakerStatus, 0, len(breakers))}
 		if hasSettings {
-			inFlight := h.m.InFlight(name)
 			res.Settings = &settingsStatus{
 				Force:          cfg.Force.String(),
 				Timeout:        cfg.Timeout.String(),
 				MaxConcurrency: cfg.MaxConcurrency,
 			}
-			res.InFlight = &inFlight
+			if !strings.HasSuffix(name, "*") { // a template setting's names each count their own
+				inFlight := h.m.InFlight(name)
+				res.InFlight = &inFlight
+			}
 		}
 		forcedClosed := h.m.SettingsOf(name).Force == breaker.ForceClosed // its override's, own or template's
 		for _, b := range breakers {

@@ -562,3 +562,17 @@ func TestStatusDryRunFollowsTemplateSettings(t *testing.T) {
 	assert.Equal(t, "OPEN", st.Resources[1].Breakers[0].State)
 	assert.True(t, st.Resources[1].Breakers[0].DryRun, "forced closed by its template setting")
 }
+
+// A template setting is listed under its key with no count of calls in flight of its own.
+func TestStatusTemplateSettingHasNoInFlight(t *testing.T) {
+	m, _, h := newManager(t)
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"GET *": {MaxConcurrency: 2}, "own": {}}))
+	rec := send(h, http.MethodGet, path+"?format=json", "", nil)
+	var st struct {
+		Resources []map[string]any `json:"resources"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st))
+	require.Len(t, st.Resources, 2)
+	assert.NotContains(t, st.Resources[0], "inFlight", "GET *")
+	assert.Contains(t, st.Resources[1], "inFlight", "own")
+}

@@ -275,7 +275,8 @@
     const tr = el("tr", rowClass(s.force, null));
     const f = forceBadge(s.force);
     const limit = s.maxConcurrency > 0 ? String(s.maxConcurrency) : "none";
-    const inFlight = el("td", "num", res.inFlight);
+    // A template setting (a key ending in "*") has no count of its own: each name counts its own.
+    const inFlight = res.inFlight === undefined ? el("td", "num muted", "each name") : el("td", "num", res.inFlight);
     if (s.maxConcurrency > 0) inFlight.append(el("span", "muted", " / " + s.maxConcurrency));
     tr.append(
       el("td", "resource", res.resource),
