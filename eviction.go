@@ -57,7 +57,10 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 		}
 	}
 	d.dropped.Add(uint64(len(names)))
-	m.releaseCounts(m.rules.Load(), names)
+	// Every count that is 0 and unused goes, not only those of the names dropped now: a name
+	// dropped while its calls were in flight keeps its count until they exit, and only a later
+	// drop finds it 0.
+	m.releaseCounts(m.rules.Load())
 	return changes
 }
 

@@ -246,7 +246,7 @@ func boolInt(b bool) int {
 
 // releaseCounts lets go of the counts of calls in flight of names that are 0 and that neither
 // rs nor an entry uses. It requires mu held, and rs published or about to be.
-func (m *Manager) releaseCounts(rs *ruleSet, names []string) {
+func (m *Manager) releaseCounts(rs *ruleSet) {
 	inUse := func(name string) bool {
 		if res := rs.resources[name]; res != nil && res.set != nil {
 			return true
@@ -254,7 +254,7 @@ func (m *Manager) releaseCounts(rs *ruleSet, names []string) {
 		e := m.tmpl.find(name)
 		return e != nil && e.res.Load().set != nil
 	}
-	m.counts.prune(names, inUse)
+	m.counts.prune(inUse)
 }
 
 // dropTemplateEntry removes e and retires its breakers, returning the transitions to report for those
@@ -354,6 +354,6 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	next.hasTemplates = next.templates != nil || next.settingTemplates != nil
 	m.rules.Store(next)
 	d.maxBytes = next.nameBudget
-	m.releaseCounts(next, nil)
+	m.releaseCounts(next)
 	return append(changes, m.makeRoom(0, 0, now)...)
 }

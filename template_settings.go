@@ -99,23 +99,13 @@ func (f *flightCounts) get(name string) *atomic.Int64 {
 	return f.m[name]
 }
 
-// prune lets go of the counts of names, or of every name when names is nil, that are 0 and
-// that inUse does not claim.
-func (f *flightCounts) prune(names []string, inUse func(name string) bool) {
+// prune lets go of the counts that are 0 and that inUse does not claim.
+func (f *flightCounts) prune(inUse func(name string) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	release := func(name string, n *atomic.Int64) {
-		if n != nil && n.Load() == 0 && !inUse(name) {
+	for name, n := range f.m {
+		if n.Load() == 0 && !inUse(name) {
 			delete(f.m, name)
 		}
-	}
-	if names == nil {
-		for name, n := range f.m {
-			release(name, n)
-		}
-		return
-	}
-	for _, name := range names {
-		release(name, f.m[name])
 	}
 }
