@@ -324,6 +324,26 @@ func settingsManager(b *testing.B, cfg breaker.ResourceConfig) *breaker.Manager 
 	return m
 }
 
+// templateSettingsManager is a Manager with no rules and one template setting, a concurrency
+// limit no call reaches, for every name under "svc-".
+func templateSettingsManager(b *testing.B) *breaker.Manager {
+	m := breaker.NewManager()
+	if err := m.LoadResources(map[string]breaker.ResourceConfig{"svc-*": {MaxConcurrency: 1 << 20}}); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// A name that takes a template setting's limit and has no rules: the lookup of its entry, the
+// count of its calls in flight, and the clock read once to mark the entry used.
+func BenchmarkDoTemplateSettings(b *testing.B) {
+	benchDo(b, templateSettingsManager(b), "svc-a", succeed, false, false)
+}
+
+func BenchmarkDoTemplateSettingsParallel(b *testing.B) {
+	benchDo(b, templateSettingsManager(b), "svc-a", succeed, true, false)
+}
+
 // The pass path with a concurrency limit no call reaches: one more atomic add and subtract.
 func BenchmarkDoMaxConcurrency(b *testing.B) {
 	benchDo(b, settingsManager(b, breaker.ResourceConfig{MaxConcurrency: 1 << 20}), "svc", succeed, false, false)
