@@ -728,10 +728,14 @@ func (r *modelRamp) admit(now time.Duration) bool {
 	}
 	r.offered++
 	s := max(r.beforeSucceeded, r.succeeded)
+	// after a loss, the fewer successes of the two buckets, or the bucket before's spread
+	// over the bucket so far
+	spread := false
 	if r.lost {
 		s = min(r.beforeSucceeded, r.succeeded)
+		spread = time.Duration(r.admitted)*r.length < time.Duration(r.beforeSucceeded)*(now-r.start(now))
 	}
-	if r.admitted == 0 || 10*r.admitted < r.offered || 2*r.admitted < 3*s {
+	if r.admitted == 0 || 10*r.admitted < r.offered || 2*r.admitted < 3*s || spread {
 		r.admitted++
 		return true
 	}

@@ -170,9 +170,9 @@ func TestPropertyFastTripOnlyOnItsBuckets(t *testing.T) {
 // After a probe closes a breaker with RampUp, eight goroutines offer 200 calls a bucket
 // together. While every call is canceled (it counts neither way, so no success lets the ramp
 // grow), each bucket admits exactly what the ramp's rule gives for 200 calls in a row, in
-// every interleaving. Then the dependency serves 30 calls a bucket and fails the rest: no
-// bucket admits more than the ceiling max(200/10, 1.5 × 30) = 45, and the rule (0.5) does not
-// trip again.
+// every interleaving. Then the dependency serves 30 calls a bucket and fails the rest, half of
+// the calls coming at the bucket's start and half 60ms into it: no bucket admits more than the
+// ceiling max(200/10, 1.5 × 30) = 45, and the rule (0.5) does not trip again.
 func TestPropertyRampAdmitsNoMoreThanItsCeiling(t *testing.T) {
 	const goroutines, callsEach, serves = 8, 25, 30
 	const offered = goroutines * callsEach
@@ -203,29 +203,43 @@ func TestPropertyRampAdmitsNoMoreThanItsCeiling(t *testing.T) {
 		require.NoError(t, m.Do(ctx, "svc", succeed), "the probe")
 		require.True(t, m.Breakers("svc")[0].Stats().RampingUp)
 		trips.Store(0)
+		var drift time.Duration // how far into its bucket the clock was moved
 		for bucket := range 10 {
-			clock.Advance(100 * time.Millisecond)
+			clock.Advance(100*time.Millisecond - drift)
+			drift = 0
 			var admitted, served atomic.Int64
 			var wg sync.WaitGroup
-			for range goroutines {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for range callsEach {
-						_ = m.Do(ctx, "svc", func(context.Context) error {
-							admitted.Add(1)
-							switch {
-							case bucket < 5:
-								return context.Canceled
-							case served.Add(1) > serves:
-								return errDown
-							}
-							return nil
-						})
-					}
-				}()
+			offer := func(calls int) {
+				for range goroutines {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range calls {
+							_ = m.Do(ctx, "svc", func(context.Context) error {
+								admitted.Add(1)
+								switch {
+								case bucket < 5:
+									return context.Canceled
+								case served.Add(1) > serves:
+									return errDown
+								}
+								return nil
+							})
+						}
+					}()
+				}
+				wg.Wait()
 			}
-			wg.Wait()
+			if bucket < 5 {
+				offer(callsEach)
+			} else {
+				// the second half of the calls come 60ms into the bucket, where a loss in
+				// the first half lets the bucket before's successes be spread over it
+				offer(callsEach / 2)
+				drift = 60 * time.Millisecond
+				clock.Advance(drift)
+				offer(callsEach - callsEach/2)
+			}
 			got := int(admitted.Load())
 			switch {
 			case bucket < 5 && got != paced(offered):

@@ -14,7 +14,11 @@ import "go.uber.org/atomic"
 // is the ceiling; the pace below it shrinks on a loss, as TCP's does: once a call the ramp
 // admitted fails in a bucket, the rest of that bucket is paced by the fewer of the successes
 // of the bucket before and of this one, so a dependency that has just run out of capacity is
-// offered little more until it answers again.
+// offered little more until it answers again; or by the successes of the bucket before,
+// spread evenly over the bucket, where that admits more. A dependency counts its capacity in
+// windows of its own, which need not start with the ramp's buckets: one that ran out early in
+// a bucket may have room again later in it, and is then offered the rate it served in the
+// bucket before, at an even pace rather than in a burst, and never above the ceiling.
 //
 // The ramp ends at the end of a bucket in which calls were offered and none was held back, or
 // once RampUp has passed since the close. The breaker stays CLOSED throughout.
@@ -119,7 +123,7 @@ func (r *ramp) admit(now int64) (admitted, on bool) {
 			return true, false
 		}
 		b.offered = min(b.offered+1, maxRampCount)
-		admitted := b.allows(r.successesBefore(b.seq))
+		admitted := b.allows(r.successesBefore(b.seq), floorMod(now, r.length), r.length)
 		if admitted {
 			b.admitted = min(b.admitted+1, maxRampCount)
 		}
@@ -129,15 +133,22 @@ func (r *ramp) admit(now int64) (admitted, on bool) {
 	}
 }
 
-// allows reports whether the bucket b, with its offered call counted, admits that call, given
-// the successes of the bucket before.
-func (b rampBucket) allows(before uint16) bool {
-	s := max(before, b.succeeded)
-	if b.lost {
-		s = min(before, b.succeeded) // after a loss, no growth beyond what both buckets showed
-	}
+// allows reports whether the bucket b, with its offered call counted, admits that call at
+// elapsed into the bucket, of length, given the successes of the bucket before.
+func (b rampBucket) allows(before uint16, elapsed, length int64) bool {
 	a, k := uint64(b.admitted), uint64(b.offered)
-	return a == 0 || 10*a < k || 2*a < 3*uint64(s)
+	if a == 0 || 10*a < k {
+		return true
+	}
+	s := uint64(b.succeeded)
+	if b.lost {
+		// After a loss: no growth beyond what both buckets showed, or the rate the bucket
+		// before served, spread over the bucket, if that admits more. A dependency whose
+		// capacity ran out early in the bucket may take more later in it (its own window
+		// need not start with the ramp's), but not in a burst.
+		return 2*a < 3*min(s, uint64(before)) || a*uint64(length) < uint64(before)*uint64(elapsed)
+	}
+	return 2*a < 3*max(s, uint64(before))
 }
 
 // successesBefore returns the successes of the bucket before the one numbered seq, or 0 if the

@@ -91,6 +91,33 @@ func TestRampPacesAWarmingDependency(t *testing.T) {
 	assert.Equal(t, []string{tripped}, h.events.transitions(), "16 failures a bucket trip it")
 }
 
+// Given a ramp whose bucket before served 4 calls, when the first call of a bucket fails and
+// every later call is canceled (it counts neither way, so no success lets the ramp grow), then
+// the rest of the bucket is offered the bucket before's rate spread evenly over it: the call
+// at 0ms, then one whenever 4 × the share of the bucket gone by exceeds the calls admitted
+// (past 25, 50 and 75ms: at 30, 55 and 80ms). The fewer of the two buckets' successes, 0,
+// would leave only one call in ten (the one at 50ms).
+func TestRampAfterALossSpreadsTheRateOfTheBucketBefore(t *testing.T) {
+	h := newHarness(t, rampRule())
+	h.recovered()
+	passed, _ := h.offerBucket(func(i int) error { return failIf(i >= 4) })
+	require.Equal(t, 5, passed, "the first bucket: 4 successes, then a loss")
+	var admittedAt []time.Duration
+	for j := range 20 {
+		err := errDown // the bucket's first call: a loss
+		if len(admittedAt) > 0 {
+			err = context.Canceled
+		}
+		if h.complete("svc", 0, err) == nil {
+			admittedAt = append(admittedAt, time.Duration(j)*5*time.Millisecond)
+		}
+		h.clock.Advance(5 * time.Millisecond)
+	}
+	ms := time.Millisecond
+	assert.Equal(t, []time.Duration{0, 30 * ms, 55 * ms, 80 * ms}, admittedAt)
+	assert.True(t, h.m.Breakers("svc")[0].Stats().RampingUp)
+}
+
 // Given a ramp that held a call back, then its error matches ErrRampingUp and ErrBlocked but
 // not ErrOpen, says Closed, names the rule, and tells the caller to retry at the next bucket.
 func TestRampRejection(t *testing.T) {
