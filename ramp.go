@@ -123,7 +123,7 @@ func (r *ramp) admit(now int64) (admitted, on bool) {
 			return true, false
 		}
 		b.offered = min(b.offered+1, maxRampCount)
-		admitted := b.allows(r.successesBefore(b.seq), floorMod(now, r.length), r.length)
+		admitted := b.allows(r.successesBefore(b.seq), now, r.length)
 		if admitted {
 			b.admitted = min(b.admitted+1, maxRampCount)
 		}
@@ -134,8 +134,8 @@ func (r *ramp) admit(now int64) (admitted, on bool) {
 }
 
 // allows reports whether the bucket b, with its offered call counted, admits that call at
-// elapsed into the bucket, of length, given the successes of the bucket before.
-func (b rampBucket) allows(before uint16, elapsed, length int64) bool {
+// now, given the successes of the bucket before and the bucket length.
+func (b rampBucket) allows(before uint16, now, length int64) bool {
 	a, k := uint64(b.admitted), uint64(b.offered)
 	if a == 0 || 10*a < k {
 		return true
@@ -145,8 +145,10 @@ func (b rampBucket) allows(before uint16, elapsed, length int64) bool {
 		// After a loss: no growth beyond what both buckets showed, or the rate the bucket
 		// before served, spread over the bucket, if that admits more. A dependency whose
 		// capacity ran out early in the bucket may take more later in it (its own window
-		// need not start with the ramp's), but not in a burst.
-		return 2*a < 3*min(s, uint64(before)) || a*uint64(length) < uint64(before)*uint64(elapsed)
+		// need not start with the ramp's), but not in a burst. (Counts below 2^15 times a
+		// bucket of at most a day stay below 2^62.)
+		elapsed := uint64(floorMod(now, length))
+		return 2*a < 3*min(s, uint64(before)) || a*uint64(length) < uint64(before)*elapsed
 	}
 	return 2*a < 3*max(s, uint64(before))
 }
