@@ -138,7 +138,7 @@ type call struct {
 type admission struct {
 	c      *circuit
 	p      *period // nil once completed
-	ticket uint64  // where a SlowRequestRatio breaker counts the call in flight (flight.go)
+	ticket uint64  // where a SlowRequestRatio breaker counts the call in flight (response_time.go)
 }
 
 // record notes that the breaker b admitted the call in its period p, and counts the call in
