@@ -282,12 +282,15 @@ func (m *Manager) reject(resource string, blocked *BlockError) *BlockError {
 
 // admitNotClosed is admit from the first breaker that is not CLOSED on; c holds those before.
 func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
-	now := lazyNow{m: &m.timeline, t: c.start, read: c.timed}
+	now := c.start // the check of rest[0], which is not CLOSED, needs the time
+	if !c.timed {
+		now = m.now()
+	}
 	var blocked *BlockError
 	var latest int64 // the retry time of blocked
 	probes := false
 	for _, b := range rest {
-		p, v := b.check(&now)
+		p, v := b.check(now)
 		switch v {
 		case admitted:
 			c.record(b, p)
@@ -297,7 +300,7 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 		case rejected:
 			err, at := p.blocked.Load(), p.retryAt
 			if p.probing || p.ramp != nil {
-				err, at = b.rejection(p, now.get())
+				err, at = b.rejection(p, now)
 			}
 			if b.dry() {
 				// It lets the call through uncounted, and call observers hear what it would
@@ -312,15 +315,15 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 		}
 	}
 	if blocked == nil && probes {
-		blocked = m.takeProbes(c, now.get())
+		blocked = m.takeProbes(c, now)
 	}
 	if blocked != nil {
 		if c.holdsGrant() {
-			m.giveBack(c, now.get())
+			m.giveBack(c, now)
 		}
 		c.forget()
 		if c.owner != nil {
-			c.owner.touch(now.get()) // a breaker rejected the call: its resource is not idle
+			c.owner.touch(now) // a breaker rejected the call: its resource is not idle
 		}
 	}
 	return blocked

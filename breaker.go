@@ -165,13 +165,13 @@ func (c *circuit) Stats() Stats {
 
 // TryPass reports whether the breaker admits e's call; see CircuitBreaker.
 func (c *circuit) TryPass(e *Entry) bool {
-	now := lazyNow{m: c.tl}
-	p, v := c.check(&now)
+	now := c.tl.now()
+	p, v := c.check(now)
 	switch v {
 	case rejected:
 		return false
 	case probeDue:
-		q, ok := c.probe(p, now.get())
+		q, ok := c.probe(p, now)
 		if !ok {
 			return false
 		}
@@ -179,7 +179,7 @@ func (c *circuit) TryPass(e *Entry) bool {
 	}
 	if e != nil {
 		if c.strategy == SlowRequestRatio && !e.call.timed {
-			e.call.start, e.call.timed = now.get(), true
+			e.call.start, e.call.timed = now, true
 		}
 		e.call.record(c, p)
 	}
@@ -212,12 +212,12 @@ type result struct {
 
 // check reads the breaker for a call arriving at now. It changes nothing but a probe that
 // has timed out.
-func (c *circuit) check(now *lazyNow) (*period, verdict) {
+func (c *circuit) check(now int64) (*period, verdict) {
 	p := c.cur.Load()
 	if p.state == Closed && p.ramp == nil {
 		return p, admitted
 	}
-	return c.checkNotClosed(p, now.get())
+	return c.checkNotClosed(p, now)
 }
 
 func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {

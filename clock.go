@@ -99,17 +99,3 @@ func (m *timeline) timeAt(tick int64) time.Time {
 	near := m.near.Load()
 	return near.at.Add(time.Duration(tick - near.tick)).Round(0)
 }
-
-// lazyNow reads the clock at most once, and only if asked.
-type lazyNow struct {
-	m    *timeline
-	t    int64
-	read bool
-}
-
-func (l *lazyNow) get() int64 {
-	if !l.read {
-		l.t, l.read = l.m.now(), true
-	}
-	return l.t
-}
