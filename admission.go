@@ -290,7 +290,7 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 	var latest int64 // the retry time of blocked
 	probes := false
 	for _, b := range rest {
-		p, v := b.check(now)
+		p, v := b.check(b.cur.Load(), now)
 		switch v {
 		case admitted:
 			c.record(b, p)

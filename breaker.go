@@ -166,7 +166,7 @@ func (c *circuit) Stats() Stats {
 // TryPass reports whether the breaker admits e's call; see CircuitBreaker.
 func (c *circuit) TryPass(e *Entry) bool {
 	now := c.tl.now()
-	p, v := c.check(now)
+	p, v := c.check(c.cur.Load(), now)
 	switch v {
 	case rejected:
 		return false
@@ -210,17 +210,9 @@ type result struct {
 	cutOff bool    // it ended at a deadline the library set (ResourceConfig.Timeout): slow
 }
 
-// check reads the breaker for a call arriving at now. It changes nothing but a probe that
-// has timed out.
-func (c *circuit) check(now int64) (*period, verdict) {
-	p := c.cur.Load()
-	if p.state == Closed && p.ramp == nil {
-		return p, admitted
-	}
-	return c.checkNotClosed(p, now)
-}
-
-func (c *circuit) checkNotClosed(p *period, now int64) (*period, verdict) {
+// check reads the breaker, whose period is p, for a call arriving at now. It changes nothing
+// but a probe that has timed out, or a ramp's counts.
+func (c *circuit) check(p *period, now int64) (*period, verdict) {
 	for {
 		switch p.state {
 		case Closed:
