@@ -179,12 +179,6 @@ func (c *call) find(b *circuit) *admission {
 	return nil
 }
 
-func (c *call) forget() {
-	c.n = 0
-	c.more = c.more[:0]
-	c.dry = nil
-}
-
 // holdsGrant reports whether the call is the probe of one of its breakers, or has a place in
 // a ramp or among the calls in flight: what giveBack returns.
 func (c *call) holdsGrant() bool {
@@ -209,7 +203,8 @@ func (c *call) leave() {
 // rejects before anything else; then the breakers (ForceClosed makes them let the call
 // through, see circuit.dry); then MaxConcurrency, which gives back a probe the call took. It
 // records in c what the call's completion needs, and times the call when a breaker or a call
-// observer needs its response time.
+// observer needs its response time. A blocked call's record is dropped: the caller reads
+// nothing of it after a rejection, once what it was given is given back.
 //
 // The breaker check is the built-in slot: the call passes only if every breaker admits it,
 // and a breaker whose retry time has come takes the call as its probe only when no other
@@ -264,7 +259,6 @@ func (m *Manager) enterLimit(c *call, resource string, s *settings) *BlockError 
 		if c.holdsGrant() {
 			m.giveBack(c, m.now())
 		}
-		c.forget()
 		return m.reject(resource, s.overLimit)
 	}
 	c.inflight = s.inflight
@@ -321,7 +315,6 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 		if c.holdsGrant() {
 			m.giveBack(c, now)
 		}
-		c.forget()
 		if c.owner != nil {
 			c.owner.touch(now) // a breaker rejected the call: its resource is not idle
 		}
