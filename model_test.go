@@ -691,7 +691,7 @@ type modelRamp struct {
 func newModelRamp(now, rampUp, length time.Duration) *modelRamp {
 	r := &modelRamp{until: now + rampUp, length: length}
 	r.seq = r.seqAt(now)
-	r.beforeSeq, r.beforeSucceeded = r.seq-1, 1 // the probe
+	r.beforeSeq, r.succeeded = r.seq-1, 1 // the probe, a success of its own bucket
 	return r
 }
 

@@ -63,12 +63,13 @@ func unpackRamp(w uint64) rampBucket {
 func packBefore(seq, succeeded uint16) uint64 { return uint64(seq)<<16 | uint64(succeeded) }
 
 // newRamp starts a ramp for a breaker that closed at now on a probe, for rampUp, over buckets
-// of length. The probe counts as a success of the bucket before the first.
+// of length. The probe, which succeeded at now, is the first success of now's bucket; the
+// bucket before had none.
 func newRamp(now, rampUp, length int64) *ramp {
 	r := &ramp{until: after(now, rampUp), length: length}
 	seq := r.seqAt(now)
-	r.current.Store(rampBucket{seq: seq}.pack())
-	r.before.Store(packBefore(seq-1, 1))
+	r.current.Store(rampBucket{seq: seq, succeeded: 1}.pack())
+	r.before.Store(packBefore(seq-1, 0))
 	return r
 }
 

@@ -65,10 +65,50 @@ func TestRampAdmitsAHealthyFlowAtOnce(t *testing.T) {
 	assert.False(t, h.m.Breakers("svc")[0].Stats().RampingUp, "a bucket took the whole flow")
 }
 
+// Given a breaker that closed on a probe at the start of a bucket, when calls come every 5ms
+// and each takes 7ms (still running when the next comes), then the ramp admits all 20 of the
+// bucket and ends at its end: the probe is the bucket's first success, so the second call
+// passes at 1.5 × 1, and each success after it lets 1.5 more through. (Counting the probe in
+// the bucket before instead held back the calls at 10 and 20ms, and the ramp went on.)
+func TestRampAdmitsOverlappingCallsOfAHealthyDependency(t *testing.T) {
+	h := newHarness(t, rampRule())
+	h.recovered()
+	start := h.clock.Now()
+	advanceTo := func(d time.Duration) { h.clock.Advance(start.Add(d).Sub(h.clock.Now())) }
+	type running struct {
+		e   *breaker.Entry
+		end time.Duration
+	}
+	var inFlight []running // in the order they end, which is the order they came
+	admitted := 0
+	for j := range 20 {
+		at := time.Duration(j) * 5 * time.Millisecond
+		for len(inFlight) > 0 && inFlight[0].end <= at {
+			advanceTo(inFlight[0].end)
+			inFlight[0].e.Exit()
+			inFlight = inFlight[1:]
+		}
+		advanceTo(at)
+		if e, err := h.m.Enter("svc"); err == nil {
+			admitted++
+			inFlight = append(inFlight, running{e, at + 7*time.Millisecond})
+		}
+	}
+	for _, r := range inFlight {
+		advanceTo(r.end)
+		r.e.Exit()
+	}
+	assert.Equal(t, 20, admitted)
+	advanceTo(100 * time.Millisecond)
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.False(t, h.m.Breakers("svc")[0].Stats().RampingUp, "a bucket took the whole flow")
+}
+
 // Given a dependency that serves 4 calls a bucket and fails the rest, then the ramp admits 5
-// calls in its first bucket (the probe is the bucket before's one success) and 6 in each
-// bucket after it (1.5 × 4), so failures stay a third and the rule (0.5) does not trip again
-// for its 3s of RampUp; then the full flow trips it within two buckets.
+// calls in its first bucket, the probe's (whose success is the bucket's first: the fifth call
+// fails, and the bucket before had no success to go on) and 6 in each bucket after it
+// (1.5 × 4), so failures stay a third and the rule (0.5) does not trip again for its 3s of
+// RampUp; then the full flow trips it within two buckets.
 func TestRampPacesAWarmingDependency(t *testing.T) {
 	h := newHarness(t, rampRule())
 	h.recovered()
@@ -91,17 +131,17 @@ func TestRampPacesAWarmingDependency(t *testing.T) {
 	assert.Equal(t, []string{tripped}, h.events.transitions(), "16 failures a bucket trip it")
 }
 
-// Given a ramp whose bucket before served 4 calls, when the first call of a bucket fails and
-// every later call is canceled (it counts neither way, so no success lets the ramp grow), then
-// the rest of the bucket is offered the bucket before's rate spread evenly over it: the call
-// at 0ms, then one whenever 4 × the share of the bucket gone by exceeds the calls admitted
-// (past 25, 50 and 75ms: at 30, 55 and 80ms). The fewer of the two buckets' successes, 0,
-// would leave only one call in ten (the one at 50ms).
+// Given a ramp whose bucket before had 5 successes (the probe and 4 calls), when the first
+// call of a bucket fails and every later call is canceled (it counts neither way, so no
+// success lets the ramp grow), then the rest of the bucket is offered the bucket before's rate
+// spread evenly over it: the call at 0ms, then one whenever 5 × the share of the bucket gone
+// by exceeds the calls admitted (past 20, 40, 60 and 80ms: at 25, 45, 65 and 85ms). The fewer
+// of the two buckets' successes, 0, would leave only one call in ten (the one at 50ms).
 func TestRampAfterALossSpreadsTheRateOfTheBucketBefore(t *testing.T) {
 	h := newHarness(t, rampRule())
 	h.recovered()
 	passed, _ := h.offerBucket(func(i int) error { return failIf(i >= 4) })
-	require.Equal(t, 5, passed, "the first bucket: 4 successes, then a loss")
+	require.Equal(t, 5, passed, "the probe's bucket: 4 more successes, then a loss")
 	var admittedAt []time.Duration
 	for j := range 20 {
 		err := errDown // the bucket's first call: a loss
@@ -114,7 +154,7 @@ func TestRampAfterALossSpreadsTheRateOfTheBucketBefore(t *testing.T) {
 		h.clock.Advance(5 * time.Millisecond)
 	}
 	ms := time.Millisecond
-	assert.Equal(t, []time.Duration{0, 30 * ms, 55 * ms, 80 * ms}, admittedAt)
+	assert.Equal(t, []time.Duration{0, 25 * ms, 45 * ms, 65 * ms, 85 * ms}, admittedAt)
 	assert.True(t, h.m.Breakers("svc")[0].Stats().RampingUp)
 }
 
