@@ -121,3 +121,51 @@ func TestWarmingGoodputNeedsItsPhaseAndAPeer(t *testing.T) {
 		t.Errorf("a scenario without a warming phase got %q", b.String())
 	}
 }
+
+// TestLeaders: a guard leads a measure on its median; guards on the same median lead
+// together; breaker+protect's own value follows where it does not lead; a guard that never
+// tripped takes no part in recovery (hystrix recovered "at once" from an outage it never saw).
+func TestLeaders(t *testing.T) {
+	ms := time.Millisecond
+	r := scenarioResult{script: scenario.Script{Name: "outage", Phases: []scenario.Phase{
+		{Name: "down", Duration: time.Second, Down: true},
+		{Name: "healed", Duration: time.Second},
+	}}}
+	runs := map[string][]scenario.Measures{
+		"breaker": {
+			{SentBeforeTrip: 90, Detection: 450 * ms, Recovery: 200 * ms, Goodput: []float64{0, 180}},
+			{SentBeforeTrip: 96, Detection: 470 * ms, Recovery: 400 * ms, Goodput: []float64{0, 170}},
+			{SentBeforeTrip: 94, Detection: 460 * ms, Recovery: 100 * ms, Goodput: []float64{0, 175}},
+		},
+		"breaker+protect": {
+			{SentBeforeTrip: 30, Detection: 140 * ms, Recovery: 300 * ms, Goodput: []float64{0, 182}},
+			{SentBeforeTrip: 28, Detection: 130 * ms, Recovery: 300 * ms, Goodput: []float64{0, 186}},
+			{SentBeforeTrip: 29, Detection: 150 * ms, Recovery: 500 * ms, Goodput: []float64{0, 181}},
+		},
+		"gobreaker": {
+			{SentBeforeTrip: 93, Detection: 466 * ms, Recovery: 200 * ms, Goodput: []float64{0, 186}},
+			{SentBeforeTrip: 95, Detection: 470 * ms, Recovery: 100 * ms, Goodput: []float64{0, 186}},
+			{SentBeforeTrip: 94, Detection: 468 * ms, Recovery: 300 * ms, Goodput: []float64{0, 190}},
+		},
+		"hystrix": {
+			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Goodput: []float64{0, 200}},
+			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Goodput: []float64{0, 200}},
+			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Goodput: []float64{0, 186}},
+		},
+	}
+	for _, name := range []string{"breaker", "breaker+protect", "gobreaker", "hystrix"} {
+		r.libs = append(r.libs, scenario.Library{Name: name})
+		r.measures = append(r.measures, runs[name])
+	}
+	var b strings.Builder
+	leaders(&b, r)
+	want := "Who leads (medians; ties lead together; breaker+protect's own value where it does not):\n\n" +
+		"- sent before trip: breaker+protect (29)\n" +
+		"- detection: breaker+protect (140 ms)\n" +
+		"- recovery: breaker, gobreaker (200 ms); breaker+protect 300 ms\n" +
+		"- goodput in down: every guard (0)\n" +
+		"- goodput in healed: hystrix (200); breaker+protect 182\n\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -20,8 +20,8 @@ const (
 
 // report renders the results section: the run's setting, then per scenario a table of the
 // headline measures, one of the callers' view per phase and one of goodput per phase, all
-// medians over the repetitions, and for a scenario with a warming phase how breaker's guards
-// compare with their best peer there.
+// medians over the repetitions, for a scenario with a warming phase how breaker's guards
+// compare with their best peer there, and who leads on each measure that ranks the guards.
 func report(results []scenarioResult, reps int, sequential bool, wall time.Duration) string {
 	var b strings.Builder
 	mode := "side by side (each library with its own dependency, at the same time)"
@@ -38,6 +38,7 @@ func report(results []scenarioResult, reps int, sequential bool, wall time.Durat
 		perPhase(&b, r)
 		goodputTable(&b, r)
 		warmingGoodput(&b, r)
+		leaders(&b, r)
 	}
 	return b.String()
 }
