@@ -53,25 +53,32 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 // failure. fn may return CountAs(err, o) to say how this one call counts; Do then returns err.
 // If fn panics, the call counts as failed and the panic goes on up.
 func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
-	res := m.find(m.rules.Load(), resource)
-	if res == nil && len(m.slots) == 0 && len(m.calls) == 0 {
-		return uncounted(fn(ctx)) // here rather than in do, whose frame is large to zero
-	}
-	return m.do(ctx, resource, res, fn)
+	return m.do(ctx, resource, nil, fn)
 }
 
-// do is Do for the breakers res (nil when the resource has none). A call with user slots goes
-// through an Entry, which the slots are given; the others keep their call on the stack.
-func (m *Manager) do(ctx context.Context, resource string, res *resource, fn func(context.Context) error) error {
+// do is Do for the resource name, found by name, or through the handle h if it is not nil. A
+// resource without rules runs fn as it is when no slot or call observer needs the call; a call
+// with user slots goes through an Entry, which the slots are given; the others keep their call
+// on the stack. Do is small enough to inline, so that a call by name takes this one frame.
+func (m *Manager) do(ctx context.Context, name string, h *Resource, fn func(context.Context) error) error {
+	var res *resource
+	if h != nil {
+		res = h.breakers()
+	} else {
+		res = m.find(m.rules.Load(), name)
+	}
+	if res == nil && len(m.slots) == 0 && len(m.calls) == 0 {
+		return uncounted(fn(ctx))
+	}
 	if len(m.slots) > 0 {
-		e, err := m.enter(resource, res)
+		e, err := m.enter(name, res)
 		if err != nil {
 			return err
 		}
 		return e.Run(ctx, fn)
 	}
 	var c call
-	if blocked := m.admit(&c, resource, res); blocked != nil {
+	if blocked := m.admit(&c, name, res); blocked != nil {
 		return blocked
 	}
 	// The call runs here, in this frame, with the resource's Timeout: its outcome is counted
@@ -82,9 +89,9 @@ func (m *Manager) do(ctx context.Context, resource string, res *resource, fn fun
 		ctx, cancel, lim = withTimeout(ctx, t)
 		defer cancel()
 	}
-	defer m.abandon(&c, resource)
+	defer m.abandon(&c, name)
 	err := fn(ctx)
-	m.finish(&c, resource, m.classify(err), retryHint(err), lim.cut(err))
+	m.finish(&c, name, m.classify(err), retryHint(err), lim.cut(err))
 	return uncounted(err)
 }
 

@@ -35,7 +35,7 @@ func (r *Resource) Enter() (*Entry, error) { return r.m.enter(r.name, r.breakers
 
 // Do calls fn if the breakers of the resource let the call through; see Manager.Do.
 func (r *Resource) Do(ctx context.Context, fn func(context.Context) error) error {
-	return r.m.do(ctx, r.name, r.breakers(), fn)
+	return r.m.do(ctx, r.name, r, fn)
 }
 
 // breakers returns the resource's breakers under the rules loaded now, looking them up by name
