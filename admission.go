@@ -57,9 +57,9 @@ func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Conte
 }
 
 // do is Do for the resource name, found by name, or through the handle h if it is not nil. A
-// resource without rules runs fn as it is when no slot or call observer needs the call; a call
-// with user slots goes through an Entry, which the slots are given; the others keep their call
-// on the stack. Do is small enough to inline, so that a call by name takes this one frame.
+// call with user slots goes through an Entry, which the slots are given; a resource without
+// rules runs fn as it is when no call observer needs the call; the others keep their call on
+// the stack. Do is small enough to inline, so that a call by name takes this one frame.
 func (m *Manager) do(ctx context.Context, name string, h *Resource, fn func(context.Context) error) error {
 	var res *resource
 	if h != nil {
@@ -67,15 +67,15 @@ func (m *Manager) do(ctx context.Context, name string, h *Resource, fn func(cont
 	} else {
 		res = m.find(m.rules.Load(), name)
 	}
-	if res == nil && len(m.slots) == 0 && len(m.calls) == 0 {
-		return uncounted(fn(ctx))
-	}
 	if len(m.slots) > 0 {
 		e, err := m.enter(name, res)
 		if err != nil {
 			return err
 		}
 		return e.Run(ctx, fn)
+	}
+	if res == nil && len(m.calls) == 0 {
+		return uncounted(fn(ctx))
 	}
 	var c call
 	if blocked := m.admit(&c, name, res); blocked != nil {
@@ -225,7 +225,6 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 		return nil
 	}
 	s := res.set
-	c.owner = res.owner
 	if s != nil {
 		if s.override != nil && s.override.over(m.now()) {
 			return m.admit(c, resource, m.expire(resource, s.override)) // as the resource is without it
@@ -233,6 +232,9 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 		if s.Force == ForceOpen {
 			return m.reject(resource, s.forcedOpen)
 		}
+	}
+	if res.owner != nil { // c is new: a store only where there is something to store
+		c.owner = res.owner
 	}
 	if res.timed || len(m.calls) > 0 {
 		c.start, c.timed = m.now(), true
