@@ -302,7 +302,13 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 		return
 	}
 	bad := c.isBad(res)
-	head := p.window.add(now, 1, bad)
+	head, counted := int64(0), false
+	if !bad {
+		head, counted = p.window.addGood(now)
+	}
+	if !counted {
+		head = p.window.add(now, 1, bad)
+	}
 	if p.ramp != nil {
 		p.ramp.completed(now, bad)
 	}

@@ -89,6 +89,20 @@ func (w *leapArray) add(now int64, n uint64, bad bool) int64 {
 	return start
 }
 
+// addGood is add for one good call inside the newest bucket, the common case, small enough to
+// inline: it reports false, having counted nothing, when add must count the call instead.
+// Calls that pass the test of the total together may take it a few past halveAt; the next
+// call, through add, halves it.
+func (w *leapArray) addGood(now int64) (int64, bool) {
+	b := w.newest.Load()
+	start := b.start.Load()
+	if uint64(now-start) >= uint64(w.bucketLen) || b.counts.Load() >= (halveAt-1)<<32 {
+		return 0, false
+	}
+	b.counts.Add(goodCall)
+	return start, true
+}
+
 // halve halves both counts of a bucket whose total reached halveAt, unless another call did.
 func halve(counts *atomic.Uint64) {
 	for {

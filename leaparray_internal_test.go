@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A bucket's two counts are one word: bad calls add to both, good calls to the total only.
@@ -47,6 +48,30 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 			assert.Equal(t, tt.wantBad, bad)
 		})
 	}
+}
+
+// addGood counts a good call inside the newest bucket as add does, and leaves to add, counting
+// nothing, a call past the newest bucket and one that would take the total to halveAt.
+func TestAddGoodLeavesTheRareCasesToAdd(t *testing.T) {
+	ms := int64(time.Millisecond)
+	w := newLeapArray(time.Second, 10)
+	w.add(0, 1, true)
+	start, ok := w.addGood(50 * ms)
+	require.True(t, ok)
+	assert.Equal(t, int64(0), start)
+	total, bad := w.sum(0)
+	assert.Equal(t, []uint64{2, 1}, []uint64{total, bad})
+
+	_, ok = w.addGood(100 * ms) // the next bucket
+	assert.False(t, ok)
+	total, _ = w.sum(0)
+	assert.Equal(t, uint64(2), total, "nothing counted")
+
+	newest := w.newest.Load()
+	newest.counts.Store((halveAt - 1) << 32)
+	_, ok = w.addGood(50 * ms)
+	assert.False(t, ok, "the call that reaches halveAt goes through add, which halves")
+	assert.Equal(t, (halveAt-1)<<32, newest.counts.Load())
 }
 
 // Reaching a bucket of a new lap zeroes both counts in one store.
