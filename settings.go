@@ -192,3 +192,22 @@ func newNameSettings(name string, c ResourceConfig, inflight *atomic.Int64) *set
 
 // forcedClosed reports whether s forces its resource's breakers to let every call through.
 func (s *settings) forcedClosed() bool { return s != nil && s.Force == ForceClosed }
+
+// TemplateSettingsResources returns, sorted, the resources whose settings come from a template
+// setting now (SettingsOf(name).Template is not ""): those with rules of their own or an
+// operator's override and no settings of their own, and those that templates made entries
+// for. Each counts its own calls in flight (InFlight) against the template's MaxConcurrency.
+// The names come from the rules and overrides loaded and from the template entries, so the
+// list is bounded as they are.
+func (m *Manager) TemplateSettingsResources() []string {
+	rs := m.rules.Load()
+	if len(rs.settingTemplates) == 0 {
+		return nil
+	}
+	names := m.TemplateResources()
+	for name := range rs.resources {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return slices.DeleteFunc(slices.Compact(names), func(name string) bool { return m.SettingsOf(name).Template == "" })
+}

@@ -134,6 +134,28 @@ func TestTemplateSettingsApplyToResourcesWithRules(t *testing.T) {
 	assert.Zero(t, h.m.InFlight("svc"))
 }
 
+// TemplateSettingsResources lists, sorted, every resource that takes a template setting now:
+// one with rules of its own, one with an override only, and one a call made an entry for; not
+// one with settings of its own, nor one the template does not match.
+func TestTemplateSettingsResources(t *testing.T) {
+	h := newTemplateHarness(t, 100)
+	assert.Empty(t, h.m.TemplateSettingsResources(), "no template setting")
+	rule := errorRatio(0.5, 1)
+	rule.Resource = "GET a"
+	other := rule
+	other.Resource = "POST x"
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{rule, other}))
+	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{
+		"GET *": {MaxConcurrency: 5},
+		"GET b": {MaxConcurrency: 1},
+	}))
+	_, err := h.m.Override("GET c", breaker.ForceClosed, time.Minute, "")
+	require.NoError(t, err)
+	require.NoError(t, h.m.Do(context.Background(), "GET d", succeed))
+	require.NoError(t, h.m.Do(context.Background(), "POST y", succeed))
+	assert.Equal(t, []string{"GET a", "GET c", "GET d"}, h.m.TemplateSettingsResources())
+}
+
 // A name with template settings counts against WithMaxTemplateBreakers as one more; its
 // template rules' breakers count as before.
 func TestTemplateSettingsCountTowardsTheBound(t *testing.T) {

@@ -12,14 +12,8 @@ import (
 // flight of the names past it are added up as OverflowResource. A name that settings of their
 // own reported keeps its series.
 func (ins *Instruments) observeTemplateInFlight(o metric.Observer, m *breaker.Manager, v *collection) {
-	if !v.templates {
-		return
-	}
 	inFlight := make(map[string]int64)
-	for _, name := range v.named() {
-		if !v.takesTemplate(name) {
-			continue
-		}
+	for _, name := range m.TemplateSettingsResources() {
 		resource := ins.resourceSets(name).resource.Value.AsString()
 		if _, own := v.loaded[resource]; !own {
 			inFlight[resource] += m.InFlight(name)

@@ -355,7 +355,7 @@ func (c *Collector) collectSettings(m *breaker.Manager, v *scrape, ch chan<- pro
 		ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), resource)
 		ch <- prometheus.MustNewConstMetric(c.timeout, prometheus.GaugeValue, cfg.Timeout.Seconds(), resource)
 	}
-	c.collectTemplateInFlight(m, v, sent, ch)
+	c.collectTemplateInFlight(m, sent, ch)
 }
 
 // stateValue is the value of breaker_state for s.

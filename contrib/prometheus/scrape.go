@@ -39,24 +39,9 @@ func read(m *breaker.Manager) *scrape {
 // isTemplate reports whether a resource name or a settings key is a template's.
 func isTemplate(key string) bool { return strings.HasSuffix(key, "*") }
 
-// takesTemplate reports whether the resource name takes a template setting's settings.
-func (v *scrape) takesTemplate(name string) bool { return v.m.SettingsOf(name).Template != "" }
-
 // force returns the Force of the resource name now: its override's, else that of its own
 // settings, else that of the template setting it takes.
 func (v *scrape) force(name string) breaker.Force { return v.m.SettingsOf(name).Force }
 
 // keys returns the keys of the settings loaded, sorted.
 func (v *scrape) keys() []string { return slices.Sorted(maps.Keys(v.loaded)) }
-
-// named returns, sorted and once each, the resources that may hold settings from a template
-// setting: those with rules of their own, those templates made entries for, and those
-// overridden (an override makes an entry for a name that has neither).
-func (v *scrape) named() []string {
-	names := slices.Concat(v.templated, v.ruled)
-	for _, o := range v.overrides {
-		names = append(names, o.Resource)
-	}
-	slices.Sort(names)
-	return slices.DeleteFunc(slices.Compact(names), isTemplate)
-}

@@ -11,16 +11,10 @@ import (
 // Callers choose those names, so they take names of the bound, as calls do: the calls in
 // flight of the names past it are added up under OverflowResource. sent holds the resource
 // labels that settings of their own sent, which keep theirs.
-func (c *Collector) collectTemplateInFlight(m *breaker.Manager, v *scrape, sent map[string]bool,
+func (c *Collector) collectTemplateInFlight(m *breaker.Manager, sent map[string]bool,
 	ch chan<- prometheus.Metric) {
-	if !v.templates {
-		return
-	}
 	inFlight := make(map[string]int64)
-	for _, name := range v.named() {
-		if !v.takesTemplate(name) {
-			continue
-		}
+	for _, name := range m.TemplateSettingsResources() {
 		if label := c.entryOf(name).label; !sent[label] {
 			inFlight[label] += m.InFlight(name)
 		}
