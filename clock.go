@@ -42,6 +42,7 @@ const nearReading = 1 << 62
 type timeline struct {
 	clock  Clock
 	system bool         // clock is the system clock
+	steady bool         // read is the runtime's monotonic clock, which never steps back
 	read   func() int64 // reads the clock: a tick once mono is taken from it
 	mono   int64        // what read returned at epoch
 	epoch  time.Time    // ticks are nanoseconds since epoch
@@ -56,7 +57,7 @@ func (m *timeline) startClock() {
 	m.epoch = m.clock.Now()
 	switch {
 	case m.system && m.epoch != m.epoch.Round(0): // Round(0) strips a monotonic reading
-		m.read = monotonic
+		m.read, m.steady = monotonic, true
 		m.mono = monotonic() - int64(time.Since(m.epoch))
 	case m.system:
 		m.read = func() int64 { return int64(time.Since(m.epoch)) }

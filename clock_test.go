@@ -231,21 +231,6 @@ func TestClockBackWhileOpenDoesNotExtendIt(t *testing.T) {
 	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
 }
 
-// A step back of the clock that leaves the retry time more than RetryTimeout ahead counts as
-// due; a small one, that leaves it within RetryTimeout, still waits for it.
-func TestClockSmallStepBackStillWaits(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
-	h.completeN("svc", 1, errDown)
-	h.clock.Advance(-time.Second) // the retry time is 6s ahead, more than 5s
-	assert.NoError(t, h.complete("svc", 0, nil), "more than RetryTimeout ahead counts as due")
-
-	h = newHarness(t, errorCount(1, 1))
-	h.completeN("svc", 1, errDown)
-	h.clock.Advance(time.Second)
-	h.clock.Advance(-500 * time.Millisecond) // the retry time is 4.5s ahead
-	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
-}
-
 // When the clock goes backwards the completion counts in the newest bucket.
 func TestClockBackwardsCountsInNewestBucket(t *testing.T) {
 	h := newHarness(t, errorCount(3, 1))

@@ -946,17 +946,21 @@ func (m *model) retryAt(b *modelBreaker) time.Duration {
 	return min(m.now-((m.now%length)+length)%length+2*length, b.deadline)
 }
 
-// retryDue: the retry time has come, or lies further ahead than RetryTimeout because the
-// clock stepped back.
+// retryDue: the retry time has come, or the clock stepped back further than a stale reading
+// can lie before the OPEN period's start.
 func (m *model) retryDue(b *modelBreaker) bool {
-	return m.now >= b.retryAt || b.retryAt-m.now > b.openFor
+	return m.now >= b.retryAt || b.retryAt-m.now-b.openFor > staleness(b.rule)
 }
 
-// probeOverdue: the probe's deadline has passed, or lies further ahead than ProbeTimeout
-// because the clock stepped back.
+// probeOverdue: the probe's deadline has passed, or the clock stepped back further than a
+// stale reading can lie before the probe's admission.
 func (m *model) probeOverdue(b *modelBreaker) bool {
-	return m.now >= b.deadline || b.deadline-m.now > b.probeFor
+	return m.now >= b.deadline || b.deadline-m.now-b.probeFor > staleness(b.rule)
 }
+
+// staleness is how far before a period's start a reading of the fake clock is taken for a
+// stale one rather than a step back: the rule's StatInterval, at least a second.
+func staleness(r breaker.Rule) time.Duration { return max(r.StatInterval, time.Second) }
 
 func (m *model) count(b *modelBreaker, bad bool) { m.countN(b, 1, bad) }
 

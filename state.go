@@ -1,7 +1,9 @@
 package breaker
 
 import (
+	"math"
 	"strconv"
+	"time"
 
 	"go.uber.org/atomic"
 )
@@ -211,17 +213,35 @@ func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 }
 
 // retryDue reports whether the OPEN period p lets a probe through at now: its retry time has
-// come, or lies further ahead than p's OPEN time, which only a clock that stepped back (or
-// jumped so far that the ticks wrapped) can make.
+// come, or the clock stepped back (or jumped so far that the ticks wrapped), see stepBack.
 func (c *circuit) retryDue(p *period, now int64) bool {
 	ahead := p.retryAt - now
-	return ahead <= 0 || ahead > p.openFor
+	return ahead <= 0 || c.stepBack(ahead-p.openFor)
 }
 
-// probeOverdue reports whether the probe of the HALF_OPEN period p counts as failed at now:
-// its deadline has passed, or lies further ahead than its ProbeTimeout, which only a clock
-// that stepped back (or jumped so far that the ticks wrapped) can make.
+// probeOverdue reports whether the probe of the HALF_OPEN period p counts as failed at now: its
+// deadline has passed, or the clock stepped back (or the ticks wrapped), see stepBack.
 func (c *circuit) probeOverdue(p *period, now int64) bool {
 	ahead := p.deadline - now
-	return ahead <= 0 || ahead > p.probeFor
+	return ahead <= 0 || c.stepBack(ahead-p.probeFor)
+}
+
+// stepBack reports whether a reading of the clock that lies by (> 0) before the start of a
+// period means that the clock stepped back, rather than that the reading is stale: taken before
+// another call started the period with a later reading, and used after a pause (preemption, a
+// collection). A stale reading is read as the period's start, so it never shortens an OPEN time
+// or a probe's time. The runtime's monotonic clock never steps back, so with it every such
+// reading is stale; another clock's counts as a step back only when it lies further back than
+// staleness explains. A step back makes the retry time or deadline due at once, so
+// that no breaker is stuck on it.
+func (c *circuit) stepBack(by int64) bool { return by > 0 && by > staleness(c.tl.steady, c.interval) }
+
+// staleness is how far before a period's start a reading may lie and still be taken for a stale
+// one: any distance for the runtime's monotonic clock (steady); for another clock, the
+// breaker's StatInterval, and at least a second.
+func staleness(steady bool, interval time.Duration) int64 {
+	if steady {
+		return math.MaxInt64
+	}
+	return int64(max(interval, time.Second))
 }
