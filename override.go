@@ -40,11 +40,13 @@ type override struct {
 	from, until int64
 }
 
-// over reports whether o has ended at now: its end has come, or lies further ahead than it
-// lasts, which only a clock that stepped back (or ticks that wrapped) can make.
+// over reports whether o has ended at now by the Manager's clock: its end has come, or the
+// clock stepped back further than o lasts (or the ticks wrapped), which would hold it in force
+// for longer than the step. A shorter step back never ends it early: it lasts until the clock
+// reaches its end again, at most the step longer.
 func (o *override) over(now int64) bool {
-	ahead := o.until - now
-	return ahead <= 0 || ahead > o.until-o.from
+	ahead, lasts := o.until-now, o.until-o.from
+	return ahead <= 0 || ahead-lasts > lasts
 }
 
 // Override forces resource to force (ForceOpen, ForceClosed or Auto) for d, with the operator's

@@ -194,14 +194,33 @@ func TestOverridesThatExpiredUncalled(t *testing.T) {
 	assert.Equal(t, `new "" `, notes[len(notes)-1])
 }
 
-// A clock that steps back before an override began ends it rather than stretching it.
-func TestOverrideEndsOnAClockThatSteppedBack(t *testing.T) {
-	h := newOverrideHarness(t, 100, errorCount(1, 1))
-	h.clock.Advance(time.Hour)
-	_, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "")
-	require.NoError(t, err)
-	h.clock.Set(h.clock.Now().Add(-time.Second))
-	assert.NoError(t, h.m.Do(context.Background(), "svc", succeed))
+// An override ends at its Until by the Manager's clock. A step back of the clock shorter than
+// the override lasts never ends it early: a one-hour ForceOpen stays in force after a 1 s step
+// back, until the clock reaches its Until again. A step back longer than it lasts ends it, so
+// that it never holds for the length of the step.
+func TestOverrideAcrossAClockThatSteppedBack(t *testing.T) {
+	t.Run("back a second", func(t *testing.T) {
+		h := newOverrideHarness(t, 100, errorCount(1, 1))
+		o, err := h.m.Override("svc", breaker.ForceOpen, time.Hour, "")
+		require.NoError(t, err)
+		h.clock.Advance(-time.Second)
+		assert.ErrorIs(t, h.m.Do(context.Background(), "svc", succeed), breaker.ErrForcedOpen)
+		h.clock.Set(o.Until.Add(-time.Nanosecond))
+		assert.ErrorIs(t, h.m.Do(context.Background(), "svc", succeed), breaker.ErrForcedOpen)
+		h.clock.Set(o.Until)
+		assert.NoError(t, h.m.Do(context.Background(), "svc", succeed), "over at its Until")
+	})
+	t.Run("back longer than it lasts, from its end", func(t *testing.T) {
+		h := newOverrideHarness(t, 100, errorCount(1, 1))
+		o, err := h.m.Override("svc", breaker.ForceOpen, time.Hour, "")
+		require.NoError(t, err)
+		h.clock.Set(o.At.Add(-time.Hour))
+		assert.ErrorIs(t, h.m.Do(context.Background(), "svc", succeed), breaker.ErrForcedOpen,
+			"an hour back from its start is as long as it lasts: still in force")
+		h.clock.Set(o.At.Add(-time.Hour - time.Nanosecond))
+		assert.NoError(t, h.m.Do(context.Background(), "svc", succeed), "a step back past an hour before it began ends it")
+		assert.Empty(t, h.m.Overrides())
+	})
 }
 
 // Every override and its end is logged.
