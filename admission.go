@@ -331,32 +331,36 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 	return blocked
 }
 
-// takeProbes makes the call the probe of each breaker that is due. If another call won one of
-// them, it gives back those it took.
+// takeProbes makes the call the probe of each breaker that is due. A breaker whose probe
+// another call took first, or that moved on meanwhile (closed by a probe, a Reset, an
+// override), is judged as it stands now: it admits the call, takes it as its next probe, holds
+// it back in a ramp, or rejects it with its current error, which admitNotClosed returns after
+// giving back the probes the call took.
 func (m *Manager) takeProbes(c *call, now int64) *BlockError {
 	for i := 0; i < c.n; i++ {
 		a := c.at(i)
-		if !a.p.awaitsProbe() {
-			continue
-		}
-		q, ok := a.c.probe(a.p, now)
-		if !ok {
-			// Another call won the probe, or moved the breaker on: this one is rejected as
-			// the breaker stands now.
-			cur := a.c.cur.Load()
-			if cur.state == Closed {
-				cur = a.p
+		for a.p.awaitsProbe() {
+			q, ok := a.c.probe(a.p, now)
+			if ok {
+				a.p = q
+				break
 			}
-			blocked, _ := a.c.rejection(cur, now)
-			if a.c.dry() {
-				// The breaker rejects nothing: the call passes, and it does not count it.
-				c.dry = blocked
-				a.p = nil
+			p, v := a.c.check(a.c.cur.Load(), now)
+			if v != rejected {
+				a.p = p // admitted, or due again: then the loop tries to take its probe
+				if v == admitted && p.flight != nil {
+					a.ticket = a.c.enterFlight(p, c.start)
+				}
 				continue
 			}
-			return blocked // admitNotClosed gives back the probes it took
+			blocked, _ := a.c.rejection(p, now)
+			if !a.c.dry() {
+				return blocked
+			}
+			// The breaker rejects nothing: the call passes, and it does not count it.
+			c.dry, a.p = blocked, nil
+			break
 		}
-		a.p = q
 	}
 	return nil
 }

@@ -244,21 +244,21 @@ func (c *circuit) check(p *period, now int64) (*period, verdict) {
 }
 
 // rejection returns the error of a call that the period p rejects at now, and the time its
-// RetryAt names. While OPEN that is the retry time. While a probe is in flight it is the
-// start of the bucket after next (at least one bucket after now), or the probe's deadline if
-// sooner: a caller that waits until then does not spin while the probe runs. That error is
-// built once a bucket and kept in p.
+// RetryAt names, which is after now on every path. While OPEN that is the retry time. While
+// HALF_OPEN it is the start of the bucket after next (at least one bucket after now), or the
+// deadline of the probe in flight if sooner: a caller that waits until then does not spin while
+// the probe runs. That error is built once a bucket and kept in p.
 func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	if p.ramp != nil {
 		return c.rampRejection(p.ramp, now)
 	}
 	b := p.blocked.Load()
-	if p.state != HalfOpen || !p.probing {
+	if p.state != HalfOpen {
 		return b, p.retryAt
 	}
 	length := int64(c.interval) / int64(c.buckets)
 	at := now - floorMod(now, length) + 2*length
-	if p.deadline-at < 0 {
+	if p.probing && p.deadline-at < 0 {
 		at = p.deadline
 	}
 	if b.at != at {

@@ -174,7 +174,7 @@ const (
 	opToggle          // turn the blocking slot on or off
 	opDo              // Do on a resource, taking some time, with an outcome
 	opSettings        // change one resource's settings, or a template setting's: force, concurrency limit, or none
-	opReset           // Reset a resource
+	opReset           // Reset a resource; with an argument from 0xf0, arm an observer that resets it as the next probe of one of its breakers is taken
 	opNames           // switch between the two sets of resource names
 	opLeap            // the clock jumps a century ahead or back, within two from the start
 	opCount
@@ -276,6 +276,10 @@ var fuzzSeeds = [][]byte{
 		opEnter, 0, opLeap, 1, opEnter, 0, opAdvance, 0x07, opDo, 0x00, 0x00, opDo, 0x00, 0x01,
 		opDo, 0x00, 0x01, opAdvance, 0x07, opDo, 0x00, 0x01, opLeap, 0, opDo, 0x00, 0x01,
 		opDo, 0x00, 0x01, opLeap, 0, opLeap, 0, opDo, 0x00, 0x01},
+	// An observer resets "a" as a call takes the probe of a-count: the call meets a-slow,
+	// whose probe it was to take next, CLOSED, and is admitted and counted by it.
+	{0, opEnter, 0, opEnter, 0, opEnter, 0, opAdvance, 0x15, opExit, 0, 1, opExit, 0, 1, opExit, 0, 1,
+		opAdvance, 0x0b, opReset, 0xf0, opDo, 0x00, 0x00, opDo, 0xf0, 0x01, opDo, 0xf0, 0x01},
 	// Templates across leaps: the names used before a leap back are the idlest after it, so
 	// da goes when db needs room, and x, used after the leap, stays.
 	{0, opLeap, 0, opLoad, 6, opNames, opDo, 0x00, 0x00, opAdvance, 0x02, opDo, 0x02, 0x00, opLeap, 1,
@@ -297,6 +301,13 @@ func runStateMachine(t *testing.T, ops []byte) {
 	m := breaker.NewManager(opts...)
 	events := &recorder{}
 	m.AddObserver(events)
+	resetOnProbe := "" // a resource the observer below resets as a probe of it is taken
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		if c.Reason == breaker.RetryTimeoutElapsed && c.Resource == resetOnProbe {
+			resetOnProbe = ""
+			m.Reset(c.Resource)
+		}
+	}))
 	ref := newModel(fuzzTemplateLimit)
 	names := 0 // which of fuzzNames
 	fuzzResource := func(b byte) string { return fuzzNames[names][b%3] }
@@ -390,7 +401,12 @@ func runStateMachine(t *testing.T, ops []byte) {
 			ref.loadSettings(next)
 			settings = next
 		case opReset:
-			resource := fuzzResource(arg())
+			a := arg()
+			resource := fuzzResource(a)
+			if a >= 0xf0 {
+				resetOnProbe, ref.resetOnProbe = resource, resource
+				break
+			}
 			m.Reset(resource)
 			ref.reset(resource)
 		case opNames:

@@ -27,8 +27,12 @@ type model struct {
 	dropped   uint64                         // template entries dropped for room
 	changes   []breaker.StateChange
 	blocking  bool // the test slot blocks calls
-	settings  map[string]breaker.ResourceConfig
-	inflight  map[string]*int // calls in flight per resource name with settings, or with calls
+	// resetOnProbe names a resource that an observer resets as the next probe of one of its
+	// breakers is taken, on the goroutine taking it: the call then meets its other breakers
+	// as they stand after the reset, as a call that lost a race for a probe does.
+	resetOnProbe string
+	settings     map[string]breaker.ResourceConfig
+	inflight     map[string]*int // calls in flight per resource name with settings, or with calls
 	// in flight since it had them
 }
 
@@ -808,22 +812,15 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	}
 	// The probes are taken in rule order, and the call is admitted by every breaker in rule
 	// order, the order its completion reaches them.
-	var probes []*modelBreaker
+	var probes []modelAdmission
 	closed := e.admitted
 	e.admitted = nil
 	for _, b := range breakers {
-		for _, d := range due {
-			if d == b {
-				if b.state == breaker.Open {
-					m.move(b, breaker.HalfOpen, breaker.RetryTimeoutElapsed, 0)
-				} else {
-					b.epoch++ // the next probe of the run: no transition
-				}
-				b.probing = true
-				b.probeFor = identityOf(b.rule).ProbeTimeout
-				b.deadline = m.now + b.probeFor
-				e.admitted = append(e.admitted, modelAdmission{b: b, epoch: b.epoch})
-				probes = append(probes, b)
+		if slices.Contains(due, b) {
+			a, probe := m.takeProbe(b, resource)
+			e.admitted = append(e.admitted, a)
+			if probe {
+				probes = append(probes, a)
 			}
 		}
 		for _, a := range closed {
@@ -835,9 +832,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	if set { // only a resource with settings, its own or a template's, counts its calls
 		n := m.inflightOf(resource)
 		if limit := settings.MaxConcurrency; limit > 0 && *n >= limit {
-			for _, b := range probes {
-				m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
-			}
+			m.releaseProbes(probes)
 			m.giveBack(e)
 			return nil, &modelBlock{cause: breaker.ErrConcurrencyLimit}
 		}
@@ -845,9 +840,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		e.inflight = n
 	}
 	if m.blocking {
-		for _, b := range probes {
-			m.move(b, breaker.Open, breaker.ProbeBlocked, 0)
-		}
+		m.releaseProbes(probes)
 		m.giveBack(e)
 		if e.inflight != nil {
 			*e.inflight--
@@ -855,6 +848,45 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		return nil, &modelBlock{bySlot: true}
 	}
 	return e, nil
+}
+
+// takeProbe makes the call the probe of b, which was due when the call checked it, and reports
+// whether it did: b's probe is still to be taken, unless an observer reset the resource as the
+// probe of another of its breakers was taken; then the call is admitted by b as it stands,
+// CLOSED.
+func (m *model) takeProbe(b *modelBreaker, resource string) (modelAdmission, bool) {
+	if b.state == breaker.Closed { // reset meanwhile: no ramp, the call is admitted
+		a := modelAdmission{b: b, epoch: b.epoch}
+		if b.flight != nil {
+			a.ticket = m.fly(b)
+		}
+		return a, false
+	}
+	moved := b.state == breaker.Open
+	if moved {
+		m.move(b, breaker.HalfOpen, breaker.RetryTimeoutElapsed, 0)
+	} else {
+		b.epoch++ // the next probe of the run: no transition
+	}
+	b.probing = true
+	b.probeFor = identityOf(b.rule).ProbeTimeout
+	b.deadline = m.now + b.probeFor
+	a := modelAdmission{b: b, epoch: b.epoch}
+	if moved && m.resetOnProbe == resource {
+		m.resetOnProbe = ""
+		m.reset(resource)
+	}
+	return a, true
+}
+
+// releaseProbes returns the probes a blocked call took to OPEN, with their retry times (those
+// the breaker still has: a reset since leaves it as it is).
+func (m *model) releaseProbes(probes []modelAdmission) {
+	for _, a := range probes {
+		if a.b.epoch == a.epoch {
+			m.move(a.b, breaker.Open, breaker.ProbeBlocked, 0)
+		}
+	}
 }
 
 // exit completes a call: it counts in the window and may trip the breaker, decides a probe,

@@ -103,3 +103,79 @@ func TestRejectionReusesError(t *testing.T) {
 	second := h.complete("svc", 0, nil)
 	assert.Same(t, first, second)
 }
+
+// A call that loses a probe is judged by the breaker as it stands now. Two breakers of one
+// resource are due; the call takes the first one's probe, and an observer, running on the
+// call's goroutine as that probe is taken, acts before the call reaches the second. The call is
+// then never rejected with a RetryAt in the past, and a breaker that admits it counts it.
+func TestLostProbeIsJudgedAsTheBreakerStandsNow(t *testing.T) {
+	setup := func(t *testing.T, second breaker.Rule) (*harness, breaker.Rule) {
+		first := errorCount(1, 1)
+		second.RetryTimeout = 5*time.Second + time.Millisecond // another rule, due at the same step
+		h := newHarness(t, first, second)
+		h.completeN("svc", 1, errDown) // trips both
+		h.at(10 * time.Second)
+		return h, first
+	}
+	onProbe := func(h *harness, rule breaker.Rule, act func()) {
+		done := false
+		h.m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+			if c.Reason == breaker.RetryTimeoutElapsed && c.Rule == rule && !done {
+				done = true
+				act()
+			}
+		}))
+	}
+
+	t.Run("reset meanwhile: admitted, and counted", func(t *testing.T) {
+		h, first := setup(t, errorRatio(0.5, 1))
+		onProbe(h, first, func() { h.m.Reset("svc") })
+		require.NoError(t, h.complete("svc", 0, nil), "both breakers are CLOSED: the call passes")
+		st := h.m.Breakers("svc")[1].Stats()
+		assert.Equal(t, breaker.Closed, st.State)
+		assert.Equal(t, uint64(1), st.Total, "the second breaker counts the call it admitted")
+	})
+	t.Run("closed meanwhile by another probe, ramping: held back as the ramp says", func(t *testing.T) {
+		second := errorCount(1, 1)
+		second.RampUp = time.Minute
+		h, first := setup(t, second)
+		var rival *breaker.Entry
+		onProbe(h, first, func() {
+			var err error
+			rival, err = h.m.Enter("svc") // the first breaker is HALF_OPEN: rejected, but ...
+			require.Error(t, err)
+			b := h.m.Breakers("svc")[1]
+			rival, _ = h.m.Enter("other")
+			require.True(t, b.TryPass(rival), "... a caller takes the second breaker's probe")
+			b.OnRequestComplete(rival) // which succeeds: CLOSED, ramping up
+			require.True(t, b.Stats().RampingUp)
+			for range 2 { // the ramp's first bucket has the probe's success: it admits 1.5 of it
+				e, _ := h.m.Enter("other")
+				require.True(t, b.TryPass(e))
+			}
+		})
+		err := h.complete("svc", 0, nil)
+		var be *breaker.BlockError
+		require.ErrorAs(t, err, &be)
+		assert.ErrorIs(t, err, breaker.ErrRampingUp)
+		assert.Equal(t, breaker.Closed, be.State)
+		assert.True(t, be.RetryAt.After(h.clock.Now()), "RetryAt %v is not after the rejection", be.RetryAt)
+		assert.Equal(t, breaker.Open, h.state("svc", 0), "the first breaker's probe was given back")
+	})
+	t.Run("next probe of a run due meanwhile: the call takes it", func(t *testing.T) {
+		second := errorCount(1, 1)
+		second.ProbeNum = 2
+		h, first := setup(t, second)
+		onProbe(h, first, func() {
+			b := h.m.Breakers("svc")[1]
+			rival, _ := h.m.Enter("other")
+			require.True(t, b.TryPass(rival))
+			b.OnRequestComplete(rival) // the first probe of two succeeds: HALF_OPEN, between probes
+		})
+		probe, err := h.m.Enter("svc")
+		require.NoError(t, err, "the call is the second breaker's next probe")
+		probe.Exit()
+		assert.Equal(t, breaker.Closed, h.state("svc", 0))
+		assert.Equal(t, breaker.Closed, h.state("svc", 1), "its success is the second of the run")
+	})
+}
