@@ -217,6 +217,18 @@ func TestMaxNameBytes(t *testing.T) {
 		f.passedByResource())
 }
 
+// Given a name that is not UTF-8, then it is charged for its name and for its breaker.resource,
+// which has the bad byte replaced by the three bytes of U+FFFD.
+func TestMaxNameBytesValue(t *testing.T) {
+	f := newFixture(t, nil, breakerotel.WithMaxNameBytes(5))
+	f.callEach("a\xff", "b") // 2 + 4 bytes: past the bound
+	assert.Equal(t, map[string]int64{breakerotel.OverflowResource: 2}, f.passedByResource())
+
+	f = newFixture(t, nil, breakerotel.WithMaxNameBytes(6))
+	f.callEach("a\xff", "b") // 2 + 4 bytes: exactly the bound
+	assert.Equal(t, map[string]int64{"a\uFFFD": 1, breakerotel.OverflowResource: 1}, f.passedByResource())
+}
+
 // Given WithMaxNameBytes with a bound below 1, then the default bound holds: 25 names of
 // 1 KiB fill it, and the next is measured as "_other".
 func TestMaxNameBytesBelowOne(t *testing.T) {

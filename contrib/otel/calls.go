@@ -36,7 +36,7 @@ func modeOf(dry *breaker.BlockError) int {
 // when the name is first seen. The slices are passed as variadic arguments as they are, so a
 // call allocates nothing.
 type resourceSets struct {
-	resource     attribute.KeyValue // breaker.resource: the name, or OverflowResource
+	resource     attribute.KeyValue // breaker.resource: the name made UTF-8, or OverflowResource
 	passed       []metric.AddOption
 	failed, slow []metric.AddOption
 	blocked      [len(causes)][]metric.AddOption
@@ -87,7 +87,7 @@ func (ins *Instruments) resourceSets(resource string) *resourceSets {
 
 // newResourceSets is the slow path of resourceSets, kept out of line so the fast path stays
 // small: it builds the sets of resource if the bounds on names and on their bytes allow, and
-// otherwise marks the Instruments full. The sets hold a copy of resource, never the caller's
+// otherwise marks the Instruments full. The sets hold copies of resource, never the caller's
 // string, which may hold a much larger one.
 func (ins *Instruments) newResourceSets(resource string) *resourceSets {
 	ins.namesMu.Lock()
@@ -95,21 +95,31 @@ func (ins *Instruments) newResourceSets(resource string) *resourceSets {
 	if s, ok := ins.resources.Load(resource); ok {
 		return s.(*resourceSets)
 	}
-	if ins.named >= ins.maxResources || len(resource) > ins.maxNameBytes-ins.nameBytes {
+	value := resourceValue(resource)
+	size := len(resource)
+	if value != resource {
+		size += len(value) // a second string: the name rewritten as UTF-8
+	}
+	if ins.named >= ins.maxResources || size > ins.maxNameBytes-ins.nameBytes {
 		ins.full.Store(true)
 		return ins.overflow
 	}
 	name := strings.Clone(resource)
-	s := ins.buildSets(name)
+	if value == resource {
+		value = name
+	} else {
+		value = strings.Clone(value) // no spare capacity of the builder that made it
+	}
+	s := ins.buildSets(value)
 	ins.resources.Store(name, s)
 	ins.named++
-	ins.nameBytes += len(name)
+	ins.nameBytes += size
 	return s
 }
 
-// buildSets builds the measurement options of the breaker.resource value name.
-func (ins *Instruments) buildSets(name string) *resourceSets {
-	res := ResourceKey.String(name)
+// buildSets builds the measurement options of the breaker.resource value, which is UTF-8.
+func (ins *Instruments) buildSets(value string) *resourceSets {
+	res := ResourceKey.String(value)
 	add := func(kvs ...attribute.KeyValue) []metric.AddOption {
 		return []metric.AddOption{metric.WithAttributeSet(ins.set(append([]attribute.KeyValue{res}, kvs...)...))}
 	}

@@ -1,8 +1,6 @@
 package breakerotel
 
 import (
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/halfopen/breaker"
@@ -42,6 +40,3 @@ func isTemplate(key string) bool { return strings.HasSuffix(key, "*") }
 // force returns the Force of the resource name now: its override's, else that of its own
 // settings, else that of the template setting it takes.
 func (v *collection) force(name string) breaker.Force { return v.m.SettingsOf(name).Force }
-
-// keys returns the keys of the settings loaded, sorted.
-func (v *collection) keys() []string { return slices.Sorted(maps.Keys(v.loaded)) }

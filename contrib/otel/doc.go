@@ -30,6 +30,11 @@
 // the override ends; while it lasts, the state gauge's breaker.dry_run follows its force. An
 // override beginning or ending moves no breaker, so the transitions counter does not count it.
 //
+// breaker.resource is the resource's name with the bytes that are not UTF-8 replaced by U+FFFD,
+// as OTLP and Prometheus require; names that then share it have one data point for each
+// attribute set: a gauge reports the first of them in byte order, and their calls, transitions
+// and overrides add up.
+//
 // A template setting (a settings key ending in "*") reports its force, limit and timeout under
 // its key, and each name that holds its settings its own calls in flight in breaker.in_flight;
 // breaker.template.settings counts those names beside breaker.template.breakers.

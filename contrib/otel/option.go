@@ -81,7 +81,8 @@ func WithMaxNameLength(n int) Option {
 }
 
 // WithMaxNameBytes sets how many bytes the resource names with series of their own may take
-// together, each charged by its length. Names are taken in the order seen, as for
+// together, each charged by its length (and that of its breaker.resource, when the name is not
+// UTF-8 and had to be rewritten). Names are taken in the order seen, as for
 // WithMaxResources: once a new name does not fit, it and every later new name are measured
 // with breaker.resource = OverflowResource ("_other"). The Instruments keep a copy of each name
 // they keep, never the caller's string, so a name cut from a larger string does not keep that

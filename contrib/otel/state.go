@@ -15,24 +15,30 @@ import (
 // resource, rule and whether it is dry run: its rule is DryRun, or an override or its settings
 // force its resource closed. The breakers that template rules made are reported for the names
 // within the bound, not for those measured as OverflowResource: callers choose those names.
+// Of names that share a breaker.resource, those of the one claim picks are reported.
 func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, v *collection) {
+	names := make(map[string]string, len(v.ruled)+len(v.templated))
 	for _, name := range v.ruled {
-		ins.observeResource(o, m, name, v.force(name))
+		claim(names, resourceValue(name), name)
 	}
 	for _, name := range v.templated {
-		if ins.resourceSets(name) != ins.overflow {
-			ins.observeResource(o, m, name, v.force(name))
+		if s := ins.resourceSets(name); s != ins.overflow {
+			claim(names, s.resource.Value.AsString(), name)
 		}
+	}
+	for resource, name := range names {
+		ins.observeResource(o, m, name, resource, v.force(name))
 	}
 }
 
-// observeResource reports the state of each breaker of resource, whose Force is force, and
-// whether it ramps up.
-func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, resource string, force breaker.Force) {
+// observeResource reports, as breaker.resource resource, the state of each breaker of the
+// resource name, whose Force is force, and whether it ramps up.
+func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, name, resource string,
+	force breaker.Force) {
 	forcedClosed := force == breaker.ForceClosed
 	// One Breakers call reads one rule set, so the indexes agree with the rules even if
 	// LoadRules runs meanwhile.
-	for i, b := range m.Breakers(resource) {
+	for i, b := range m.Breakers(name) {
 		rule := b.Rule()
 		kvs := []attribute.KeyValue{ResourceKey.String(resource), RuleKey.String(RuleName(rule, i)),
 			DryRunKey.Bool(rule.DryRun || forcedClosed)}
@@ -68,13 +74,18 @@ func (ins *Instruments) observeStatus(o metric.Observer, kvs []attribute.KeyValu
 }
 
 // observeSettings reports the force, calls in flight, concurrency limit and timeout of every
-// resource of m with settings. A template setting reports its force, limit and timeout under
-// its key, and the calls in flight of the names that hold its settings under their own
-// (observeTemplateInFlight): the key itself has none.
+// resource of m with settings; of names that share a breaker.resource, those of the one claim
+// picks. A template setting reports its force, limit and timeout under its key, and the calls
+// in flight of the names that hold its settings under their own (observeTemplateInFlight):
+// the key itself has none.
 func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, v *collection) {
-	for _, name := range v.keys() {
+	own := make(map[string]string, len(v.loaded))
+	for name := range v.loaded {
+		claim(own, resourceValue(name), name)
+	}
+	for resource, name := range own {
 		cfg := v.loaded[name]
-		opt := metric.WithAttributeSet(ins.set(ResourceKey.String(name)))
+		opt := metric.WithAttributeSet(ins.set(ResourceKey.String(resource)))
 		o.ObserveInt64(ins.force, int64(cfg.Force), opt)
 		if !isTemplate(name) {
 			o.ObserveInt64(ins.inFlight, m.InFlight(name), opt)
@@ -82,7 +93,7 @@ func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, v
 		o.ObserveInt64(ins.limit, int64(cfg.MaxConcurrency), opt)
 		o.ObserveFloat64(ins.timeout, cfg.Timeout.Seconds(), opt)
 	}
-	ins.observeTemplateInFlight(o, m, v)
+	ins.observeTemplateInFlight(o, m, own)
 }
 
 // observeTemplates reports how many breakers m's template rules made, how many resources hold

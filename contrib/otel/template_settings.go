@@ -9,15 +9,26 @@ import (
 // observeTemplateInFlight reports breaker.in_flight for each resource that holds settings from
 // a template setting: it counts its own calls in flight against the template's MaxConcurrency.
 // Callers choose those names, so they take names of the bound, as calls do: the calls in
-// flight of the names past it are added up as OverflowResource. A name that settings of their
-// own reported keeps its series.
-func (ins *Instruments) observeTemplateInFlight(o metric.Observer, m *breaker.Manager, v *collection) {
+// flight of the names past it are added up as OverflowResource. Of names that share a
+// breaker.resource, the one claim picks reports. own holds the breaker.resource values that
+// settings of their own reported, which keep theirs.
+func (ins *Instruments) observeTemplateInFlight(o metric.Observer, m *breaker.Manager, own map[string]string) {
 	inFlight := make(map[string]int64)
+	names := make(map[string]string)
 	for _, name := range m.TemplateSettingsResources() {
-		resource := ins.resourceSets(name).resource.Value.AsString()
-		if _, own := v.loaded[resource]; !own {
-			inFlight[resource] += m.InFlight(name)
+		s := ins.resourceSets(name)
+		resource := s.resource.Value.AsString()
+		if _, ok := own[resource]; ok {
+			continue
 		}
+		if s == ins.overflow {
+			inFlight[resource] += m.InFlight(name)
+		} else {
+			claim(names, resource, name)
+		}
+	}
+	for resource, name := range names {
+		inFlight[resource] += m.InFlight(name) // a name really called OverflowResource shares its series
 	}
 	for resource, n := range inFlight {
 		o.ObserveInt64(ins.inFlight, n, metric.WithAttributeSet(ins.set(ResourceKey.String(resource))))

@@ -61,7 +61,9 @@
 // settings in breaker_in_flight, where the calls in flight of those past the bound are added
 // up under "_other". An override may name any resource, so the override gauges take names of
 // the bound too: those past it are counted together under "_other", by force, with the latest
-// end.
+// end. Resource names that are not UTF-8 have the bad bytes replaced by U+FFFD; names that
+// then share a label have one series for each label set: a gauge reports the first of them in
+// byte order, and their calls, transitions and overrides add up.
 //
 // The package starts no goroutines.
 package breakerprom
@@ -69,7 +71,6 @@ package breakerprom
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -282,17 +283,22 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // collectStates sends breaker_state for every breaker of m: those of its rules, and those
-// its templates made for names with series of their own. Each resource's breakers are read in
-// one Breakers call, so a concurrent LoadRules cannot mix two rule sets in one resource.
-// v says which resources are ForceClosed now: by an override, or by their settings.
+// its templates made for names with series of their own; of names that share a resource
+// label, those of the one claim picks. Each resource's breakers are read in one Breakers call,
+// so a concurrent LoadRules cannot mix two rule sets in one resource. v says which resources
+// are ForceClosed now: by an override, or by their settings.
 func (c *Collector) collectStates(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
+	names := make(map[string]string, len(v.ruled)+len(v.templated))
 	for _, name := range v.ruled {
-		c.sendStates(ch, m.Breakers(name), labelValue(name), v.force(name))
+		claim(names, labelValue(name), name)
 	}
 	for _, name := range v.templated {
 		if e := c.entryOf(name); e != c.overflow {
-			c.sendStates(ch, m.Breakers(name), e.label, v.force(name))
+			claim(names, e.label, name)
 		}
+	}
+	for label, name := range names {
+		c.sendStates(ch, m.Breakers(name), label, v.force(name))
 	}
 }
 
@@ -335,18 +341,16 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.C
 }
 
 // collectSettings sends the force, calls in flight, limit and timeout of every resource with
-// settings. Two names that are one label value (not UTF-8) send the first in name order. A
-// template setting sends its force, limit and timeout under its key, and the calls in flight
-// of the names that hold its settings under their own (collectTemplateInFlight): the key
-// itself has none.
+// settings; of names that share a resource label, those of the one claim picks. A template
+// setting sends its force, limit and timeout under its key, and the calls in flight of the
+// names that hold its settings under their own (collectTemplateInFlight): the key itself has
+// none.
 func (c *Collector) collectSettings(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
-	sent := make(map[string]bool, len(v.loaded))
-	for _, name := range v.keys() {
-		resource := labelValue(name)
-		if sent[resource] {
-			continue
-		}
-		sent[resource] = true
+	own := make(map[string]string, len(v.loaded))
+	for name := range v.loaded {
+		claim(own, labelValue(name), name)
+	}
+	for resource, name := range own {
 		cfg := v.loaded[name]
 		ch <- prometheus.MustNewConstMetric(c.force, prometheus.GaugeValue, float64(cfg.Force), resource)
 		if !isTemplate(name) {
@@ -355,7 +359,7 @@ func (c *Collector) collectSettings(m *breaker.Manager, v *scrape, ch chan<- pro
 		ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), resource)
 		ch <- prometheus.MustNewConstMetric(c.timeout, prometheus.GaugeValue, cfg.Timeout.Seconds(), resource)
 	}
-	c.collectTemplateInFlight(m, sent, ch)
+	c.collectTemplateInFlight(m, own, ch)
 }
 
 // stateValue is the value of breaker_state for s.
@@ -389,9 +393,4 @@ func ruleLabels(rules []breaker.Rule) []string {
 		}
 	}
 	return labels
-}
-
-// labelValue makes s a valid label value: Prometheus takes only UTF-8.
-func labelValue(s string) string {
-	return strings.ToValidUTF8(s, "\uFFFD")
 }

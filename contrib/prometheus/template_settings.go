@@ -9,15 +9,26 @@ import (
 // collectTemplateInFlight sends breaker_in_flight for each resource that holds settings from a
 // template setting: it counts its own calls in flight against the template's MaxConcurrency.
 // Callers choose those names, so they take names of the bound, as calls do: the calls in
-// flight of the names past it are added up under OverflowResource. sent holds the resource
-// labels that settings of their own sent, which keep theirs.
-func (c *Collector) collectTemplateInFlight(m *breaker.Manager, sent map[string]bool,
+// flight of the names past it are added up under OverflowResource. Of names that share a
+// resource label, the one claim picks reports. own holds the resource labels that settings of
+// their own sent, which keep theirs.
+func (c *Collector) collectTemplateInFlight(m *breaker.Manager, own map[string]string,
 	ch chan<- prometheus.Metric) {
 	inFlight := make(map[string]int64)
+	names := make(map[string]string)
 	for _, name := range m.TemplateSettingsResources() {
-		if label := c.entryOf(name).label; !sent[label] {
-			inFlight[label] += m.InFlight(name)
+		e := c.entryOf(name)
+		if _, ok := own[e.label]; ok {
+			continue
 		}
+		if e == c.overflow {
+			inFlight[e.label] += m.InFlight(name)
+		} else {
+			claim(names, e.label, name)
+		}
+	}
+	for label, name := range names {
+		inFlight[label] += m.InFlight(name) // a name really called OverflowResource shares its series
 	}
 	for label, n := range inFlight {
 		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(n), label)
