@@ -128,3 +128,20 @@ func TestNamesThatShareALabelGiveOneSeries(t *testing.T) {
 	assert.Equal(t, 2.0, only(t, got, breakerotel.OverrideName, resource("pay\uFFFD"),
 		breakerotel.ForceKey.String("open")))
 }
+
+// Given rules of one resource whose IDs are one breaker.rule once made UTF-8, or are the same,
+// then each breaker has a data point of its own: the later rule is named by its strategy and
+// index, as a rule without an ID is.
+func TestRuleIDsThatShareAValueGiveOneSeriesEach(t *testing.T) {
+	rule := func(id string, threshold float64) breaker.Rule {
+		return breaker.Rule{ID: id, Resource: "svc", Strategy: breaker.ErrorCount, Threshold: threshold,
+			RetryTimeout: time.Second}
+	}
+	f := newFixture(t, []breaker.Rule{rule("r\xff", 1), rule("r\xfe", 2), rule("same", 3), rule("same", 4)})
+	got := f.collectDistinct()
+	for _, name := range []string{"r\uFFFD", "ErrorCount#1", "same", "ErrorCount#3"} {
+		assert.Equal(t, float64(breaker.Closed), only(t, got, "breaker.state",
+			breakerotel.ResourceKey.String("svc"), breakerotel.RuleKey.String(name), breakerotel.DryRunKey.Bool(false)))
+	}
+	assert.Len(t, got["breaker.state"], 4)
+}

@@ -38,9 +38,17 @@ func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, n
 	forcedClosed := force == breaker.ForceClosed
 	// One Breakers call reads one rule set, so the indexes agree with the rules even if
 	// LoadRules runs meanwhile.
-	for i, b := range m.Breakers(name) {
-		rule := b.Rule()
-		kvs := []attribute.KeyValue{ResourceKey.String(resource), RuleKey.String(RuleName(rule, i)),
+	breakers := m.Breakers(name)
+	rules := make([]breaker.Rule, len(breakers))
+	for i, b := range breakers {
+		rules[i] = b.Rule()
+	}
+	for i, label := range ruleNames(rules) {
+		if label == "" {
+			continue // a rule whose name another rule of the resource has: see ruleNames
+		}
+		b, rule := breakers[i], rules[i]
+		kvs := []attribute.KeyValue{ResourceKey.String(resource), RuleKey.String(label),
 			DryRunKey.Bool(rule.DryRun || forcedClosed)}
 		set := ins.set(kvs...)
 		st := b.Stats()
@@ -129,12 +137,31 @@ func (ins *Instruments) onStateChange(c breaker.StateChange) {
 }
 
 // RuleName is the value of the breaker.rule attribute for r, the i-th rule of its resource
-// (counting from 0): r.ID if it is set, else the strategy's name, "#" and i, as "ErrorRatio#0".
-// Give the rules of a resource distinct IDs, or none: two breakers with one name share a
-// series of the state gauge.
+// (counting from 0): r.ID made valid UTF-8 if it is set, else the strategy's name, "#" and i,
+// as "ErrorRatio#0". When an earlier rule of the resource has that name, the rule is named by
+// its strategy and index instead, and left out if that is taken too, so that two breakers
+// never share a series.
 func RuleName(r breaker.Rule, i int) string {
 	if r.ID != "" {
-		return r.ID
+		return resourceValue(r.ID)
 	}
 	return r.Strategy.String() + "#" + strconv.Itoa(i)
+}
+
+// ruleNames returns the breaker.rule value of each of the rules of one resource, in order, as
+// RuleName says; "" for a rule left out.
+func ruleNames(rules []breaker.Rule) []string {
+	names := make([]string, len(rules))
+	taken := make(map[string]bool, len(rules))
+	for i, r := range rules {
+		name := RuleName(r, i)
+		if taken[name] {
+			name = r.Strategy.String() + "#" + strconv.Itoa(i)
+		}
+		if !taken[name] {
+			names[i] = name
+			taken[name] = true
+		}
+	}
+	return names
 }
