@@ -152,7 +152,7 @@ type admission struct {
 // flight where b is a SlowRequestRatio breaker. (admit writes it out, to keep note inlined.)
 func (c *call) record(b *circuit, p *period) {
 	if a := c.note(b, p); p.flight != nil {
-		a.ticket = b.enterFlight(p, c.start)
+		a.p, a.ticket = b.enterFlight(p, c.start)
 	}
 }
 
@@ -250,7 +250,7 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 		// record, written out with the common case of entering the calls in flight inlined
 		if a := c.note(b, p); p.flight != nil {
 			if a.ticket = p.flight.tryEnter(c.start); a.ticket == 0 {
-				a.ticket = b.enterFlight(p, c.start)
+				a.p, a.ticket = b.enterFlight(p, c.start)
 			}
 		}
 	}
@@ -349,7 +349,7 @@ func (m *Manager) takeProbes(c *call, now int64) *BlockError {
 			if v != rejected {
 				a.p = p // admitted, or due again: then the loop tries to take its probe
 				if v == admitted && p.flight != nil {
-					a.ticket = a.c.enterFlight(p, c.start)
+					a.p, a.ticket = a.c.enterFlight(p, c.start)
 				}
 				continue
 			}

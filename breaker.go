@@ -152,8 +152,9 @@ func (c *circuit) Stats() Stats {
 	case p.state == Open:
 		st.RetryAt = c.tl.timeAt(p.retryAt)
 	case p.window != nil:
-		st.Total, st.Bad = p.window.sum(p.window.headAt(c.tl.now()))
-		st.RampingUp = p.ramp != nil && !p.ramp.done.Load()
+		now := c.tl.now()
+		st.Total, st.Bad = p.window.sum(p.window.headAt(now))
+		st.RampingUp = p.ramp != nil && p.ramp.on(now, c.tune.Load().rampUp)
 	case p.calls != nil:
 		st.Total, st.Bad = p.calls.sum()
 	case c.strategy == ConsecutiveErrors && !p.retired:
@@ -256,7 +257,7 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	if p.state != HalfOpen {
 		return b, p.retryAt
 	}
-	length := int64(c.interval) / int64(c.buckets)
+	length := c.bucketLen()
 	at := now - floorMod(now, length) + 2*length
 	if p.probing && p.deadline-at < 0 {
 		at = p.deadline
@@ -286,8 +287,8 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 	if p.retired {
 		return
 	}
-	if f := p.flight; f != nil && (a.ticket == 0 || f.due(now) || !f.tryLeave(a.ticket)) &&
-		c.leaveFlight(p, a.ticket, now) {
+	if f := p.flight; f != nil && (a.ticket == 0 || f.due(now) || !a.p.flight.tryLeave(a.ticket)) &&
+		c.leaveFlight(p, a, now) {
 		return // counted as slow while it was in flight
 	}
 	if res.o == Ignore && !c.slowIgnored(res) {
@@ -310,7 +311,7 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 		head = p.window.add(now, 1, bad)
 	}
 	if p.ramp != nil {
-		p.ramp.completed(now, bad)
+		p.ramp.completed(now, c.tune.Load().rampUp, bad)
 	}
 	if !bad && !p.window.mayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
@@ -359,7 +360,7 @@ func (c *circuit) decideProbe(p *period, t *tuning, now int64, res *result) {
 	default:
 		q := c.newPeriod(p, Closed, 0)
 		if t.rampUp > 0 {
-			q.ramp = newRamp(now, t.rampUp, int64(c.interval)/int64(c.buckets))
+			q.ramp = newRamp(now, c.bucketLen())
 		}
 		c.move(p, q, ProbeSucceeded, 0, now)
 	}
@@ -403,9 +404,13 @@ func (c *circuit) dry() bool { return c.tune.Load().dryRun || c.forcedClosed.Loa
 // from the next call. The breaker keeps its period, so observers hear nothing; a period that
 // rejects calls gets an error that names the new rule.
 func (c *circuit) reload(r *Rule) {
-	old := c.tune.Swap(newTuning(c.instance, r))
+	t := newTuning(c.instance, r)
+	old := c.tune.Swap(t)
 	if *old.rule == *r {
 		return
+	}
+	if t.maxRT != old.maxRT && c.strategy == SlowRequestRatio {
+		c.retuneFlight(t.maxRT)
 	}
 	switch p := c.cur.Load(); {
 	case p.ramp != nil:

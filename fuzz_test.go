@@ -139,6 +139,34 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "d-count-ramp", Resource: "d*", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
 			RetryTimeout: 300 * time.Millisecond, RampUp: 600 * time.Millisecond},
 	},
+	// The first set with a-slow's MaxAllowedRT raised to 5 s: its ring must span more, so a
+	// new ring counts the calls from the reload on, and the old ring's calls are judged by 5 s.
+	{
+		{ID: "a-count", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 3, MinRequestAmount: 1,
+			RetryTimeout: time.Second, ProbeTimeout: 500 * time.Millisecond},
+		{ID: "a-slow", Resource: "a", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 5 * time.Second, MinRequestAmount: 2, RetryTimeout: 2 * time.Second},
+		{ID: "b-ratio", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 4,
+			BucketCount: 4, RetryTimeout: time.Second},
+	},
+	// The ramps of the set before last shortened or taken away: a ramp in progress ends no later
+	// than its close plus the new RampUp.
+	{
+		{ID: "a-count-ramp", Resource: "a", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			StatInterval: 400 * time.Millisecond, BucketCount: 4, RetryTimeout: 300 * time.Millisecond,
+			RampUp: 150 * time.Millisecond},
+		{ID: "a-slow-ramp", Resource: "a", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 2, StatInterval: 200 * time.Millisecond,
+			BucketCount: 2, RetryTimeout: 200 * time.Millisecond},
+		{ID: "b-ratio-ramp", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: time.Second, BucketCount: 4, FastBuckets: 1, RetryTimeout: 400 * time.Millisecond,
+			RampUp: 300 * time.Millisecond},
+		{ID: "c-count-ramp-dry", Resource: "c", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1,
+			StatInterval: 100 * time.Millisecond, BucketCount: 2, RetryTimeout: 100 * time.Millisecond,
+			RampUp: 500 * time.Millisecond, DryRun: true},
+		{ID: "d-count-ramp", Resource: "d*", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
+			RetryTimeout: 300 * time.Millisecond},
+	},
 }
 
 // fuzzTemplateLimit bounds the template breakers of the fuzzed Manager: "da" and "db" with two
@@ -280,6 +308,21 @@ var fuzzSeeds = [][]byte{
 	// whose probe it was to take next, CLOSED, and is admitted and counted by it.
 	{0, opEnter, 0, opEnter, 0, opEnter, 0, opAdvance, 0x15, opExit, 0, 1, opExit, 0, 1, opExit, 0, 1,
 		opAdvance, 0x0b, opReset, 0xf0, opDo, 0x00, 0x00, opDo, 0xf0, 0x01, opDo, 0xf0, 0x01},
+	// a-slow's MaxAllowedRT raised from 50 ms to 5 s with two calls in flight: after a second
+	// they are not slow; then lowered back with two calls in flight: after a second they are,
+	// and trip it.
+	{0, opEnter, 0, opEnter, 0, opLoad, 12, opAdvance, 0x03, opDo, 0x00, 0x00, opDo, 0x00, 0x00,
+		opExit, 0, 0, opExit, 0, 0, opEnter, 0, opEnter, 0, opLoad, 0, opAdvance, 0x03, opDo, 0x00, 0x00,
+		opExit, 0, 0, opExit, 0, 0},
+	// The clock steps back 4 s, past a-slow's ring, with two calls in flight: a new ring
+	// counts the next call, and the two count when they return, slow, and trip it.
+	{0, opEnter, 0, opEnter, 0, opRewind, 0x0f, opDo, 0x00, 0x00, opAdvance, 0x0f, opAdvance, 0x15,
+		opExit, 0, 0, opExit, 0, 0},
+	// b-ratio-ramp trips, a probe closes it at 400 ms and it ramps up for 1 s: of three calls
+	// that stay in flight, it holds back the third. A reload shortens RampUp to 300 ms, so at
+	// 700 ms the ramp is over and three more such calls pass.
+	{0, opLoad, 11, opDo, 0x01, 0x01, opDo, 0x01, 0x01, opAdvance, 0x0e, opDo, 0x01, 0x00,
+		opEnter, 1, opEnter, 1, opEnter, 1, opLoad, 13, opAdvance, 0x0a, opEnter, 1, opEnter, 1, opEnter, 1},
 	// Templates across leaps: the names used before a leap back are the idlest after it, so
 	// da goes when db needs room, and x, used after the leap, stays.
 	{0, opLeap, 0, opLoad, 6, opNames, opDo, 0x00, 0x00, opAdvance, 0x02, opDo, 0x02, 0x00, opLeap, 1,

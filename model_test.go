@@ -66,6 +66,7 @@ type modelBreaker struct {
 	run       int           // ConsecutiveErrors: failures in a row
 	ramp      *modelRamp    // CLOSED after a probe closed it, with RampUp
 	flight    *modelFlight  // CLOSED, SlowRequestRatio: its calls in flight
+	oldFlight *modelFlight  // CLOSED: the ring flight replaced at a reload, whose calls are judged with its
 	head      time.Duration
 	retired   bool
 }
@@ -87,7 +88,8 @@ type modelEntry struct {
 type modelAdmission struct {
 	b      *modelBreaker
 	epoch  uint64
-	ticket uint64 // its place among the breaker's calls in flight
+	ticket uint64       // its place among the breaker's calls in flight
+	f      *modelFlight // the ring that holds ticket
 }
 
 // modelOutcome mirrors how the library classifies a call's error.
@@ -308,7 +310,7 @@ func (m *model) reset(resource string) {
 			b.gen++
 			b.epoch++
 			b.calls, b.head, b.run, b.ramp = nil, 0, 0, nil // a ramp ends: the full flow at once
-			b.flight = newModelFlight(b.rule)
+			b.flight, b.oldFlight = newModelFlight(b.rule), nil
 		}
 	}
 }
@@ -424,6 +426,7 @@ func (m *model) load(rules []breaker.Rule) {
 			if b == nil {
 				b = newModelBreaker(name, byName[name][j])
 			}
+			m.retuneFlight(b, byName[name][j])
 			b.rule = byName[name][j]
 			kept[b] = true
 			m.resources[name] = append(m.resources[name], b)
@@ -460,6 +463,7 @@ func (m *model) load(rules []breaker.Rule) {
 			if b == nil {
 				b = newModelBreaker(name, t.rules[j])
 			}
+			m.retuneFlight(b, t.rules[j])
 			b.rule = t.rules[j]
 			d.breakers = append(d.breakers, b)
 		}
@@ -492,13 +496,13 @@ func (m *model) move(b *modelBreaker, to breaker.State, reason breaker.Reason, s
 	b.gen++
 	b.epoch++
 	b.probing, b.successes = false, 0
-	b.ramp, b.flight = nil, nil
+	b.ramp, b.flight, b.oldFlight = nil, nil, nil
 	switch to {
 	case breaker.Closed:
 		b.calls, b.head, b.run = nil, 0, 0
 		b.flight = newModelFlight(b.rule)
 		if id := identityOf(b.rule); reason == breaker.ProbeSucceeded && id.RampUp > 0 {
-			b.ramp = newModelRamp(m.now, id.RampUp, id.StatInterval/time.Duration(id.BucketCount))
+			b.ramp = newModelRamp(m.now, id.StatInterval/time.Duration(id.BucketCount))
 		}
 	case breaker.Open:
 		switch reason {
@@ -556,11 +560,7 @@ func newModelFlight(r breaker.Rule) *modelFlight {
 	if id.Strategy != breaker.SlowRequestRatio {
 		return nil
 	}
-	width := id.StatInterval / time.Duration(id.BucketCount)
-	for id.MaxAllowedRT/width+3 > 1024 {
-		width *= 2
-	}
-	n := int(id.MaxAllowedRT/width + 3)
+	width, n := modelFlightShape(id)
 	f := &modelFlight{width: width, dueIn: width + id.MaxAllowedRT, slots: make([]modelSlot, n)}
 	noStart := -(1 << 62) / width * width
 	for i := range f.slots {
@@ -572,6 +572,35 @@ func newModelFlight(r breaker.Rule) *modelFlight {
 	}
 	f.judged = noStart - width
 	return f
+}
+
+// modelFlightShape is the slot width and the number of slots of the ring of the slow rule id:
+// slots as wide as a bucket (wider past 1024 of them), enough to span MaxAllowedRT and two more.
+func modelFlightShape(id breaker.Rule) (time.Duration, int) {
+	width := id.StatInterval / time.Duration(id.BucketCount)
+	for id.MaxAllowedRT/width+3 > 1024 {
+		width *= 2
+	}
+	return width, int(id.MaxAllowedRT/width + 3)
+}
+
+// retuneFlight applies the MaxAllowedRT of r, reloaded, to the calls in flight of b, CLOSED:
+// its rings judge them by it from now on, and when it needs a larger ring, a new ring counts
+// the calls from now on while the old one's are judged with it; a ring an earlier reload
+// replaced is let go, its calls counted when they return.
+func (m *model) retuneFlight(b *modelBreaker, r breaker.Rule) {
+	id := identityOf(r)
+	if b.flight == nil || b.retired || id.MaxAllowedRT == identityOf(b.rule).MaxAllowedRT {
+		return
+	}
+	for _, f := range []*modelFlight{b.flight, b.oldFlight} {
+		if f != nil {
+			f.dueIn = f.width + id.MaxAllowedRT
+		}
+	}
+	if width, n := modelFlightShape(id); width != b.flight.width || n > len(b.flight.slots) {
+		b.flight, b.oldFlight = newModelFlight(r), b.flight
+	}
 }
 
 func (f *modelFlight) lapOf(start time.Duration) uint64 { return uint64(start/f.width) & modelLapMask }
@@ -602,8 +631,9 @@ func (f *modelFlight) judge(now time.Duration) int {
 }
 
 // enter returns the ticket of a call that starts at now (0: not held), and the calls in flight
-// of the slot it took over that no judgement counted.
-func (f *modelFlight) enter(now time.Duration) (uint64, int) {
+// of the slot it took over that no judgement counted; again when the clock stepped back past
+// the ring (or the ticks wrapped) while it holds calls, which then stay in it.
+func (f *modelFlight) enter(now time.Duration) (ticket uint64, slow int, again bool) {
 	h := &f.slots[f.head]
 	d, n := now-h.start, len(f.slots)
 	slow, idx := 0, f.head
@@ -613,11 +643,16 @@ func (f *modelFlight) enter(now time.Duration) (uint64, int) {
 		back := int((-d + f.width - 1) / f.width)
 		idx = (f.head - back%n + n) % n
 		if f.slots[idx].start != h.start-time.Duration(back)*f.width {
-			return 0, 0
+			return 0, 0, false
 		}
 	case d < 0 || d >= 1<<62:
 		for i := range f.slots {
-			f.slots[i].lap, f.slots[i].waiting, f.slots[i].counted = f.lapOf(f.slots[i].start)+1, 0, 0
+			if f.slots[i].waiting+f.slots[i].counted > 0 {
+				return 0, 0, true // the ring holds calls: a new ring must count from now on
+			}
+		}
+		for i := range f.slots {
+			f.slots[i].lap = f.lapOf(f.slots[i].start) + 1
 		}
 		h.start = f.floor(now)
 		h.lap = f.lapOf(h.start)
@@ -635,7 +670,7 @@ func (f *modelFlight) enter(now time.Duration) (uint64, int) {
 	}
 	s := &f.slots[idx]
 	s.waiting++
-	return 1<<63 | uint64(idx)<<24 | s.lap, slow
+	return 1<<63 | uint64(idx)<<24 | s.lap, slow, false
 }
 
 // leave takes the call with ticket out of flight, and reports whether it was counted as slow.
@@ -658,15 +693,37 @@ func (f *modelFlight) leave(ticket uint64) bool {
 }
 
 // fly counts a call that b admitted now among b's calls in flight, first counting as slow those
-// due, and returns its ticket.
-func (m *model) fly(b *modelBreaker) uint64 {
-	f := b.flight
-	if f.due(m.now) {
-		m.countSlow(b, f, f.judge(m.now))
+// due, and returns the ring that holds it and its ticket. When the clock stepped back past a
+// ring that holds calls, a new ring counts the call, and the old one's calls count when they
+// return, by their response time.
+func (m *model) fly(b *modelBreaker) (*modelFlight, uint64) {
+	f, old := b.flight, b.oldFlight
+	for {
+		m.judgeFlight(b, f, old)
+		ticket, slow, again := f.enter(m.now)
+		m.countSlow(b, f, slow)
+		if !again {
+			return f, ticket
+		}
+		if b.flight != f {
+			return f, 0 // a judgement tripped b: the call counts nothing
+		}
+		b.flight, b.oldFlight = newModelFlight(b.rule), nil
+		f, old = b.flight, nil
 	}
-	ticket, slow := f.enter(m.now)
+}
+
+// judgeFlight counts as slow the calls in flight of b's ring f that are due, once f is due, with
+// those of old, the ring a reload replaced.
+func (m *model) judgeFlight(b *modelBreaker, f, old *modelFlight) {
+	if !f.due(m.now) {
+		return
+	}
+	slow := f.judge(m.now)
+	if old != nil {
+		slow += old.judge(m.now)
+	}
 	m.countSlow(b, f, slow)
-	return ticket
 }
 
 // countSlow counts n calls of b's flight f as slow, if f is still b's: a trip since leaves it
@@ -679,11 +736,13 @@ func (m *model) countSlow(b *modelBreaker, f *modelFlight, n int) {
 
 // modelRamp paces a breaker's calls after a probe closed it: within each bucket of its window,
 // the k-th call offered is admitted while fewer than max(1, k/10, 1.5 S) were, S the successes
-// of the bucket before or of this one so far (the fewer of the two once a call of this one
-// failed). It ends at the end of a bucket that held nothing back, or at until. Buckets are
-// numbered modulo 2^16, as the library numbers them.
+// of the bucket before or of this one so far; once a call of this one failed, while fewer than
+// max(1, 1.5 S) were, S the fewer of the two, or the bucket before's spread over the bucket so
+// far. It ends at the end of a bucket that held nothing back, or once the rule's RampUp, as
+// loaded now, has passed since the close. A reading before the current bucket counts in it.
+// Buckets are numbered modulo 2^16, as the library numbers them.
 type modelRamp struct {
-	until, length                time.Duration
+	closed, length               time.Duration
 	seq                          uint16
 	offered, admitted, succeeded int
 	lost                         bool
@@ -692,8 +751,8 @@ type modelRamp struct {
 	done                         bool
 }
 
-func newModelRamp(now, rampUp, length time.Duration) *modelRamp {
-	r := &modelRamp{until: now + rampUp, length: length}
+func newModelRamp(now, length time.Duration) *modelRamp {
+	r := &modelRamp{closed: now, length: length}
 	r.seq = r.seqAt(now)
 	r.beforeSeq, r.succeeded = r.seq-1, 1 // the probe, a success of its own bucket
 	return r
@@ -705,13 +764,14 @@ func (r *modelRamp) start(now time.Duration) time.Duration {
 
 func (r *modelRamp) seqAt(now time.Duration) uint16 { return uint16(r.start(now) / r.length) }
 
-// on reports whether the ramp still paces calls at now, moving it to now's bucket.
-func (r *modelRamp) on(now time.Duration) bool {
+// on reports whether the ramp still paces calls at now, moving it to now's bucket if that is
+// later.
+func (r *modelRamp) on(now, rampUp time.Duration) bool {
 	switch seq := r.seqAt(now); {
 	case r.done:
-	case now >= r.until:
+	case now >= r.closed+rampUp:
 		r.done = true
-	case r.seq == seq:
+	case int16(seq-r.seq) <= 0:
 		return true
 	case r.offered > 0 && r.admitted == r.offered:
 		r.done = true
@@ -720,14 +780,14 @@ func (r *modelRamp) on(now time.Duration) bool {
 		if r.seq == seq-1 {
 			before = r.succeeded
 		}
-		*r = modelRamp{until: r.until, length: r.length, seq: seq, beforeSeq: seq - 1, beforeSucceeded: before}
+		*r = modelRamp{closed: r.closed, length: r.length, seq: seq, beforeSeq: seq - 1, beforeSucceeded: before}
 		return true
 	}
 	return false
 }
 
-func (r *modelRamp) admit(now time.Duration) bool {
-	if !r.on(now) {
+func (r *modelRamp) admit(now, rampUp time.Duration) bool {
+	if !r.on(now, rampUp) {
 		return true
 	}
 	r.offered++
@@ -739,7 +799,7 @@ func (r *modelRamp) admit(now time.Duration) bool {
 		s = min(r.beforeSucceeded, r.succeeded)
 		spread = time.Duration(r.admitted)*r.length < time.Duration(r.beforeSucceeded)*(now-r.start(now))
 	}
-	if r.admitted == 0 || 10*r.admitted < r.offered || 2*r.admitted < 3*s || spread {
+	if r.admitted == 0 || !r.lost && 10*r.admitted < r.offered || 2*r.admitted < 3*s || spread {
 		r.admitted++
 		return true
 	}
@@ -752,8 +812,8 @@ func (r *modelRamp) giveBack(now time.Duration) {
 	}
 }
 
-func (r *modelRamp) completed(now time.Duration, bad bool) {
-	if !r.on(now) {
+func (r *modelRamp) completed(now, rampUp time.Duration, bad bool) {
+	if !r.on(now, rampUp) {
 		return
 	}
 	if bad {
@@ -787,10 +847,10 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 			}
 		}
 		switch {
-		case b.state == breaker.Closed && (b.ramp == nil || b.ramp.admit(m.now)):
+		case b.state == breaker.Closed && (b.ramp == nil || b.ramp.admit(m.now, identityOf(b.rule).RampUp)):
 			a := modelAdmission{b: b, epoch: b.epoch}
 			if b.flight != nil {
-				a.ticket = m.fly(b)
+				a.f, a.ticket = m.fly(b)
 			}
 			e.admitted = append(e.admitted, a)
 			continue
@@ -858,7 +918,7 @@ func (m *model) takeProbe(b *modelBreaker, resource string) (modelAdmission, boo
 	if b.state == breaker.Closed { // reset meanwhile: no ramp, the call is admitted
 		a := modelAdmission{b: b, epoch: b.epoch}
 		if b.flight != nil {
-			a.ticket = m.fly(b)
+			a.f, a.ticket = m.fly(b)
 		}
 		return a, false
 	}
@@ -910,11 +970,9 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 		}
 		switch b.state {
 		case breaker.Closed:
-			if f := b.flight; f != nil {
-				if f.due(m.now) {
-					m.countSlow(b, f, f.judge(m.now))
-				}
-				if f.leave(a.ticket) || b.epoch != a.epoch {
+			if b.flight != nil {
+				m.judgeFlight(b, b.flight, b.oldFlight)
+				if a.f.leave(a.ticket) || b.epoch != a.epoch {
 					continue // counted as slow while in flight, or that tripped the breaker
 				}
 			}
@@ -922,7 +980,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 				continue
 			}
 			if b.ramp != nil {
-				b.ramp.completed(m.now, bad)
+				b.ramp.completed(m.now, identityOf(b.rule).RampUp, bad)
 			}
 			m.count(b, bad)
 		case breaker.HalfOpen:
@@ -955,14 +1013,14 @@ func (m *model) giveBack(e *modelEntry) {
 			a.b.ramp.giveBack(m.now)
 		}
 		if a.ticket != 0 && a.b.epoch == a.epoch {
-			a.b.flight.leave(a.ticket) // blocked: out of flight, counted neither way
+			a.f.leave(a.ticket) // blocked: out of flight, counted neither way
 		}
 	}
 }
 
 func (m *model) retryAt(b *modelBreaker) time.Duration {
-	if b.state == breaker.Closed { // held back by its ramp: the next bucket
-		return b.ramp.start(m.now) + b.ramp.length
+	if b.state == breaker.Closed { // held back by its ramp: the next bucket, or its end if sooner
+		return min(b.ramp.start(m.now)+b.ramp.length, b.ramp.closed+identityOf(b.rule).RampUp)
 	}
 	if b.state != breaker.HalfOpen {
 		return b.retryAt

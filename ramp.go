@@ -21,14 +21,17 @@ import "go.uber.org/atomic"
 // bucket before, at an even pace rather than in a burst, and never above the ceiling.
 //
 // The ramp ends at the end of a bucket in which calls were offered and none was held back, or
-// once RampUp has passed since the close. The breaker stays CLOSED throughout.
+// once RampUp has passed since the close: the RampUp loaded now, so that a reload that shortens
+// it ends a ramp in progress no later than the new end. The breaker stays CLOSED throughout.
+// A reading of the clock that lies before the current bucket (stale, or a clock that stepped
+// back a little) counts in the current bucket, as the window counts it.
 //
 // A bucket's counts are one word, changed by compare-and-swap, so no bucket admits more than
 // its ceiling whatever the interleaving. The bucket before is a second word, written after a
 // new bucket's word: a call that reads it in between sees no successes there, and admits
 // fewer, never more.
 type ramp struct {
-	until   int64 // when RampUp has passed since the close
+	closed  int64 // when the probe closed the breaker
 	length  int64 // the bucket length of the rule's window
 	current atomic.Uint64
 	before  atomic.Uint64 // the bucket before current: its seq and successes
@@ -62,11 +65,11 @@ func unpackRamp(w uint64) rampBucket {
 
 func packBefore(seq, succeeded uint16) uint64 { return uint64(seq)<<16 | uint64(succeeded) }
 
-// newRamp starts a ramp for a breaker that closed at now on a probe, for rampUp, over buckets
-// of length. The probe, which succeeded at now, is the first success of now's bucket; the
-// bucket before had none.
-func newRamp(now, rampUp, length int64) *ramp {
-	r := &ramp{until: after(now, rampUp), length: length}
+// newRamp starts a ramp for a breaker that closed at now on a probe, over buckets of length.
+// The probe, which succeeded at now, is the first success of now's bucket; the bucket before
+// had none.
+func newRamp(now, length int64) *ramp {
+	r := &ramp{closed: now, length: length}
 	seq := r.seqAt(now)
 	r.current.Store(rampBucket{seq: seq, succeeded: 1}.pack())
 	r.before.Store(packBefore(seq-1, 0))
@@ -82,22 +85,23 @@ func (r *ramp) seqAt(now int64) uint16 {
 	return uint16(q)
 }
 
-// bucketAt returns the word of the bucket that holds now, starting that bucket if it is not
-// the current one. It reports false when the ramp has ended: RampUp has passed, or the bucket
-// before ended with every offered call admitted.
-func (r *ramp) bucketAt(now int64) (uint64, rampBucket, bool) {
+// bucketAt returns the word of the bucket that holds now, starting that bucket if it is later
+// than the current one (an earlier reading counts in the current one). It reports false when
+// the ramp has ended: rampUp has passed since the close, or the bucket before ended with every
+// offered call admitted.
+func (r *ramp) bucketAt(now, rampUp int64) (uint64, rampBucket, bool) {
 	seq := r.seqAt(now)
 	for {
 		if r.done.Load() {
 			return 0, rampBucket{}, false
 		}
-		if now-r.until >= 0 {
+		if r.over(now, rampUp) {
 			r.done.Store(true)
 			return 0, rampBucket{}, false
 		}
 		old := r.current.Load()
 		b := unpackRamp(old)
-		if b.seq == seq {
+		if int16(seq-b.seq) <= 0 {
 			return old, b, true
 		}
 		if b.offered > 0 && b.admitted == b.offered {
@@ -115,11 +119,17 @@ func (r *ramp) bucketAt(now int64) (uint64, rampBucket, bool) {
 	}
 }
 
+// over reports whether rampUp has passed since the close at now.
+func (r *ramp) over(now, rampUp int64) bool { return now-after(r.closed, rampUp) >= 0 }
+
+// on reports whether the ramp still paces calls at now, without moving it: for Stats.
+func (r *ramp) on(now, rampUp int64) bool { return !r.done.Load() && !r.over(now, rampUp) }
+
 // admit counts a call offered at now and reports whether the ramp lets it through, and
 // whether the ramp is still on (false: it ended, and the call passes).
-func (r *ramp) admit(now int64) (admitted, on bool) {
+func (r *ramp) admit(now, rampUp int64) (admitted, on bool) {
 	for {
-		old, b, on := r.bucketAt(now)
+		old, b, on := r.bucketAt(now, rampUp)
 		if !on {
 			return true, false
 		}
@@ -138,8 +148,8 @@ func (r *ramp) admit(now int64) (admitted, on bool) {
 // now, given the successes of the bucket before and the bucket length.
 func (b rampBucket) allows(before uint16, now, length int64) bool {
 	a, k := uint64(b.admitted), uint64(b.offered)
-	if a == 0 || 10*a < k {
-		return true
+	if a == 0 || !b.lost && 10*a < k {
+		return true // at least one call a bucket; before a loss, a tenth of those offered
 	}
 	s := uint64(b.succeeded)
 	if b.lost {
@@ -182,9 +192,9 @@ func (r *ramp) giveBack(now int64) {
 }
 
 // completed counts the end, at now, of a call the breaker counted good or bad.
-func (r *ramp) completed(now int64, bad bool) {
+func (r *ramp) completed(now, rampUp int64, bad bool) {
 	for {
-		old, b, on := r.bucketAt(now)
+		old, b, on := r.bucketAt(now, rampUp)
 		if !on {
 			return
 		}
@@ -199,14 +209,20 @@ func (r *ramp) completed(now int64, bad bool) {
 	}
 }
 
-// nextBucket returns the start of the bucket after the one that holds now, when a call held
-// back may try again.
-func (r *ramp) nextBucket(now int64) int64 { return now - floorMod(now, r.length) + r.length }
+// retryAt returns when a call the ramp holds back at now may try again: the next bucket's
+// start, or the ramp's end if sooner.
+func (r *ramp) retryAt(now, rampUp int64) int64 {
+	at, end := now-floorMod(now, r.length)+r.length, after(r.closed, rampUp)
+	if end-at < 0 {
+		return end
+	}
+	return at
+}
 
-// rampRejection returns the error of a call the ramp r holds back at now, and its retry time:
-// the next bucket's start. The error is built once a bucket.
+// rampRejection returns the error of a call the ramp r holds back at now, and its retry time
+// (retryAt). The error is built once for each retry time.
 func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
-	at := r.nextBucket(now)
+	at := r.retryAt(now, c.tune.Load().rampUp)
 	b := r.blocked.Load()
 	if b == nil || b.at != at {
 		rule := c.Rule()
@@ -222,7 +238,7 @@ func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
 	if p.ramp == nil {
 		return p, admitted
 	}
-	ok, on := p.ramp.admit(now)
+	ok, on := p.ramp.admit(now, c.tune.Load().rampUp)
 	if !on {
 		c.endRamp(p)
 	}

@@ -123,7 +123,8 @@ func TestRampPacesAWarmingDependency(t *testing.T) {
 		require.Len(t, held, 14)
 	}
 	assert.Empty(t, h.events.transitions(), "no trip while ramping")
-	assert.True(t, h.m.Breakers("svc")[0].Stats().RampingUp)
+	assert.False(t, h.m.Breakers("svc")[0].Stats().RampingUp,
+		"RampUp has passed since the close: the ramp is over, though no call has come since")
 
 	passed, _ = h.offerBucket(servesFour) // RampUp has passed: the full flow
 	assert.Equal(t, 20, passed)
@@ -177,6 +178,49 @@ func TestRampRejection(t *testing.T) {
 	assert.Contains(t, err.Error(), "ramping up")
 }
 
+// Given a dependency that serves 2 calls a bucket and fails the rest, offered 60 calls a
+// bucket, then after the first failure of a bucket the ramp admits no more than the successes
+// it has seen allow, however many calls are offered: 3 calls a bucket, a third of them failing,
+// so the rule (0.5) does not trip again. A tenth of the calls offered (5 of 60, 3 failing)
+// tripped it.
+func TestRampAfterALossAdmitsWhatItSawAtAnyLoad(t *testing.T) {
+	h := newHarness(t, rampRule())
+	h.recovered()
+	h.events.reset()
+	for bucket := range 10 {
+		start, served, passed := h.clock.Now(), 0, 0
+		for range 60 {
+			err := h.complete("svc", 0, failIf(served >= 2))
+			if err == nil {
+				passed++
+				served++
+			}
+			h.clock.Advance(time.Millisecond)
+		}
+		require.Equal(t, 3, passed, "bucket %d", bucket)
+		h.clock.Set(start.Add(100 * time.Millisecond))
+	}
+	assert.Empty(t, h.events.transitions(), "no trip while ramping")
+}
+
+// During a ramp, a held back call's RetryAt is the next bucket's start, or the ramp's end if
+// that comes first: a single bucket of a minute with RampUp 3 s tells callers to come back
+// after 3 s, not 59.
+func TestRampRetryAtIsNoLaterThanItsEnd(t *testing.T) {
+	rule := rampRule()
+	rule.StatInterval, rule.BucketCount = time.Minute, 1
+	h := newHarness(t, rule)
+	h.recovered()
+	closed := h.clock.Now()
+	require.NoError(t, h.complete("svc", 0, errDown), "the ramp's first call fails")
+	var be *breaker.BlockError
+	require.ErrorAs(t, h.complete("svc", 0, nil), &be)
+	assert.ErrorIs(t, be, breaker.ErrRampingUp)
+	assert.Equal(t, closed.Add(3*time.Second), be.RetryAt)
+	h.clock.Set(be.RetryAt)
+	assert.NoError(t, h.complete("svc", 0, nil), "the ramp is over at its RetryAt")
+}
+
 // Given a ramp that admitted a call which the resource's MaxConcurrency then blocked, then the
 // call's place is given back: the ramp still admits as many calls as before.
 func TestRampGivesBackABlockedCall(t *testing.T) {
@@ -197,9 +241,10 @@ func TestRampGivesBackABlockedCall(t *testing.T) {
 	}
 }
 
-// Given a first call after the probe that fails, then a ramp admits only one call in ten for
-// the rest of the bucket (2 of 20), where a breaker without RampUp lets the full flow through
-// at once.
+// Given a first call after the probe that fails, then a ramp admits no other call for the
+// rest of the bucket (1 of 20): after a loss it admits no more than the successes it has seen
+// allow, and the bucket before had none. A breaker without RampUp lets the full flow through at
+// once.
 func TestNoRampWithoutRampUp(t *testing.T) {
 	for _, rule := range []breaker.Rule{rampRule(), errorRatio(0.5, 5)} {
 		h := newHarness(t, rule)
@@ -207,7 +252,7 @@ func TestNoRampWithoutRampUp(t *testing.T) {
 		assert.Equal(t, rule.RampUp > 0, h.m.Breakers("svc")[0].Stats().RampingUp)
 		passed, _ := h.offerBucket(func(i int) error { return failIf(i == 0) })
 		if rule.RampUp > 0 {
-			assert.Equal(t, 2, passed)
+			assert.Equal(t, 1, passed)
 		} else {
 			assert.Equal(t, 20, passed)
 		}

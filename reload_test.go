@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // An identical rule keeps its breaker, state, retry time and window; only ID may differ.
@@ -235,8 +236,9 @@ func TestErrorCountDefaultMinimumIsPartOfIdentity(t *testing.T) {
 
 // Given an OPEN breaker, when a reload gives its rule FastBuckets, FastThreshold and RampUp,
 // then it keeps the breaker, OPEN and silent; the probe that closes it starts a ramp, whose
-// held back calls name the rule as reloaded again, and a ramp in progress keeps its course when
-// a reload takes RampUp away.
+// held back calls name the rule as reloaded again. A reload that shortens RampUp ends the ramp
+// in progress no later than the close plus the new RampUp, and one that takes RampUp away ends
+// it at once: the next call passes, and observers hear nothing.
 func TestReloadTuningProtection(t *testing.T) {
 	h := newHarness(t, errorRatio(0.5, 5))
 	h.completeN("svc", 5, errDown)
@@ -256,14 +258,34 @@ func TestReloadTuningProtection(t *testing.T) {
 	require.True(t, before.Stats().RampingUp)
 	require.NoError(t, h.complete("svc", 0, errDown), "the ramp's first call, admitted, fails")
 	require.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrRampingUp, "held back, naming the rule")
+	h.events.reset()
 
-	renamed := tuned
-	renamed.ID, renamed.RampUp = "renamed", 0
-	require.NoError(t, h.m.LoadRules([]breaker.Rule{renamed}))
+	shorter := tuned
+	shorter.ID, shorter.RampUp = "shorter", 50*time.Millisecond
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{shorter}))
 	assert.Same(t, before, h.m.Breakers("svc")[0])
-	assert.True(t, before.Stats().RampingUp, "the ramp in progress keeps its course")
+	assert.True(t, before.Stats().RampingUp, "within the new RampUp of the close")
 	var be *breaker.BlockError
 	require.ErrorAs(t, h.complete("svc", 0, nil), &be)
 	assert.ErrorIs(t, be, breaker.ErrRampingUp)
-	assert.Equal(t, "renamed", be.Rule.ID, "the held back call names the rule as reloaded")
+	assert.Equal(t, "shorter", be.Rule.ID, "the held back call names the rule as reloaded")
+	assert.Equal(t, breakertest.Start.Add(5*time.Second+50*time.Millisecond), be.RetryAt,
+		"the ramp's new end, which comes before the next bucket")
+	h.at(5*time.Second + 50*time.Millisecond)
+	assert.False(t, before.Stats().RampingUp, "the ramp ended at the close plus the new RampUp")
+	require.NoError(t, h.complete("svc", 0, nil))
+
+	h = newHarness(t, tuned)
+	h.completeN("svc", 5, errDown)
+	h.at(5 * time.Second)
+	require.NoError(t, h.complete("svc", 0, nil), "the probe")
+	require.NoError(t, h.complete("svc", 0, errDown), "the ramp's first call, admitted, fails")
+	require.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrRampingUp)
+	h.events.reset()
+	off := tuned
+	off.RampUp = 0
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{off}))
+	assert.False(t, h.m.Breakers("svc")[0].Stats().RampingUp)
+	require.NoError(t, h.complete("svc", 0, nil), "RampUp 0: the next call passes")
+	assert.Empty(t, h.events.all(), "observers hear nothing")
 }

@@ -40,27 +40,81 @@ func (c *circuit) probeSlow(p *period, now int64) bool {
 
 // enterFlight counts a call that the CLOSED period p admitted at now among p's calls in
 // flight, after counting as slow those that have run longer than MaxAllowedRT. It returns the
-// call's ticket.
-func (c *circuit) enterFlight(p *period, now int64) uint64 {
-	c.judgeFlight(p, now)
-	ticket, slow := p.flight.enter(now)
-	c.countSlow(p, slow, now)
-	return ticket
+// call's ticket, and the period whose ring holds it: p, or, when the clock stepped back past a
+// ring that holds calls, a copy of p with a ring started again at now (see reflight). The
+// calls of the old ring leave it when they return, and count then, by their response time.
+func (c *circuit) enterFlight(p *period, now int64) (*period, uint64) {
+	for {
+		c.judgeFlight(p, now)
+		ticket, slow, again := p.flight.enter(now)
+		c.countSlow(p, slow, now)
+		if !again {
+			return p, ticket
+		}
+		q := c.reflight(p, newFlight(c.bucketLen(), c.tune.Load().maxRT), nil)
+		if q == nil {
+			return p, 0 // p is over: the call counts nothing in it
+		}
+		p = q
+	}
 }
 
-// leaveFlight takes the call with ticket, which completed at now in p, out of flight, after
-// counting as slow those that have run longer than MaxAllowedRT. It reports whether the call
-// was counted so while in flight: then it counts nothing more.
-func (c *circuit) leaveFlight(p *period, ticket uint64, now int64) bool {
+// leaveFlight takes the call that a completed at now out of the calls in flight of its
+// period, after counting as slow those of p, the period it counts in now, that have run longer
+// than MaxAllowedRT. It reports whether the call was counted so while in flight: then it
+// counts nothing more.
+func (c *circuit) leaveFlight(p *period, a *admission, now int64) bool {
 	c.judgeFlight(p, now)
-	return p.flight.leave(ticket)
+	return a.p.flight.leave(a.ticket)
 }
 
 // judgeFlight counts as slow, in the window's newest bucket, the calls in flight of p whose
-// slot has been over for MaxAllowedRT at now.
+// slot has been over for MaxAllowedRT at now: those of its ring, and those of the ring a
+// reload of MaxAllowedRT replaced, once the new ring is due too (at most a slot later).
 func (c *circuit) judgeFlight(p *period, now int64) {
-	if p.flight.due(now) {
-		c.countSlow(p, p.flight.judge(now), now)
+	if !p.flight.due(now) {
+		return
+	}
+	slow := p.flight.judge(now)
+	if p.oldFlight != nil {
+		slow += p.oldFlight.judge(now)
+	}
+	c.countSlow(p, slow, now)
+}
+
+// reflight replaces the CLOSED period p with a copy whose calls in flight are counted in the
+// ring f, with those of old judged too, and returns the copy, or the copy another call made
+// first; nil when p is over. It is not a transition: the copy keeps p's generation and shares
+// its window (see current), and the calls p admitted leave p's ring.
+func (c *circuit) reflight(p *period, f, old *flight) *period {
+	q := p.withFlight(f, old)
+	if c.cur.CompareAndSwap(p, q) {
+		return q
+	}
+	return c.current(p)
+}
+
+// retuneFlight applies a reloaded MaxAllowedRT to the calls in flight of the current CLOSED
+// period: its rings judge them by maxRT from now on, and, when maxRT needs a larger ring, a
+// new ring counts the calls from now on while the old one's calls are judged with it. A ring
+// that an earlier reload replaced is let go, its calls counted when they return.
+func (c *circuit) retuneFlight(maxRT int64) {
+	for {
+		p := c.cur.Load()
+		f := p.flight
+		if f == nil || p.retired {
+			return // a period made from now on has a ring for maxRT
+		}
+		f.retune(maxRT)
+		if p.oldFlight != nil {
+			p.oldFlight.retune(maxRT)
+		}
+		if width, n := flightShape(c.bucketLen(), maxRT); width == f.width && n <= len(f.slots) {
+			return
+		}
+		if q := c.reflight(p, newFlight(c.bucketLen(), maxRT), f); q == nil || q.oldFlight == f {
+			return // replaced, or p is over
+		}
 	}
 }
 
@@ -98,8 +152,8 @@ func (c *circuit) countSlow(p *period, n uint64, now int64) {
 // Entering costs one atomic add; moving on to the next slot takes mu, once a slot, as the
 // window does.
 type flight struct {
-	width  int64 // of a slot
-	after  int64 // how long after the start of the latest slot judged the next is due: 2 widths + MaxAllowedRT
+	width  int64        // of a slot
+	after  atomic.Int64 // how long after the start of the latest slot judged the next is due: 2 widths + MaxAllowedRT
 	slots  []flightSlot
 	head   atomic.Uint64 // the index in slots of the slot of the latest start
 	judged atomic.Int64  // the start of the latest slot judged
@@ -133,7 +187,8 @@ func unpackFlight(w uint64) (lap, waiting, counted uint64) {
 // call starts the ring again at its time.
 func newFlight(length, maxRT int64) *flight {
 	width, n := flightShape(length, maxRT)
-	f := &flight{width: width, after: 2*width + maxRT, slots: make([]flightSlot, n)}
+	f := &flight{width: width, slots: make([]flightSlot, n)}
+	f.after.Store(2*width + maxRT)
 	noStart := -(1 << 62) / width * width
 	for i := range f.slots {
 		s := &f.slots[i]
@@ -166,6 +221,9 @@ func flightBytes(length, maxRT int64) int64 {
 // lap is not lapOf(its start) holds no calls that count: the ring started again since.
 func (f *flight) lapOf(start int64) uint64 { return uint64(start/f.width) & flightLapMask }
 
+// retune makes the ring judge its calls by maxRT from now on.
+func (f *flight) retune(maxRT int64) { f.after.Store(2*f.width + maxRT) }
+
 // tryEnter is enter for a call that starts in the head slot while no slot is due, the common
 // case, small enough to be inlined: it returns the call's ticket, or 0 when enter must run.
 func (f *flight) tryEnter(now int64) uint64 {
@@ -191,27 +249,29 @@ func (f *flight) tryLeave(ticket uint64) bool {
 }
 
 // enter counts a call that starts at now. It returns the call's ticket (0: not held, for a
-// clock that stepped back past the slot of now), and the calls of an earlier lap of the slot it
-// moved to that no judgement counted yet: slow, for the caller to count.
-func (f *flight) enter(now int64) (ticket, slow uint64) {
+// clock that stepped back to a slot that has moved on since), and the calls of an earlier lap
+// of the slot it moved to that no judgement counted yet: slow, for the caller to count. again
+// says that the clock stepped back past the ring, or so far ahead that the ticks wrapped, while
+// the ring holds calls: the call must enter a new ring, started at now.
+func (f *flight) enter(now int64) (ticket, slow uint64, again bool) {
 	i := f.head.Load()
 	if uint64(now-f.slots[i].start.Load()) >= uint64(f.width) {
 		var ok bool
-		if i, slow, ok = f.move(now); !ok {
-			return 0, slow
+		if i, slow, ok, again = f.move(now); !ok {
+			return 0, slow, again
 		}
 	}
 	lap, _, _ := unpackFlight(f.slots[i].word.Add(flightWaiting))
-	return flightTicket | i<<24 | lap, slow
+	return flightTicket | i<<24 | lap, slow, false
 }
 
 // move returns the index of the slot for a call that starts at now, outside the head slot: a
 // later slot, which it makes the head; the slot of an earlier start, while it still holds that
 // start (a clock that stepped back a little, or a call that read the clock just before another
-// moved the head), else not ok; or, for a clock that stepped back past the ring, or so far ahead that the
-// ticks wrapped, the head of a ring started again at now, whose calls from before count
-// nothing more.
-func (f *flight) move(now int64) (idx, slow uint64, ok bool) {
+// moved the head), else not ok; or, for a clock that stepped back past the ring, or so far
+// ahead that the ticks wrapped, the head of the ring started again at now, if it holds no
+// calls (a new ring's first call comes here), else not ok and again.
+func (f *flight) move(now int64) (idx, slow uint64, ok, again bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	head := f.head.Load()
@@ -220,21 +280,16 @@ func (f *flight) move(now int64) (idx, slow uint64, ok bool) {
 	n := int64(len(f.slots))
 	switch {
 	case d >= 0 && d < f.width:
-		return head, 0, true // another call moved it
+		return head, 0, true, false // another call moved it
 	case d < 0 && d > -n*f.width:
 		back := (-d + f.width - 1) / f.width
 		earlier := uint64((int64(head) - back%n + n) % n)
-		return earlier, 0, f.slots[earlier].start.Load() == s.start.Load()-back*f.width
+		return earlier, 0, f.slots[earlier].start.Load() == s.start.Load()-back*f.width, false
 	case d < 0 || d >= 1<<62:
-		for i := range f.slots {
-			o := &f.slots[i]
-			o.word.Store((f.lapOf(o.start.Load()) + 1) << flightLapShift) // disagrees with its start
+		if !f.restart(now) {
+			return 0, 0, false, true
 		}
-		start := now - floorMod(now, f.width)
-		s.start.Store(start)
-		s.word.Store(f.lapOf(start) << flightLapShift)
-		f.judged.Store(start - f.width)
-		return head, 0, true
+		return head, 0, true, false
 	}
 	steps := d / f.width
 	idx = uint64((int64(head) + steps%n) % n)
@@ -246,9 +301,40 @@ func (f *flight) move(now int64) (idx, slow uint64, ok bool) {
 	next.start.Store(start)
 	f.head.Store(idx)
 	if lap, waiting, _ := unpackFlight(old); lap == f.lapOf(oldStart) {
-		return idx, waiting, true
+		return idx, waiting, true, false
 	}
-	return idx, 0, true
+	return idx, 0, true, false
+}
+
+// restart starts the ring again with its head slot at now's, if no slot holds a call: each
+// slot's word is replaced only while it holds none, with a lap that disagrees with its start,
+// so that no judgement counts it and a call that enters it meanwhile leaves it uncounted. It
+// requires mu held.
+func (f *flight) restart(now int64) bool {
+	for i := range f.slots {
+		o := &f.slots[i]
+		for {
+			old := o.word.Load()
+			if _, waiting, counted := unpackFlight(old); waiting+counted > 0 {
+				return false
+			}
+			if o.word.CompareAndSwap(old, (f.lapOf(o.start.Load())+1)<<flightLapShift) {
+				break
+			}
+		}
+	}
+	s := &f.slots[f.head.Load()]
+	blank := s.word.Load()
+	if _, waiting, counted := unpackFlight(blank); waiting+counted > 0 {
+		return false
+	}
+	start := now - floorMod(now, f.width)
+	s.start.Store(start)
+	if !s.word.CompareAndSwap(blank, f.lapOf(start)<<flightLapShift) {
+		return false // a call entered the head slot meanwhile: it leaves uncounted
+	}
+	f.judged.Store(start - f.width)
+	return true
 }
 
 // leave takes a call with ticket out of flight when it returns, and reports whether it was
@@ -279,13 +365,13 @@ func (f *flight) leave(ticket uint64) (counted bool) {
 }
 
 // due reports whether a slot has become due at now since the last judgement.
-func (f *flight) due(now int64) bool { return now-f.judged.Load() >= f.after }
+func (f *flight) due(now int64) bool { return now-f.judged.Load() >= f.after.Load() }
 
 // judge counts as slow, once, the calls still in flight in every slot due at now, and returns
 // how many it counted.
 func (f *flight) judge(now int64) uint64 {
-	last := now - (f.after - f.width) // a slot is due a width and MaxAllowedRT after its start
-	last -= floorMod(last, f.width)   // the start of the latest slot due
+	last := now - (f.after.Load() - f.width) // a slot is due a width and MaxAllowedRT after its start
+	last -= floorMod(last, f.width)          // the start of the latest slot due
 	for {
 		old := f.judged.Load()
 		if last-old <= 0 {

@@ -149,3 +149,91 @@ func TestSlowProbeFailsBeforeItReturns(t *testing.T) {
 	assert.Equal(t, want, h.events.transitions(), "the probe's return is stale")
 	assert.Equal(t, breaker.Open, h.state("svc", 0))
 }
+
+// A reload that raises MaxAllowedRT reaches the calls in flight: given two calls in flight
+// when MaxAllowedRT goes from 50 ms to 10 s, when they have run 1 s, then they are not slow,
+// neither in flight nor when they return, and the breaker stays CLOSED.
+func TestReloadRaisingMaxAllowedRTReachesCallsInFlight(t *testing.T) {
+	rule := slowRatio(0.5, 2)
+	h := newHarness(t, rule)
+	hung := h.enterN(2)
+	raised := rule
+	raised.MaxAllowedRT = 10 * time.Second
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{raised}))
+	h.clock.Advance(time.Second)
+	require.NoError(t, h.complete("svc", 0, nil), "judges the calls in flight")
+	require.NoError(t, h.complete("svc", 0, nil))
+	exitAll(hung)
+	st := h.m.Breakers("svc")[0].Stats()
+	assert.Equal(t, breaker.Closed, st.State)
+	assert.Equal(t, uint64(4), st.Total)
+	assert.Zero(t, st.Bad, "a 1 s call is not slow against 10 s")
+
+	// Calls entered after the reload are judged by 10 s too: hung for 10 s and a bucket, slow.
+	hung = h.enterN(2)
+	h.clock.Advance(10*time.Second + 200*time.Millisecond)
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.Equal(t, []string{tripped}, h.events.transitions(), "two hung calls of three trip it")
+	exitAll(hung)
+}
+
+// A reload that lowers MaxAllowedRT reaches the calls in flight: given four calls in flight
+// when MaxAllowedRT goes from 10 s to 50 ms, when they have hung for 1 s, then the next call
+// counts them slow and trips the breaker, as a rule loaded with 50 ms from the start would.
+// A call that has run less than the new value is not counted.
+func TestReloadLoweringMaxAllowedRTReachesCallsInFlight(t *testing.T) {
+	for _, entered := range []string{"before the reload", "after the reload"} {
+		t.Run(entered, func(t *testing.T) {
+			rule := slowRatio(0.8, 4)
+			rule.MaxAllowedRT = 10 * time.Second
+			h := newHarness(t, rule)
+			lowered := rule
+			lowered.MaxAllowedRT = 50 * time.Millisecond
+			var hung []*breaker.Entry
+			if entered == "before the reload" {
+				hung = h.enterN(4)
+				require.NoError(t, h.m.LoadRules([]breaker.Rule{lowered}))
+			} else {
+				require.NoError(t, h.m.LoadRules([]breaker.Rule{lowered}))
+				hung = h.enterN(4)
+			}
+			h.clock.Advance(time.Second)
+			fresh := h.enterN(1)
+			assert.Equal(t, []string{tripped}, h.events.transitions(), "four hung calls trip it")
+			assert.Equal(t, 1.0, h.events.last().Snapshot, "the fresh call is not slow yet")
+			exitAll(hung)
+			exitAll(fresh)
+		})
+	}
+}
+
+// A call in flight across a step back of the clock longer than the ring of calls in flight
+// spans counts once when it returns, as an ErrorRatio rule counts it: given three calls in
+// flight, when the clock steps back an hour and another call passes, then all four count.
+func TestCallsInFlightCountAcrossAClockStepBack(t *testing.T) {
+	for _, rule := range []breaker.Rule{errorRatio(0.9, 100), slowRatio(0.9, 100)} {
+		t.Run(rule.Strategy.String(), func(t *testing.T) {
+			h := newHarness(t, rule)
+			h.at(time.Hour)
+			inFlight := h.enterN(3)
+			h.clock.Advance(-time.Hour)
+			require.NoError(t, h.complete("svc", 0, nil))
+			exitAll(inFlight)
+			assert.Equal(t, uint64(4), h.m.Breakers("svc")[0].Stats().Total)
+		})
+	}
+	// And slow by their response time: three calls that return 60 ms after they entered, by a
+	// clock that stepped back an hour and on again, count once each, slow, when they return.
+	h := newHarness(t, slowRatio(1, 3))
+	h.at(time.Hour)
+	inFlight := h.enterN(3)
+	h.clock.Advance(-time.Hour)
+	require.NoError(t, h.complete("svc", 0, nil))
+	h.clock.Advance(time.Hour + 60*time.Millisecond) // the call above has left the window
+	exitAll(inFlight[:2])
+	st := h.m.Breakers("svc")[0].Stats()
+	assert.Equal(t, [2]uint64{2, 2}, [2]uint64{st.Total, st.Bad}, "two calls, both slow")
+	exitAll(inFlight[2:])
+	assert.Equal(t, []string{tripped}, h.events.transitions(), "the third trips it")
+	assert.Equal(t, 1.0, h.events.last().Snapshot)
+}

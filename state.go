@@ -43,20 +43,21 @@ func (s State) String() string {
 // published.
 type period struct {
 	state     State
+	failures  uint32                     // OPEN, HALF_OPEN: probes failed in a row since the trip
+	successes uint32                     // HALF_OPEN: probes that succeeded in this run
+	probing   bool                       // HALF_OPEN: a probe is in flight; else the next call probes
+	retired   bool                       // the final period of a dropped breaker: it counts nothing
 	gen       uint64                     // counts the breaker's transitions
 	seq       uint64                     // the Manager-wide sequence number of the transition to it
-	retired   bool                       // the final period of a dropped breaker: it counts nothing
 	retryAt   int64                      // OPEN, HALF_OPEN: when a probe may pass
 	openFor   int64                      // OPEN, HALF_OPEN: how long OPEN lasts, from the trip or failed probe
-	failures  uint32                     // OPEN, HALF_OPEN: probes failed in a row since the trip
-	probing   bool                       // HALF_OPEN: a probe is in flight; else the next call probes
-	successes uint32                     // HALF_OPEN: probes that succeeded in this run
 	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
 	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
 	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
 	calls     *callWindow                // CLOSED: instead of window, the last StatCalls calls
 	ramp      *ramp                      // CLOSED after a probe closed it: the pace of its calls (RampUp)
 	flight    *flight                    // CLOSED, SlowRequestRatio: its calls in flight, by start
+	oldFlight *flight                    // CLOSED: the ring flight replaced at a reload, whose calls it judges too
 	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
 	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
 }
@@ -135,23 +136,36 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 		q.window = newLeapArray(c.interval, c.buckets)
 	}
 	if c.strategy == SlowRequestRatio {
-		q.flight = newFlight(int64(c.interval)/int64(c.buckets), c.tune.Load().maxRT)
+		q.flight = newFlight(c.bucketLen(), c.tune.Load().maxRT)
 	}
 	return q
 }
 
+// bucketLen is the length of a bucket of the breaker's window.
+func (c *circuit) bucketLen() int64 { return int64(c.interval) / int64(c.buckets) }
+
 // endRamp replaces the CLOSED period p, whose ramp has ended, with the same period without
-// it, so that its calls pass without a check. It is not a transition: the copy shares p's
-// window, and the calls p admitted count in it (see current).
+// it, so that its calls pass without a check.
 func (c *circuit) endRamp(p *period) {
-	c.cur.CompareAndSwap(p, &period{state: Closed, gen: p.gen, seq: p.seq, window: p.window, flight: p.flight})
+	q := p.withFlight(p.flight, p.oldFlight)
+	q.ramp = nil
+	c.cur.CompareAndSwap(p, q)
+}
+
+// withFlight returns a copy of the CLOSED period p whose calls in flight are counted in f, and
+// judged with those of old. It is not a transition: the copy keeps p's generation and counts
+// in p's window, where the calls p admitted count too (see current).
+func (p *period) withFlight(f, old *flight) *period {
+	return &period{state: Closed, gen: p.gen, seq: p.seq, window: p.window, calls: p.calls, ramp: p.ramp,
+		flight: f, oldFlight: old}
 }
 
 // current returns the breaker's period if the call that p admitted counts in it: p is the
-// current period, or a CLOSED one whose ramp ended since, which shares its window. Else nil:
-// the call was admitted before the last transition.
+// current period, or a copy of it (withFlight) that counts in the same window. Else nil: the
+// call was admitted before the last transition.
 func (c *circuit) current(p *period) *period {
-	if cur := c.cur.Load(); cur == p || p != nil && p.window != nil && cur.window == p.window {
+	if cur := c.cur.Load(); cur == p || p != nil && (cur.window != nil && cur.window == p.window ||
+		cur.calls != nil && cur.calls == p.calls) {
 		return cur
 	}
 	return nil
