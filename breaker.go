@@ -356,6 +356,7 @@ func (c *circuit) decideProbe(p *period, t *tuning, now int64, res *result) {
 		// Not the last probe of the run: the next call is the next probe.
 		q := p.sameState()
 		q.successes++
+		q.since = now
 		c.cur.CompareAndSwap(p, q)
 	default:
 		q := c.newPeriod(p, Closed, 0)

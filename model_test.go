@@ -31,8 +31,12 @@ type model struct {
 	// breakers is taken, on the goroutine taking it: the call then meets its other breakers
 	// as they stand after the reset, as a call that lost a race for a probe does.
 	resetOnProbe string
-	settings     map[string]breaker.ResourceConfig
-	inflight     map[string]*int // calls in flight per resource name with settings, or with calls
+	// stream is what a call observer and a state observer hear together, in order: a call is
+	// heard of before the transitions its outcome makes, and a blocked one before the probes
+	// it took go back.
+	stream   []string
+	settings map[string]breaker.ResourceConfig
+	inflight map[string]*int // calls in flight per resource name with settings, or with calls
 	// in flight since it had them
 }
 
@@ -62,6 +66,7 @@ type modelBreaker struct {
 	successes uint32        // HALF_OPEN: probes of this run that succeeded (of ProbeNum)
 	deadline  time.Duration
 	probeFor  time.Duration // the ProbeTimeout of the probe in flight
+	since     time.Duration // HALF_OPEN between probes: when the last probe succeeded
 	calls     []modelCall   // of the current CLOSED period
 	run       int           // ConsecutiveErrors: failures in a row
 	ramp      *modelRamp    // CLOSED after a probe closed it, with RampUp
@@ -483,12 +488,21 @@ func (m *model) load(rules []breaker.Rule) {
 }
 
 func (m *model) report(b *modelBreaker, from breaker.State, reason breaker.Reason, snapshot float64) {
-	m.changes = append(m.changes, breaker.StateChange{
+	c := breaker.StateChange{
 		Resource: b.name, Rule: b.rule, From: from, To: b.state,
 		Reason: reason, Snapshot: snapshot, Generation: b.gen, At: breakertest.Start.Add(m.now),
 		DryRun: m.dry(b),
-	})
+	}
+	m.changes = append(m.changes, c)
+	m.stream = append(m.stream, "change "+describe(c))
 }
+
+// heard adds a call to resource, as a call observer hears it, to the stream.
+func (m *model) heard(resource, what string) { m.stream = append(m.stream, "call "+resource+" "+what) }
+
+// notCalled is a call whose context was done before it was admitted: nothing counts it, and
+// call observers hear it as not called.
+func (m *model) notCalled(resource string) { m.heard(resource, "not called") }
 
 func (m *model) move(b *modelBreaker, to breaker.State, reason breaker.Reason, snapshot float64) {
 	from := b.state
@@ -833,6 +847,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	}
 	settings, set := m.settingsOf(resource)
 	if settings.Force == breaker.ForceOpen {
+		m.heard(resource, "blocked")
 		return nil, &modelBlock{cause: breaker.ErrForcedOpen}
 	}
 	var block *modelBlock
@@ -866,6 +881,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		}
 	}
 	if block != nil {
+		m.heard(resource, "blocked")
 		m.giveBack(e)
 		m.touch(e.dyn) // a breaker rejected the call: the resource is not idle
 		return nil, block
@@ -892,6 +908,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 	if set { // only a resource with settings, its own or a template's, counts its calls
 		n := m.inflightOf(resource)
 		if limit := settings.MaxConcurrency; limit > 0 && *n >= limit {
+			m.heard(resource, "blocked")
 			m.releaseProbes(probes)
 			m.giveBack(e)
 			return nil, &modelBlock{cause: breaker.ErrConcurrencyLimit}
@@ -900,6 +917,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		e.inflight = n
 	}
 	if m.blocking {
+		m.heard(resource, "blocked")
 		m.releaseProbes(probes)
 		m.giveBack(e)
 		if e.inflight != nil {
@@ -930,7 +948,11 @@ func (m *model) takeProbe(b *modelBreaker, resource string) (modelAdmission, boo
 	}
 	b.probing = true
 	b.probeFor = identityOf(b.rule).ProbeTimeout
-	b.deadline = m.now + b.probeFor
+	start := m.now
+	if by := b.since - start; !moved && by > 0 && by <= staleness(b.rule) {
+		start = b.since // a reading before the period's start (the clock stepped back a little)
+	}
+	b.deadline = start + b.probeFor
 	a := modelAdmission{b: b, epoch: b.epoch}
 	if moved && m.resetOnProbe == resource {
 		m.resetOnProbe = ""
@@ -956,6 +978,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 		*e.inflight--
 	}
 	m.touch(e.dyn) // a call of it completed, also one its breakers let through uncounted: not idle
+	m.heard(e.resource, "ran "+[]string{"Success", "Failure", "Ignore"}[o])
 	rt := m.now - e.start
 	for _, a := range e.admitted {
 		b := a.b
@@ -994,6 +1017,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 			case b.successes+1 < identityOf(b.rule).ProbeNum:
 				b.successes++ // not the last of the run: the next call probes
 				b.probing = false
+				b.since = m.now
 				b.epoch++
 			default:
 				m.move(b, breaker.Closed, breaker.ProbeSucceeded, 0)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -462,12 +464,21 @@ func (l *episodeLog) record(c breaker.StateChange, failed uint64) {
 // check reports the violations, checks that the transitions chain, and returns their number.
 func (l *episodeLog) check(t *testing.T) int {
 	t.Helper()
+	return l.checkWith(t)
+}
+
+// checkWith is check with more checks of the transitions.
+func (l *episodeLog) checkWith(t *testing.T, checks ...func(*testing.T, []breaker.StateChange)) int {
+	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, v := range l.violations {
 		t.Error(v)
 	}
 	checkChains(t, l.changes)
+	for _, check := range checks {
+		check(t, l.changes)
+	}
 	return len(l.changes)
 }
 
@@ -738,4 +749,134 @@ func TestPropertyEvictionAndTuning(t *testing.T) {
 		return !t.Failed()
 	})
 	t.Logf("%d episodes, %d transitions checked", episodes, changes)
+}
+
+// pausingClock is a fake clock whose readings go stale: after it reads the time it may yield
+// the processor a few times before it returns the reading, as a goroutine preempted or paused
+// between reading the clock and using the reading does, while others move the clock on and
+// change the breakers.
+type pausingClock struct {
+	*breakertest.Clock
+	pauses atomic.Uint64 // a counter that picks which readings pause
+}
+
+func (c *pausingClock) Now() time.Time {
+	t := c.Clock.Now()
+	for range c.pauses.Add(1) % 4 {
+		runtime.Gosched()
+	}
+	return t
+}
+
+// Goroutines make calls with random outcomes and hold some in flight, others move a clock whose
+// readings go stale, and one resets the resource now and then, so that calls lose probes to
+// breakers that have just closed and read the clock before others change the state. In every
+// interleaving: no OPEN period ends before its OPEN time (a probe comes no sooner than
+// RetryTimeout after the transition that set the retry time), no probe times out before its
+// ProbeTimeout, and no rejection names a RetryAt that has already passed.
+func TestPropertyStaleReadingsAndLostProbes(t *testing.T) {
+	rules := []breaker.Rule{
+		{ID: "count", Resource: "svc", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1,
+			RetryTimeout: 3 * time.Millisecond, ProbeTimeout: 2 * time.Millisecond},
+		{ID: "ratio", Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: 4 * time.Millisecond, BucketCount: 2, RetryTimeout: 2 * time.Millisecond, ProbeNum: 2},
+		{ID: "slow", Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 0.5, MinRequestAmount: 2,
+			MaxAllowedRT: time.Millisecond, StatInterval: 4 * time.Millisecond, BucketCount: 4,
+			RetryTimeout: 2 * time.Millisecond, ProbeTimeout: 3 * time.Millisecond},
+	}
+	changes := 0
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		changes += staleEpisode(t, rules, uint64(n))
+		return !t.Failed()
+	})
+	t.Logf("%d episodes, %d transitions checked", episodes, changes)
+}
+
+// staleEpisode runs one episode of TestPropertyStaleReadingsAndLostProbes and returns the
+// transitions it checked.
+func staleEpisode(t *testing.T, rules []breaker.Rule, seed uint64) int {
+	const goroutines, callsEach = 6, 150
+	clock := &pausingClock{Clock: breakertest.NewClock()}
+	m := breaker.NewManager(breaker.WithClock(clock))
+	log := &episodeLog{}
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) { log.record(c, math.MaxUint64) }))
+	require.NoError(t, m.LoadRules(rules))
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(g)))
+			var held []*breaker.Entry
+			for range callsEach {
+				switch k := rng.IntN(12); {
+				case k < 3:
+					clock.Advance(time.Duration(rng.IntN(1500)) * time.Microsecond)
+				case k == 3 && g == 0:
+					m.Reset("svc")
+				case k == 4 && len(held) > 0:
+					held[0].Exit()
+					held = held[1:]
+				}
+				before := clock.Clock.Now() // no later than the reading the call makes
+				e, err := m.Enter("svc")
+				var be *breaker.BlockError
+				if errors.As(err, &be) && !be.RetryAt.After(before) {
+					log.violate("%s rejected with RetryAt %v, not after %v", be.Rule.ID, be.RetryAt, before)
+				}
+				if err != nil {
+					continue
+				}
+				if rng.IntN(2) == 0 {
+					e.SetError(errDown)
+				}
+				if rng.IntN(4) == 0 {
+					held = append(held, e) // in flight until a later step
+					continue
+				}
+				e.Exit()
+			}
+			exitAll(held)
+		}()
+	}
+	wg.Wait()
+	l := log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range l.violations {
+		t.Error(v)
+	}
+	checkPeriodsLast(t, l.changes)
+	return len(l.changes)
+}
+
+// checkPeriodsLast checks, in Seq order, that each breaker's probe came no sooner than
+// RetryTimeout after the transition that set its retry time (a trip, a failed or timed out
+// probe), and that a probe timed out no sooner than ProbeTimeout after it was taken. The rules
+// have no backoff and no jitter, so the OPEN time is always RetryTimeout.
+func checkPeriodsLast(t *testing.T, all []breaker.StateChange) {
+	t.Helper()
+	sort.Slice(all, func(i, j int) bool { return all[i].Seq < all[j].Seq })
+	retryAt := map[string]time.Time{} // by rule ID
+	probedAt := map[string]time.Time{}
+	for _, c := range all {
+		id, probeTimeout := c.Rule.ID, c.Rule.ProbeTimeout
+		if probeTimeout == 0 {
+			probeTimeout = c.Rule.RetryTimeout
+		}
+		switch c.Reason {
+		case breaker.ThresholdExceeded, breaker.ProbeFailed:
+			retryAt[id] = c.At.Add(c.Rule.RetryTimeout)
+		case breaker.ProbeTimedOut:
+			if at := probedAt[id].Add(probeTimeout); c.At.Before(at) {
+				t.Errorf("%s: probe taken at %v timed out at %v, before its ProbeTimeout", id, probedAt[id], c.At)
+			}
+			retryAt[id] = c.At.Add(c.Rule.RetryTimeout)
+		case breaker.RetryTimeoutElapsed:
+			if c.At.Before(retryAt[id]) {
+				t.Errorf("%s: probed at %v, before its retry time %v", id, c.At, retryAt[id])
+			}
+			probedAt[id] = c.At
+		}
+	}
 }

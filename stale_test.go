@@ -152,3 +152,30 @@ func TestStalenessFollowsTheWindow(t *testing.T) {
 	h.clock.Advance(-time.Nanosecond)
 	assert.NoError(t, h.complete("svc", 0, nil), "further back is a step of the clock")
 }
+
+// Given a run of two probes, when a call that read the clock before the first probe succeeded
+// takes the second with its older reading, then the second probe's ProbeTimeout runs from when
+// the first succeeded, not from the older reading: a call 150 ms after that is rejected, and
+// does not time the probe out.
+func TestStaleReadingDoesNotShortenTheNextProbe(t *testing.T) {
+	rule := errorCount(1, 1)
+	rule.ProbeNum, rule.ProbeTimeout = 2, 200*time.Millisecond
+	h, clock := newStallingHarness(t, rule)
+	h.completeN("svc", 1, errDown)
+	h.at(5 * time.Second)
+	first, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	h.clock.Advance(50 * time.Millisecond)
+
+	clock.arm(func() {
+		h.clock.Advance(100 * time.Millisecond)
+		first.Exit() // succeeds at 5.15 s: the next call is the second probe
+	})
+	second, err := h.m.Enter("svc") // reads 5.05 s, stalls while the first probe succeeds
+	require.NoError(t, err, "the second probe")
+	h.clock.Advance(150 * time.Millisecond) // 5.3 s: 250 ms after the stale reading, 150 ms after the start
+	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen)
+	assert.Equal(t, []string{tripped, probing}, h.events.transitions(), "the second probe has not timed out")
+	second.Exit()
+	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
+}

@@ -53,6 +53,7 @@ type period struct {
 	openFor   int64                      // OPEN, HALF_OPEN: how long OPEN lasts, from the trip or failed probe
 	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
 	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
+	since     int64                      // HALF_OPEN between probes: when the last probe of the run succeeded
 	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
 	calls     *callWindow                // CLOSED: instead of window, the last StatCalls calls
 	ramp      *ramp                      // CLOSED after a probe closed it: the pace of its calls (RampUp)
@@ -73,6 +74,9 @@ func (p *period) awaitsProbe() bool {
 func (c *circuit) probe(p *period, now int64) (*period, bool) {
 	timeout := c.tune.Load().probeTimeout
 	if p.state == HalfOpen {
+		if by := p.since - now; by > 0 && !c.stepBack(by) {
+			now = p.since // a stale reading: the probe's time runs from the period's start
+		}
 		q := p.sameState()
 		q.probing, q.deadline, q.probeFor = true, after(now, timeout), timeout
 		return q, c.cur.CompareAndSwap(p, q)
