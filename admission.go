@@ -30,6 +30,28 @@ func (m *Manager) Enter(resource string) (*Entry, error) {
 	return m.enter(resource, m.find(m.rules.Load(), resource))
 }
 
+// EnterContext is Enter for a call made with ctx. When ctx is already done (canceled, or past
+// its deadline) the call is not made: it returns a nil Entry and ctx.Err(), and nothing counts
+// it, no breaker, probe or MaxConcurrency place; call observers hear it with NotCalled set. So
+// callers that pass on a deadline they have used up never trip a healthy dependency's breaker.
+// The integrations enter their calls through it; Do, Execute and Resource handles check ctx
+// the same way.
+func (m *Manager) EnterContext(ctx context.Context, resource string) (*Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, m.notCalled(resource, err)
+	}
+	return m.Enter(resource)
+}
+
+// notCalled tells the call observers of a call to resource that was not made because its
+// context was done with err, and returns err.
+func (m *Manager) notCalled(resource string, err error) error {
+	for _, o := range m.calls {
+		m.tellCall(o, CallInfo{Resource: resource, NotCalled: err})
+	}
+	return err
+}
+
 // enter is Enter for the breakers res (nil when the resource has none).
 func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 	var c call // on the stack, so a rejection allocates nothing
@@ -39,14 +61,15 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 	e := &Entry{m: m, resource: resource, call: c, timeout: res.timeoutOf()}
 	if len(m.slots) > 0 {
 		if blocked := m.enterSlots(e); blocked != nil {
-			return nil, m.reject(resource, blocked)
+			return nil, blocked
 		}
 	}
 	return e, nil
 }
 
 // Do calls fn if the breakers of resource let the call through, and returns fn's error; if
-// not, it returns a *BlockError without calling fn.
+// not, it returns a *BlockError without calling fn. When ctx is already done, it returns
+// ctx.Err() without calling fn and counts nothing (see EnterContext).
 //
 // fn's error is the call's outcome, as the Manager's Classifier reads it: by default nil is a
 // success, context.Canceled (the caller gave up) counts neither way, and any other error is a
@@ -61,6 +84,9 @@ func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Conte
 // rules runs fn as it is when no call observer needs the call; the others keep their call on
 // the stack. Do is small enough to inline, so that a call by name takes this one frame.
 func (m *Manager) do(ctx context.Context, name string, h *Resource, fn func(context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return m.notCalled(name, err) // before the lookup, which may make a template's breakers
+	}
 	var res *resource
 	if h != nil {
 		res = h.breakers()
@@ -242,8 +268,8 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	for i, b := range res.breakers {
 		p := b.cur.Load()
 		if p.state != Closed || p.ramp != nil {
-			if blocked := m.admitNotClosed(c, res.breakers[i:]); blocked != nil {
-				return m.reject(resource, blocked)
+			if blocked := m.admitNotClosed(c, resource, res.breakers[i:]); blocked != nil {
+				return blocked
 			}
 			break
 		}
@@ -265,10 +291,11 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 func (m *Manager) enterLimit(c *call, resource string, s *settings) *BlockError {
 	if n := s.inflight.Inc(); s.MaxConcurrency > 0 && n > int64(s.MaxConcurrency) {
 		s.inflight.Dec()
+		m.reject(resource, s.overLimit) // the call observers hear of the call before any probe's return
 		if c.holdsGrant() {
 			m.giveBack(c, m.now())
 		}
-		return m.reject(resource, s.overLimit)
+		return s.overLimit
 	}
 	c.inflight = s.inflight
 	return nil
@@ -284,7 +311,9 @@ func (m *Manager) reject(resource string, blocked *BlockError) *BlockError {
 }
 
 // admitNotClosed is admit from the first breaker that is not CLOSED on; c holds those before.
-func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
+// The call observers hear of a call it blocks before the probes it took go back: cause before
+// effect.
+func (m *Manager) admitNotClosed(c *call, resource string, rest []*circuit) *BlockError {
 	now := c.start // the check of rest[0], which is not CLOSED, needs the time
 	if !c.timed {
 		now = m.now()
@@ -321,6 +350,7 @@ func (m *Manager) admitNotClosed(c *call, rest []*circuit) *BlockError {
 		blocked = m.takeProbes(c, now)
 	}
 	if blocked != nil {
+		m.reject(resource, blocked)
 		if c.holdsGrant() {
 			m.giveBack(c, now)
 		}
@@ -400,12 +430,12 @@ func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff
 	if c.timed {
 		res.rt = now - c.start
 	}
+	if len(m.calls) > 0 {
+		m.callDone(c, resource, &res) // before the transitions the outcome makes: cause before effect
+	}
 	for i := 0; i < c.n; i++ {
 		a := c.at(i)
 		a.c.complete(a, now, &res)
-	}
-	if len(m.calls) > 0 {
-		m.callDone(c, resource, &res)
 	}
 }
 

@@ -18,6 +18,10 @@ type CallInfo struct {
 	// DryRun is, for a call that ran, the error that a DryRun rule, or a breaker of a
 	// ForceClosed resource, would have rejected it with; nil when none would have.
 	DryRun *BlockError
+	// NotCalled is, for a call that was not made because its context was already done before
+	// admission (Do, Execute, EnterContext), the context's error; nil for every other call.
+	// Such a call was neither let through nor blocked, and no breaker counted it.
+	NotCalled error
 }
 
 // CallObserver hears every call of a Manager, passed or blocked, for metrics. OnCall runs

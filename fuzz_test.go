@@ -200,7 +200,7 @@ const (
 	opAbandon         // forget an open entry: it never exits
 	opLoad            // LoadRules of a fixed set
 	opToggle          // turn the blocking slot on or off
-	opDo              // Do on a resource, taking some time, with an outcome
+	opDo              // Do on a resource, taking some time, with an outcome; with an outcome byte from 0xf0, a context already done
 	opSettings        // change one resource's settings, or a template setting's: force, concurrency limit, or none
 	opReset           // Reset a resource; with an argument from 0xf0, arm an observer that resets it as the next probe of one of its breakers is taken
 	opNames           // switch between the two sets of resource names
@@ -323,6 +323,13 @@ var fuzzSeeds = [][]byte{
 	// 700 ms the ramp is over and three more such calls pass.
 	{0, opLoad, 11, opDo, 0x01, 0x01, opDo, 0x01, 0x01, opAdvance, 0x0e, opDo, 0x01, 0x00,
 		opEnter, 1, opEnter, 1, opEnter, 1, opLoad, 13, opAdvance, 0x0a, opEnter, 1, opEnter, 1, opEnter, 1},
+	// Calls whose context is done before they are admitted count nowhere: ten of them on b's
+	// ErrorRatio rule, one on a name a template matches (no breakers made), and one when a's
+	// probe is due, which stays due for the next call.
+	{0, opDo, 0x01, 0xf0, opDo, 0x01, 0xf0, opDo, 0x01, 0xf0, opDo, 0x01, 0xf0, opDo, 0x01, 0xf0,
+		opDo, 0x01, 0xf0, opDo, 0x01, 0xf0, opDo, 0x01, 0xf0, opDo, 0x01, 0xf0, opDo, 0x01, 0xf0,
+		opDo, 0x01, 0x00, opLoad, 6, opNames, opDo, 0x02, 0xf0, opNames, opLoad, 0, opDo, 0x00, 0x01,
+		opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x03, opDo, 0x00, 0xf0, opDo, 0x00, 0x00},
 	// Templates across leaps: the names used before a leap back are the idlest after it, so
 	// da goes when db needs room, and x, used after the leap, stays.
 	{0, opLeap, 0, opLoad, 6, opNames, opDo, 0x00, 0x00, opAdvance, 0x02, opDo, 0x02, 0x00, opLeap, 1,
@@ -336,7 +343,8 @@ func runStateMachine(t *testing.T, ops []byte) {
 	}
 	clock := breakertest.NewClock()
 	slot := &toggleSlot{}
-	opts := []breaker.Option{breaker.WithClock(clock)}
+	stream := &streamLog{}
+	opts := []breaker.Option{breaker.WithClock(clock), breaker.WithCallObserver(breaker.CallObserverFunc(stream.call))}
 	if ops[0]%2 == 1 {
 		opts = append(opts, breaker.WithSlots(slot))
 	}
@@ -344,6 +352,7 @@ func runStateMachine(t *testing.T, ops []byte) {
 	m := breaker.NewManager(opts...)
 	events := &recorder{}
 	m.AddObserver(events)
+	m.AddObserver(breaker.ObserverFunc(stream.change))
 	resetOnProbe := "" // a resource the observer below resets as a probe of it is taken
 	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
 		if c.Reason == breaker.RetryTimeoutElapsed && c.Resource == resetOnProbe {
@@ -472,7 +481,19 @@ func runStateMachine(t *testing.T, ops []byte) {
 		case opDo:
 			a := arg()
 			resource, rt := fuzzResource(a), time.Duration(a>>2)*time.Millisecond
-			o := int(arg()) % len(fuzzOutcomes)
+			b := arg()
+			if b >= 0xf0 { // a context already done: not a call
+				err := m.Do(doneCtx, resource, func(context.Context) error {
+					t.Fatalf("step %d: Do on %s called fn with its context done", step, resource)
+					return nil
+				})
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("step %d: Do on %s with its context done returned %v", step, resource, err)
+				}
+				ref.notCalled(resource)
+				break
+			}
+			o := int(b) % len(fuzzOutcomes)
 			err := m.Do(context.Background(), resource, func(context.Context) error {
 				clock.Advance(rt)
 				return fuzzOutcomes[o]
@@ -489,8 +510,36 @@ func runStateMachine(t *testing.T, ops []byte) {
 			}
 		}
 		checkSame(t, step, m, events, ref)
+		if got := stream.all(); !slices.Equal(got, ref.stream) {
+			t.Fatalf("step %d: what the observers heard, in order, differs\n got: %q\nwant: %q", step, got, ref.stream)
+		}
 	}
 }
+
+// doneCtx is the context of a call made after its caller gave up.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// streamLog is what a call observer and a state observer hear, together and in order.
+type streamLog struct{ heard []string }
+
+func (l *streamLog) call(c breaker.CallInfo) {
+	switch {
+	case c.NotCalled != nil:
+		l.heard = append(l.heard, "call "+c.Resource+" not called")
+	case c.Blocked != nil:
+		l.heard = append(l.heard, "call "+c.Resource+" blocked")
+	default:
+		l.heard = append(l.heard, "call "+c.Resource+" ran "+c.Outcome.String())
+	}
+}
+
+func (l *streamLog) change(c breaker.StateChange) { l.heard = append(l.heard, "change "+describe(c)) }
+
+func (l *streamLog) all() []string { return l.heard }
 
 // fuzzLeap is how far opLeap moves the clock: past the 73 years at which the library's time
 // once stopped; two leaps ahead go past 146 years, where the Manager converts times from a new

@@ -2,6 +2,8 @@ package breaker_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // Every observer hears each transition once, in registration order, after the state changed.
@@ -107,4 +110,58 @@ func TestSeqIncreasesAcrossReloads(t *testing.T) {
 	assert.Less(t, all[0].Seq, all[1].Seq)
 	assert.Less(t, all[1].Seq, all[2].Seq)
 	assert.NotZero(t, all[0].Seq)
+}
+
+// Cause before effect: a call observer and a state observer writing to one stream hear of a
+// call before the transitions its outcome makes, on the same goroutine: a call that trips the
+// breaker, and a probe that closes it; and of a call a concurrency limit blocks after it took
+// a probe before the probe goes back. What a call finds due as it arrives (its retry time, a
+// probe past its deadline) is reported as the call meets it, before the call is heard of.
+func TestCallIsHeardBeforeTheTransitionItMakes(t *testing.T) {
+	var stream []string
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(breaker.CallObserverFunc(
+		func(c breaker.CallInfo) {
+			if c.Blocked != nil {
+				stream = append(stream, "call blocked")
+			} else {
+				stream = append(stream, "call "+c.Outcome.String())
+			}
+		})))
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		stream = append(stream, fmt.Sprintf("%v->%v %v", c.From, c.To, c.Reason))
+	}))
+	rule := errorCount(1, 1)
+	rule.ProbeTimeout = time.Second
+	require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+	ctx := context.Background()
+
+	require.ErrorIs(t, m.Do(ctx, "svc", func(context.Context) error { return errDown }), errDown)
+	assert.Equal(t, []string{"call Failure", tripped}, stream)
+
+	stream = nil
+	clock.Advance(5 * time.Second)
+	probe, err := m.Enter("svc")
+	require.NoError(t, err)
+	clock.Advance(time.Second) // the probe's deadline
+	assert.ErrorIs(t, m.Do(ctx, "svc", succeed), breaker.ErrOpen)
+	assert.Equal(t, []string{probing, "HALF_OPEN->OPEN ProbeTimedOut", "call blocked"}, stream)
+	probe.Exit()
+
+	stream = nil
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 1}}))
+	clock.Advance(5 * time.Second)
+	inFlight, err := m.EnterContext(ctx, "svc") // the probe, which holds the only place
+	require.NoError(t, err)
+	clock.Advance(time.Second)
+	assert.ErrorIs(t, m.Do(ctx, "svc", succeed), breaker.ErrOpen, "its probe timed out")
+	clock.Advance(5 * time.Second)
+	assert.ErrorIs(t, m.Do(ctx, "svc", succeed), breaker.ErrConcurrencyLimit, "took the probe, then the limit")
+	inFlight.Exit()
+	assert.Equal(t, []string{probing, "HALF_OPEN->OPEN ProbeTimedOut", "call blocked",
+		probing, "call blocked", "HALF_OPEN->OPEN ProbeBlocked", "call Success"}, stream)
+
+	stream = nil
+	require.NoError(t, m.Do(ctx, "svc", succeed))
+	assert.Equal(t, []string{probing, "call Success", recovered}, stream)
 }

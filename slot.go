@@ -24,7 +24,8 @@ func (m *Manager) enterSlots(e *Entry) (blocked *BlockError) {
 	}()
 	for i, s := range m.slots {
 		if err := s.OnEntry(e); err != nil {
-			return &BlockError{Resource: e.resource, Cause: err}
+			// The call observers hear of it before the deferred return of its probes.
+			return m.reject(e.resource, &BlockError{Resource: e.resource, Cause: err})
 		}
 		e.passed = i + 1
 	}

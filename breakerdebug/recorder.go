@@ -136,6 +136,9 @@ func (r *Recorder) Option() breaker.Option { return breaker.WithCallObserver(r) 
 
 // OnCall counts c in the current second of its resource.
 func (r *Recorder) OnCall(c breaker.CallInfo) {
+	if c.NotCalled != nil {
+		return // not a call: its context was done before it was admitted
+	}
 	s := r.overflow
 	if len(c.Resource) <= r.maxNameLength { // a longer name is not even looked up
 		if s = (*r.names.Load())[c.Resource]; s == nil {

@@ -48,7 +48,9 @@ const UnmatchedResource = "unmatched"
 // resource that is ForceOpen (breaker.ErrForcedOpen), or past its MaxConcurrency
 // (breaker.ErrConcurrencyLimit), gets 503 too but no Retry-After: no retry time is known, an
 // operator lifts the force, and a server at its limit is not a client that sent too much
-// (so not 429). WithBlockedHandler replaces the answer.
+// (so not 429). WithBlockedHandler replaces the answer. A request whose context is already
+// done when it arrives (the client has gone, or its deadline has passed) gets 503 without
+// Retry-After: the handler is not called, and nothing counts it.
 //
 // When the resource has a Timeout (breaker.ResourceConfig), the handler gets a request whose
 // context has that deadline, never later than the request's own, and which is canceled when
@@ -108,7 +110,7 @@ func serviceUnavailable(w http.ResponseWriter, _ *http.Request, _ *breaker.Block
 
 // ServeHTTP calls the next handler if the breakers of the request's resource let it pass.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e, err := h.m.Enter(h.resource(r))
+	e, err := h.m.EnterContext(r.Context(), h.resource(r))
 	if err != nil {
 		h.reject(w, r, err)
 		return
@@ -157,10 +159,16 @@ func (h *handler) resource(r *http.Request) string {
 	return UnmatchedResource
 }
 
-// reject answers a blocked request. err is what Enter returned.
+// reject answers a request that was not let through. err is what EnterContext returned: a
+// *BlockError, or the error of a context already done.
 func (h *handler) reject(w http.ResponseWriter, r *http.Request, err error) {
 	blocked, _ := err.(*breaker.BlockError)
 	switch {
+	case blocked == nil:
+		// The request's context was done before it was admitted: the client is gone, or its
+		// deadline has passed. The handler is not called and nothing counts the request.
+		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+		return
 	case blocked != nil && blocked.Rule != nil:
 		w.Header().Set("Retry-After", strconv.FormatInt(retryAfter(blocked.RetryAt, h.m.Now()), 10))
 	case blocked != nil && (errors.Is(blocked.Cause, breaker.ErrForcedOpen) || errors.Is(blocked.Cause, breaker.ErrConcurrencyLimit)):

@@ -28,7 +28,9 @@ import (
 // lest each host get its own breakers and metric series. A request the breakers block gets the
 // *breaker.BlockError as its error, without reaching next: errors.Is(err, breaker.ErrOpen)
 // holds when a breaker rejected it, and errors.As finds the *breaker.BlockError, also through
-// the *url.Error that http.Client wraps it in. Its body, if any, is closed.
+// the *url.Error that http.Client wraps it in. Its body, if any, is closed. A request whose
+// context is already done is not sent and counts nowhere: its error is the context's cause
+// (context.Cause, which is its Err unless a cause was given), as http.Transport returns it.
 //
 // By default an error from next, or a response with a 5xx status, is a failure;
 // WithClientFailure replaces that decision. Either way the response and the error are
@@ -126,10 +128,14 @@ func clientFailure(resp *http.Response, err error) bool {
 
 // RoundTrip sends req through next if the breakers of its resource let it pass.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	e, err := t.m.Enter(t.resource(req))
+	e, err := t.m.EnterContext(req.Context(), t.resource(req))
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close() // a RoundTripper closes the body, also on errors
+		}
+		if _, blocked := err.(*breaker.BlockError); !blocked {
+			// The context was done before admission: its cause, as http.Transport returns it.
+			err = context.Cause(req.Context())
 		}
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func UnaryClientInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryClient
 	o := newOptions(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 		invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
-		e, err := m.Enter(o.resourceOf(ctx, method))
+		e, err := m.EnterContext(ctx, o.resourceOf(ctx, method))
 		if err != nil {
 			return blocked(m, o, err)
 		}
@@ -77,7 +77,7 @@ func StreamClientInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamClie
 	o := newOptions(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
-		e, err := m.Enter(o.resourceOf(ctx, method))
+		e, err := m.EnterContext(ctx, o.resourceOf(ctx, method))
 		if err != nil {
 			return nil, blocked(m, o, err)
 		}

@@ -69,7 +69,9 @@ func (e *blockedError) Unwrap() error { return e.block }
 func blocked(m *breaker.Manager, o *options, err error) error {
 	var block *breaker.BlockError
 	if !errors.As(err, &block) {
-		return status.Error(codes.Unavailable, "breaker: call blocked") // Enter returns only *BlockError
+		// The call's context was done before it was admitted (EnterContext): Canceled or
+		// DeadlineExceeded, as gRPC answers such a call itself.
+		return status.FromContextError(err).Err()
 	}
 	code := codes.Unavailable
 	info := &errdetails.ErrorInfo{

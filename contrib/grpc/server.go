@@ -37,7 +37,7 @@ func UnaryServerInterceptor(m *breaker.Manager, opts ...Option) grpc.UnaryServer
 	}
 	o := newOptions(opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		e, err := m.Enter(o.resourceOf(ctx, info.FullMethod))
+		e, err := m.EnterContext(ctx, o.resourceOf(ctx, info.FullMethod))
 		if err != nil {
 			return nil, blocked(m, o, err)
 		}
@@ -67,7 +67,7 @@ func StreamServerInterceptor(m *breaker.Manager, opts ...Option) grpc.StreamServ
 	}
 	o := newOptions(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		e, err := m.Enter(o.resourceOf(ss.Context(), info.FullMethod))
+		e, err := m.EnterContext(ss.Context(), o.resourceOf(ss.Context(), info.FullMethod))
 		if err != nil {
 			return blocked(m, o, err)
 		}

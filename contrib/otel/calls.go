@@ -47,7 +47,7 @@ type resourceSets struct {
 // OnCall counts c; see the outcome constants.
 func (o callObserver) OnCall(c breaker.CallInfo) {
 	ins := o.ins
-	if ins.closed.Load() {
+	if ins.closed.Load() || c.NotCalled != nil { // not a call: its context was done before admission
 		return
 	}
 	sets := ins.resourceSets(c.Resource)

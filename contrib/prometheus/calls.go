@@ -75,6 +75,9 @@ type callObserver struct{ c *Collector }
 // OnCall counts one call. In steady state it allocates nothing: a map load and a few atomic
 // adds.
 func (o callObserver) OnCall(info breaker.CallInfo) {
+	if info.NotCalled != nil {
+		return // not a call: its context was done before it was admitted
+	}
 	r := o.c.callsOf(info.Resource)
 	if info.Blocked != nil {
 		r.blocked.Inc()
