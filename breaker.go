@@ -53,17 +53,17 @@ type Stats struct {
 // so exactly one goroutine makes each transition and reports it. A call keeps the period that
 // admitted it; when it completes in a later period its outcome is ignored.
 type circuit struct {
-	tl           *timeline              // the clock its times are read from, and the sequence of transitions
-	notify       func(StateChange)      // tells the observers of a transition
-	instance     string                 // the Manager's instance name, for the jitter of retry times
-	name         string                 // the resource its calls are made under; for a template's breaker, not the rule's
-	tune         atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
-	strategy     Strategy
-	interval     time.Duration // of the window; for a window of calls, the default's, which paces retries
-	buckets      uint32
-	statCalls    uint32      // Rule.StatCalls: its window is the last statCalls calls
-	forcedClosed atomic.Bool // the resource is ForceClosed
-	cur          atomic.Pointer[period]
+	tl        *timeline              // the clock its times are read from, and the sequence of transitions
+	notify    func(StateChange)      // tells the observers of a transition
+	instance  string                 // the Manager's instance name, for the jitter of retry times
+	name      string                 // the resource its calls are made under; for a template's breaker, not the rule's
+	tune      atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
+	strategy  Strategy
+	interval  time.Duration // of the window; for a window of calls, the default's, which paces retries
+	buckets   uint32
+	statCalls uint32        // Rule.StatCalls: its window is the last statCalls calls
+	dryBy     atomic.Uint32 // why it lets through the calls it would reject (dryRule, dryForced); 0: it does not
+	cur       atomic.Pointer[period]
 }
 
 // tuning is what a breaker reads of its rule: all of it but what shapes its window (the
@@ -81,7 +81,6 @@ type tuning struct {
 	jitterSeed   uint64  // a hash of the instance name and the rule, for the jitter
 	probeNum     uint32
 	probeTimeout int64
-	dryRun       bool    // the rule is DryRun
 	fastSpan     int64   // how far back from the newest bucket's start FastBuckets reach; 0: off
 	fastRatio    float64 // the ratio they trip at
 	rampUp       int64   // Rule.RampUp
@@ -105,6 +104,7 @@ func (c *circuit) init(m *Manager, r *Rule, name string) {
 	c.buckets = r.bucketCount()
 	c.statCalls = r.StatCalls
 	c.tune.Store(newTuning(c.instance, r))
+	c.setDry(dryRule, r.DryRun)
 	c.cur.Store(c.closedPeriod(0, 0))
 }
 
@@ -119,7 +119,6 @@ func newTuning(instance string, r *Rule) *tuning {
 		jitter:       r.RetryJitter,
 		probeNum:     r.probeNum(),
 		probeTimeout: int64(r.probeTimeout()),
-		dryRun:       r.DryRun,
 	}
 	t.maxRetry = max(int64(r.MaxRetryTimeout), t.retryTimeout)
 	t.rampUp = int64(r.RampUp)
@@ -212,8 +211,17 @@ type result struct {
 }
 
 // check reads the breaker, whose period is p, for a call arriving at now. It changes nothing
-// but a probe that has timed out, or a ramp's counts.
+// but a probe that has timed out, or a ramp's counts. An OPEN breaker before its retry time,
+// the common case of a rejection, is judged inline; checkMore judges the rest.
 func (c *circuit) check(p *period, now int64) (*period, verdict) {
+	if ahead := p.retryAt - now; p.state == Open && ahead > 0 && ahead <= p.openFor {
+		return p, rejected // before the retry time: neither due nor a stepped-back clock (retryDue)
+	}
+	return c.checkMore(p, now)
+}
+
+// checkMore is check for every case but an OPEN breaker before its retry time.
+func (c *circuit) checkMore(p *period, now int64) (*period, verdict) {
 	for {
 		switch p.state {
 		case Closed:
@@ -397,8 +405,28 @@ func (c *circuit) blockError(s State, retryAt int64) *BlockError {
 }
 
 // dry reports whether the breaker lets through the calls it would reject: its rule is DryRun,
-// or its resource is ForceClosed.
-func (c *circuit) dry() bool { return c.tune.Load().dryRun || c.forcedClosed.Load() }
+// or its resource is ForceClosed. It is one load, for the path of every rejection.
+func (c *circuit) dry() bool { return c.dryBy.Load() != 0 }
+
+// The reasons a breaker is dry, bits of circuit.dryBy.
+const (
+	dryRule   uint32 = 1 << iota // its rule is DryRun
+	dryForced                    // its resource is ForceClosed
+)
+
+// setDry notes whether the breaker is dry for the reason why.
+func (c *circuit) setDry(why uint32, on bool) {
+	for {
+		old := c.dryBy.Load()
+		next := old &^ why
+		if on {
+			next |= why
+		}
+		if c.dryBy.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
 
 // reload points a kept breaker at its rule as reloaded, r, whose window has the same shape:
 // it may differ by its ID, a default spelled out, or the values a tuning holds, which apply
@@ -407,6 +435,7 @@ func (c *circuit) dry() bool { return c.tune.Load().dryRun || c.forcedClosed.Loa
 func (c *circuit) reload(r *Rule) {
 	t := newTuning(c.instance, r)
 	old := c.tune.Swap(t)
+	c.setDry(dryRule, r.DryRun)
 	if *old.rule == *r {
 		return
 	}

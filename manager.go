@@ -286,7 +286,7 @@ func (m *Manager) attach(rs *ruleSet, set settingsSet) {
 	m.applyOverrides(rs, set.overrides)
 	for _, res := range rs.resources {
 		for _, c := range res.breakers {
-			c.forcedClosed.Store(res.set.forcedClosed())
+			c.setDry(dryForced, res.set.forcedClosed())
 		}
 	}
 }

@@ -226,7 +226,7 @@ func (m *Manager) templateResource(rs *ruleSet, e *templateEntry, t *template, o
 		} else {
 			c, public = m.newBreaker(r, e.name)
 		}
-		c.forcedClosed.Store(res.set.forcedClosed())
+		c.setDry(dryForced, res.set.forcedClosed())
 		res.breakers = append(res.breakers, c)
 		res.public = append(res.public, public)
 	}
