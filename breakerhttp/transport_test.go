@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -299,57 +300,54 @@ func TestTransportWithClientFailure(t *testing.T) {
 	}
 }
 
-// A request its caller canceled counts neither way, and the failure function is not asked; a
-// request past its deadline is a failure.
+// A request its caller cancels while it waits for the response counts neither way, and the
+// failure function is not asked; a request whose deadline passes while it waits is a failure.
+// (A request whose context is done before it is sent is not a call: see context_test.go.)
 func TestTransportCanceled(t *testing.T) {
 	cause := errors.New("the user left")
+	// waitForCancel is a server that makes the request's context done, by cancel, and waits
+	// until the client closes the connection.
+	waitForCancel := func(cancel func()) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			cancel()
+			select {
+			case <-r.Context().Done(): // the client closed the connection
+			case <-time.After(10 * time.Second):
+			}
+		}
+	}
 	tests := []struct {
 		name      string
-		give      func(cancel func()) http.HandlerFunc // the server; cancel cancels the request
-		ctx       func() (context.Context, func())
-		wantErr   error // what the caller gets
-		wantCall  error // what the call recorded: the core ignores context.Canceled
+		ctx       func() (context.Context, func()) // the request's context, and what makes it done
+		wantErr   error                            // what the caller gets
+		wantCall  error                            // what the call recorded: the core ignores context.Canceled
 		wantState breaker.State
 		wantAsked bool // the failure function was asked
 	}{
 		{
-			name:      "canceled before sending",
-			ctx:       canceled(func(cancel context.CancelFunc) { cancel() }),
+			name: "canceled while waiting for the response",
+			ctx: func() (context.Context, func()) {
+				return context.WithCancel(context.Background())
+			},
 			wantErr:   context.Canceled,
 			wantCall:  context.Canceled,
 			wantState: breaker.Closed,
 		},
 		{
-			name: "canceled with a cause",
+			name: "canceled with a cause while waiting for the response",
 			ctx: func() (context.Context, func()) {
 				ctx, cancel := context.WithCancelCause(context.Background())
-				cancel(cause)
-				return ctx, func() {}
+				return ctx, func() { cancel(cause) }
 			},
 			wantErr:   cause,
 			wantCall:  context.Canceled,
 			wantState: breaker.Closed,
 		},
 		{
-			name: "canceled while waiting for the response",
-			give: func(cancel func()) http.HandlerFunc {
-				return func(w http.ResponseWriter, r *http.Request) {
-					cancel()
-					select {
-					case <-r.Context().Done(): // the client closed the connection
-					case <-time.After(10 * time.Second):
-					}
-				}
-			},
-			ctx:       canceled(func(context.CancelFunc) {}),
-			wantErr:   context.Canceled,
-			wantCall:  context.Canceled,
-			wantState: breaker.Closed,
-		},
-		{
-			name: "past its deadline",
+			name: "past its deadline while waiting for the response",
 			ctx: func() (context.Context, func()) {
-				return context.WithDeadline(context.Background(), time.Unix(0, 0))
+				ctx := newExpiring()
+				return ctx, ctx.expire
 			},
 			wantErr:   context.DeadlineExceeded,
 			wantCall:  context.DeadlineExceeded,
@@ -359,13 +357,9 @@ func TestTransportCanceled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := tt.ctx()
-			defer cancel()
-			handler := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-			if tt.give != nil {
-				handler = tt.give(cancel)
-			}
-			srv := httptest.NewServer(handler)
+			ctx, done := tt.ctx()
+			defer done()
+			srv := httptest.NewServer(waitForCancel(done))
 			defer srv.Close()
 			resource := "GET " + srv.Listener.Addr().String()
 			m, _, rec := newManager(t, tripOnFirstFailure(resource))
@@ -386,12 +380,28 @@ func TestTransportCanceled(t *testing.T) {
 	}
 }
 
-// canceled returns a context maker whose context is canceled by then, given its cancel.
-func canceled(then func(context.CancelFunc)) func() (context.Context, func()) {
-	return func() (context.Context, func()) {
-		ctx, cancel := context.WithCancel(context.Background())
-		then(cancel)
-		return ctx, cancel
+// expiring is a context whose deadline passes when expire is called, not by the clock: a
+// deadline that passes while the request is in flight, without waiting for it.
+type expiring struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newExpiring() *expiring {
+	return &expiring{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *expiring) expire() { c.once.Do(func() { close(c.done) }) }
+
+func (c *expiring) Done() <-chan struct{} { return c.done }
+
+func (c *expiring) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }
 
