@@ -275,7 +275,7 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 		}
 		// record, written out with the common case of entering the calls in flight inlined
 		if a := c.note(b, p); p.flight != nil {
-			if a.ticket = p.flight.tryEnter(c.start); a.ticket == 0 {
+			if a.ticket = p.flight.TryEnter(c.start); a.ticket == 0 {
 				a.p, a.ticket = b.enterFlight(p, c.start)
 			}
 		}
@@ -409,7 +409,7 @@ func (m *Manager) giveBack(c *call, now int64) {
 			a.p.ramp.giveBack(now)
 		}
 		if a.ticket != 0 && a.p != nil {
-			a.p.flight.leave(a.ticket)
+			a.p.flight.Leave(a.ticket)
 		}
 	}
 }

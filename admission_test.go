@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/internal/inlinecheck"
 )
 
 // A resource with no rules passes every call.
@@ -257,4 +258,11 @@ func TestCallerDeadlineIsNotACutOff(t *testing.T) {
 		_ = h.m.Do(ctx, "svc", func(ctx context.Context) error { return ctx.Err() })
 	}
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// The fast paths of a call, which their comments promise small enough to inline, are: Do by
+// name, a read of the clock, the classification of a call's error, the check of a cut at the
+// resource's Timeout, and noting an admission.
+func TestFastPathsInline(t *testing.T) {
+	inlinecheck.Inlined(t, "(*Manager).Do", "(*timeline).now", "(*Manager).classify", "(*limit).cut", "(*call).note")
 }

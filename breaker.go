@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.uber.org/atomic"
+
+	"github.com/halfopen/breaker/internal/window"
 )
 
 // CircuitBreaker is the breaker of one rule. The Manager makes one for each loaded rule: a
@@ -152,10 +154,11 @@ func (c *circuit) Stats() Stats {
 		st.RetryAt = c.tl.timeAt(p.retryAt)
 	case p.window != nil:
 		now := c.tl.now()
-		st.Total, st.Bad = p.window.sum(p.window.headAt(now))
+		st.Total, st.Bad = p.window.Sum(p.window.HeadAt(now))
 		st.RampingUp = p.ramp != nil && p.ramp.on(now, c.tune.Load().rampUp)
 	case p.calls != nil:
-		st.Total, st.Bad = p.calls.sum()
+		all := p.calls.Sum()
+		st.Total, st.Bad = all.Total, all.Bad
 	case c.strategy == ConsecutiveErrors && !p.retired:
 		st.Bad = uint64(p.run.Load())
 		st.Total = st.Bad
@@ -266,7 +269,7 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 		return b, p.retryAt
 	}
 	length := c.bucketLen()
-	at := now - floorMod(now, length) + 2*length
+	at := now - window.FloorMod(now, length) + 2*length
 	if p.probing && p.deadline-at < 0 {
 		at = p.deadline
 	}
@@ -295,7 +298,7 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 	if p.retired {
 		return
 	}
-	if f := p.flight; f != nil && (a.ticket == 0 || f.due(now) || !a.p.flight.tryLeave(a.ticket)) &&
+	if f := p.flight; f != nil && (a.ticket == 0 || f.Due(now) || !a.p.flight.TryLeave(a.ticket)) &&
 		c.leaveFlight(p, a, now) {
 		return // counted as slow while it was in flight
 	}
@@ -313,15 +316,15 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 	bad := c.isBad(res)
 	head, counted := int64(0), false
 	if !bad {
-		head, counted = p.window.addGood(now)
+		head, counted = p.window.AddGood(now)
 	}
 	if !counted {
-		head = p.window.add(now, 1, bad)
+		head = p.window.Add(now, 1, bad)
 	}
 	if p.ramp != nil {
 		p.ramp.completed(now, c.tune.Load().rampUp, bad)
 	}
-	if !bad && !p.window.mayHoldBad(head) {
+	if !bad && !p.window.MayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
 	}
 	c.judge(p, head, now, res.hint)
@@ -332,19 +335,19 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 // the OPEN time it causes.
 func (c *circuit) judge(p *period, head, now, hint int64) {
 	t := c.tune.Load()
-	all, newest := p.window.sums(head, t.fastSpan)
+	all, newest := p.window.Sums(head, t.fastSpan)
 	c.decide(p, t, all, newest, now, hint)
 }
 
 // decide trips the CLOSED period p at now if its window's counts, all, meet the rule's
 // threshold, or those of its newest buckets the fast threshold.
-func (c *circuit) decide(p *period, t *tuning, all, newest counts, now, hint int64) {
-	if all.total < t.minCalls {
+func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, hint int64) {
+	if all.Total < t.minCalls {
 		return
 	}
 	reason, measure, trips := ThresholdExceeded, 0.0, false
-	if measure, trips = c.measure(t, all.total, all.bad); !trips && t.fastSpan > 0 && newest.total >= t.minCalls {
-		reason, measure = FastTrip, float64(newest.bad)/float64(newest.total)
+	if measure, trips = c.measure(t, all.Total, all.Bad); !trips && t.fastSpan > 0 && newest.Total >= t.minCalls {
+		reason, measure = FastTrip, float64(newest.Bad)/float64(newest.Total)
 		trips = measure >= t.fastRatio
 	}
 	if trips {

@@ -3,7 +3,8 @@ package breaker
 import (
 	"fmt"
 	"math"
-	"unsafe"
+
+	"github.com/halfopen/breaker/internal/window"
 )
 
 // breakerBytes is what a breaker takes beside its buckets: the breaker, its period, its
@@ -17,16 +18,16 @@ func (r Rule) breakerMemory() int64 {
 		return breakerBytes
 	}
 	if r.StatCalls > 0 {
-		mem := breakerBytes + callWindowBytes(r.StatCalls)
+		mem := breakerBytes + window.CallsBytes(r.StatCalls)
 		if r.Strategy == SlowRequestRatio { // and its calls in flight
-			mem += flightBytes(int64(r.statInterval())/int64(r.bucketCount()), int64(r.MaxAllowedRT))
+			mem += window.FlightBytes(int64(r.statInterval())/int64(r.bucketCount()), int64(r.MaxAllowedRT))
 		}
 		return mem
 	}
-	buckets := int64(r.bucketCount()) * int64(unsafe.Sizeof(bucket{}))
+	buckets := window.SlidingBytes(r.bucketCount())
 	mem := breakerBytes + buckets + buckets/8
 	if r.Strategy == SlowRequestRatio && r.MaxAllowedRT > 0 { // and its calls in flight
-		mem += flightBytes(int64(r.statInterval())/int64(r.bucketCount()), int64(r.MaxAllowedRT))
+		mem += window.FlightBytes(int64(r.statInterval())/int64(r.bucketCount()), int64(r.MaxAllowedRT))
 	}
 	return mem
 }

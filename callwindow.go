@@ -1,88 +1,19 @@
 package breaker
 
-import (
-	"sync/atomic"
-	"unsafe"
-)
+import "github.com/halfopen/breaker/internal/window"
 
 // MaxStatCalls bounds Rule.StatCalls, so that one rule cannot claim memory out of proportion.
 const MaxStatCalls = 10000
-
-// callWindow is the window of a rule with StatCalls: the last n calls of a CLOSED period,
-// whenever they came, as resilience4j's COUNT_BASED window judges them. Traffic that differs
-// by day and night is judged on as many calls either way.
-//
-// Each call takes the next place in a ring of one bit per call (1: bad), written (where the
-// call changes it) with one atomic Or or And, which also says what the place held, then adds
-// what it changed to one word that holds the calls counted (up to n) and the bad ones among
-// them. So the two counts are read
-// together, and a call takes no lock and allocates nothing. Under concurrency the word lags the
-// ring by the calls between their two steps: the bad count is clamped to the calls, so a ratio
-// is never above 1.
-type callWindow struct {
-	n      uint64
-	bits   []atomic.Uint32
-	next   atomic.Uint64 // the place of the next call, counting from 0
-	counts atomic.Uint64 // calls counted (up to n) in the high 32 bits, bad + callBias in the low
-}
-
-// callBias keeps the bad count in the middle of its 32 bits, so that a count that lags below 0
-// for a moment does not borrow from the calls.
-const callBias = 1 << 31
-
-func newCallWindow(n uint32) *callWindow {
-	w := &callWindow{n: uint64(n), bits: make([]atomic.Uint32, (n+31)/32)}
-	w.counts.Store(callBias)
-	return w
-}
-
-// callWindowBytes is what the ring of a window of n calls takes.
-func callWindowBytes(n uint32) int64 {
-	return int64((n+31)/32)*int64(unsafe.Sizeof(atomic.Uint32{})) + int64(unsafe.Sizeof(callWindow{}))
-}
-
-// addOne counts one call, bad or not, and returns the counts word after it. A place that
-// already says what the call says is only read: in a healthy window most are, and a read
-// costs no write to a line other calls share.
-func (w *callWindow) addOne(bad bool) uint64 {
-	i := w.next.Add(1) - 1
-	place := i % w.n
-	word, bit := &w.bits[place/32], uint32(1)<<(place%32)
-	var delta uint64
-	switch {
-	case bad == (word.Load()&bit != 0):
-	case bad && word.Or(bit)&bit == 0:
-		delta = 1
-	case !bad && word.And(^bit)&bit != 0:
-		delta = ^uint64(0) // -1
-	}
-	if i < w.n {
-		delta += 1 << 32
-	}
-	if delta == 0 {
-		return w.counts.Load()
-	}
-	return w.counts.Add(delta)
-}
-
-// sum returns the calls in the window and the bad ones among them.
-func (w *callWindow) sum() (total, bad uint64) { return unpackCalls(w.counts.Load()) }
-
-func unpackCalls(c uint64) (total, bad uint64) {
-	total = c >> 32
-	b := int64(c&(1<<32-1)) - callBias
-	return total, uint64(min(max(b, 0), int64(total)))
-}
 
 // countCalls counts n calls completed at now, bad or not, in the window of calls of the CLOSED
 // period p, and trips p if the window then meets the rule's threshold. A good call over a
 // window without bad calls cannot trip it.
 func (c *circuit) countCalls(p *period, n uint64, bad bool, now, hint int64) {
-	var w uint64
+	var all window.Counts
 	for range n {
-		w = p.calls.addOne(bad)
+		all = p.calls.AddOne(bad)
 	}
-	if total, badCalls := unpackCalls(w); bad || badCalls > 0 {
-		c.decide(p, c.tune.Load(), counts{total, badCalls}, counts{}, now, hint)
+	if bad || all.Bad > 0 {
+		c.decide(p, c.tune.Load(), all, window.Counts{}, now, hint)
 	}
 }

@@ -1,5 +1,7 @@
 package breaker
 
+import "github.com/halfopen/breaker/internal/window"
+
 import "go.uber.org/atomic"
 
 // A ramp paces the calls of a breaker that has just closed on a probe (Rule.RampUp), as TCP's
@@ -158,7 +160,7 @@ func (b rampBucket) allows(before uint16, now, length int64) bool {
 		// capacity ran out early in the bucket may take more later in it (its own window
 		// need not start with the ramp's), but not in a burst. (Counts below 2^15 times a
 		// bucket of at most a day stay below 2^62.)
-		elapsed := uint64(floorMod(now, length))
+		elapsed := uint64(window.FloorMod(now, length))
 		return 2*a < 3*min(s, uint64(before)) || a*uint64(length) < uint64(before)*elapsed
 	}
 	return 2*a < 3*max(s, uint64(before))
@@ -212,7 +214,7 @@ func (r *ramp) completed(now, rampUp int64, bad bool) {
 // retryAt returns when a call the ramp holds back at now may try again: the next bucket's
 // start, or the ramp's end if sooner.
 func (r *ramp) retryAt(now, rampUp int64) int64 {
-	at, end := now-floorMod(now, r.length)+r.length, after(r.closed, rampUp)
+	at, end := now-window.FloorMod(now, r.length)+r.length, after(r.closed, rampUp)
 	if end-at < 0 {
 		return end
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/atomic"
+
+	"github.com/halfopen/breaker/internal/window"
 )
 
 // State is the state of one breaker.
@@ -54,11 +56,11 @@ type period struct {
 	deadline  int64                      // HALF_OPEN: when the probe in flight counts as failed
 	probeFor  int64                      // HALF_OPEN: the ProbeTimeout its probe was given
 	since     int64                      // HALF_OPEN between probes: when the last probe of the run succeeded
-	window    *leapArray                 // CLOSED: the calls of this period (windowed strategies)
-	calls     *callWindow                // CLOSED: instead of window, the last StatCalls calls
+	window    *window.Sliding            // CLOSED: the calls of this period (windowed strategies)
+	calls     *window.Calls              // CLOSED: instead of window, the last StatCalls calls
 	ramp      *ramp                      // CLOSED after a probe closed it: the pace of its calls (RampUp)
-	flight    *flight                    // CLOSED, SlowRequestRatio: its calls in flight, by start
-	oldFlight *flight                    // CLOSED: the ring flight replaced at a reload, whose calls it judges too
+	flight    *window.Flight             // CLOSED, SlowRequestRatio: its calls in flight, by start
+	oldFlight *window.Flight             // CLOSED: the ring flight replaced at a reload, whose calls it judges too
 	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
 	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
 }
@@ -135,12 +137,12 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 	q := &period{state: Closed, gen: gen, seq: seq}
 	switch {
 	case c.statCalls > 0:
-		q.calls = newCallWindow(c.statCalls)
+		q.calls = window.NewCalls(c.statCalls)
 	case c.strategy.windowed():
-		q.window = newLeapArray(c.interval, c.buckets)
+		q.window = window.NewSliding(c.interval, c.buckets)
 	}
 	if c.strategy == SlowRequestRatio {
-		q.flight = newFlight(c.bucketLen(), c.tune.Load().maxRT)
+		q.flight = window.NewFlight(c.bucketLen(), c.tune.Load().maxRT)
 	}
 	return q
 }
@@ -159,7 +161,7 @@ func (c *circuit) endRamp(p *period) {
 // withFlight returns a copy of the CLOSED period p whose calls in flight are counted in f, and
 // judged with those of old. It is not a transition: the copy keeps p's generation and counts
 // in p's window, where the calls p admitted count too (see current).
-func (p *period) withFlight(f, old *flight) *period {
+func (p *period) withFlight(f, old *window.Flight) *period {
 	return &period{state: Closed, gen: p.gen, seq: p.seq, window: p.window, calls: p.calls, ramp: p.ramp,
 		flight: f, oldFlight: old}
 }

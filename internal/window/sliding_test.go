@@ -1,4 +1,4 @@
-package breaker
+package window
 
 import (
 	"math"
@@ -11,11 +11,11 @@ import (
 
 // A bucket's two counts are one word: bad calls add to both, good calls to the total only.
 func TestBucketCountsArePacked(t *testing.T) {
-	w := newLeapArray(time.Second, 10)
-	w.add(0, 1, true)
-	w.add(0, 1, false)
-	w.add(50*int64(time.Millisecond), 1, true)
-	total, bad := w.sum(w.headAt(0))
+	w := NewSliding(time.Second, 10)
+	w.Add(0, 1, true)
+	w.Add(0, 1, false)
+	w.Add(50*int64(time.Millisecond), 1, true)
+	total, bad := w.Sum(w.HeadAt(0))
 	assert.Equal(t, uint64(3), total)
 	assert.Equal(t, uint64(2), bad)
 }
@@ -39,11 +39,11 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newLeapArray(time.Second, 1)
-			w.add(0, 1, false) // publishes the bucket at 0
+			w := NewSliding(time.Second, 1)
+			w.Add(0, 1, false) // publishes the bucket at 0
 			w.buckets[0].counts.Store(tt.giveTotal<<32 | tt.giveBad)
-			w.add(0, 1, tt.addBad)
-			total, bad := w.sum(0)
+			w.Add(0, 1, tt.addBad)
+			total, bad := w.Sum(0)
 			assert.Equal(t, tt.wantTotal, total)
 			assert.Equal(t, tt.wantBad, bad)
 		})
@@ -54,32 +54,32 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 // nothing, a call past the newest bucket and one that would take the total to halveAt.
 func TestAddGoodLeavesTheRareCasesToAdd(t *testing.T) {
 	ms := int64(time.Millisecond)
-	w := newLeapArray(time.Second, 10)
-	w.add(0, 1, true)
-	start, ok := w.addGood(50 * ms)
+	w := NewSliding(time.Second, 10)
+	w.Add(0, 1, true)
+	start, ok := w.AddGood(50 * ms)
 	require.True(t, ok)
 	assert.Equal(t, int64(0), start)
-	total, bad := w.sum(0)
+	total, bad := w.Sum(0)
 	assert.Equal(t, []uint64{2, 1}, []uint64{total, bad})
 
-	_, ok = w.addGood(100 * ms) // the next bucket
+	_, ok = w.AddGood(100 * ms) // the next bucket
 	assert.False(t, ok)
-	total, _ = w.sum(0)
+	total, _ = w.Sum(0)
 	assert.Equal(t, uint64(2), total, "nothing counted")
 
 	newest := w.newest.Load()
 	newest.counts.Store((halveAt - 1) << 32)
-	_, ok = w.addGood(50 * ms)
+	_, ok = w.AddGood(50 * ms)
 	assert.False(t, ok, "the call that reaches halveAt goes through add, which halves")
 	assert.Equal(t, (halveAt-1)<<32, newest.counts.Load())
 }
 
 // Reaching a bucket of a new lap zeroes both counts in one store.
 func TestBucketResetZeroesBoth(t *testing.T) {
-	w := newLeapArray(time.Second, 2)
-	w.add(0, 1, true)
-	w.add(int64(time.Second), 1, false) // the same slot, one lap on
-	total, bad := w.sum(int64(time.Second))
+	w := NewSliding(time.Second, 2)
+	w.Add(0, 1, true)
+	w.Add(int64(time.Second), 1, false) // the same slot, one lap on
+	total, bad := w.Sum(int64(time.Second))
 	assert.Equal(t, uint64(1), total)
 	assert.Equal(t, uint64(0), bad)
 }
@@ -88,18 +88,18 @@ func TestBucketResetZeroesBoth(t *testing.T) {
 // lets them go a window later.
 func TestWindowSpansTheWrapOfTicks(t *testing.T) {
 	ms := int64(time.Millisecond)
-	w := newLeapArray(time.Second, 10)
+	w := NewSliding(time.Second, 10)
 	first := int64(math.MaxInt64) - 250*ms
-	w.add(first, 1, true)
-	w.add(first+300*ms, 1, true) // wrapped to a negative tick
-	total, bad := w.sum(w.headAt(first + 300*ms))
+	w.Add(first, 1, true)
+	w.Add(first+300*ms, 1, true) // wrapped to a negative tick
+	total, bad := w.Sum(w.HeadAt(first + 300*ms))
 	assert.Equal(t, uint64(2), total)
 	assert.Equal(t, uint64(2), bad)
-	assert.True(t, w.mayHoldBad(w.headAt(first+300*ms)))
+	assert.True(t, w.MayHoldBad(w.HeadAt(first+300*ms)))
 
-	total, _ = w.sum(w.headAt(first + 1200*ms))
+	total, _ = w.Sum(w.HeadAt(first + 1200*ms))
 	assert.Equal(t, uint64(1), total, "the first call left the window")
-	total, _ = w.sum(w.headAt(first + 1500*ms))
+	total, _ = w.Sum(w.HeadAt(first + 1500*ms))
 	assert.Equal(t, uint64(0), total)
 }
 
@@ -120,15 +120,15 @@ func TestWindowStepBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newLeapArray(time.Second, 10)
-			w.add(10_000*ms, 1, true)
+			w := NewSliding(time.Second, 10)
+			w.Add(10_000*ms, 1, true)
 			now := 10_000*ms - tt.give
-			head := w.add(now, 1, false)
-			assert.Equal(t, head, w.headAt(now))
-			total, _ := w.sum(head)
+			head := w.Add(now, 1, false)
+			assert.Equal(t, head, w.HeadAt(now))
+			total, _ := w.Sum(head)
 			assert.Equal(t, tt.wantTotal, total)
 
-			total, _ = w.sum(w.headAt(now + 500*ms))
+			total, _ = w.Sum(w.HeadAt(now + 500*ms))
 			assert.Equal(t, tt.wantTotal, total, "half a window later")
 		})
 	}
@@ -138,15 +138,15 @@ func TestWindowStepBack(t *testing.T) {
 // between ticks wraps.
 func TestWindowFarAheadForgetsOldLaps(t *testing.T) {
 	year := 365 * 24 * int64(time.Hour)
-	w := newLeapArray(time.Second, 10)
+	w := NewSliding(time.Second, 10)
 	var now int64
 	for i, step := range []int64{0, 200 * year, 200 * year, 1000 * year} {
 		now += step // wraps past 292 years
-		total, _ := w.sum(w.headAt(now))
+		total, _ := w.Sum(w.HeadAt(now))
 		assert.Equal(t, uint64(0), total, "nothing in the window before the calls of step %d", i)
-		w.add(now, 1, true)
-		w.add(now+int64(time.Millisecond), 1, false)
-		total, bad := w.sum(w.headAt(now + int64(time.Millisecond)))
+		w.Add(now, 1, true)
+		w.Add(now+int64(time.Millisecond), 1, false)
+		total, bad := w.Sum(w.HeadAt(now + int64(time.Millisecond)))
 		assert.Equal(t, uint64(2), total)
 		assert.Equal(t, uint64(1), bad)
 	}

@@ -1,14 +1,15 @@
-package breaker
+package window
 
 import (
 	"sync"
 	"time"
+	"unsafe"
 
 	"go.uber.org/atomic"
 )
 
-// leapArray is a sliding window of equal buckets. Times are ticks (clock.go). At time t the
-// window holds the bucket containing t and the buckets before it, one StatInterval in all.
+// Sliding is a sliding window of equal buckets. At time t it holds the bucket containing t and
+// the buckets before it, one interval in all.
 //
 // A small step back of the clock loses nothing: a call whose time falls before the newest
 // bucket, by less than the window, is counted in that newest bucket. A call a whole window or
@@ -23,7 +24,7 @@ import (
 //
 // A bucket's two counts live in one 64-bit word, so they are added, read and reset together:
 // no reader can pair one lap's total with another's bad count, and bad never exceeds total.
-type leapArray struct {
+type Sliding struct {
 	bucketLen int64
 	interval  int64
 	newest    atomic.Pointer[bucket] // the bucket with the latest start
@@ -51,8 +52,12 @@ const (
 // unpack splits a bucket's word into its counts.
 func unpack(w uint64) (total, bad uint64) { return w >> 32, w & (1<<32 - 1) }
 
-func newLeapArray(interval time.Duration, buckets uint32) *leapArray {
-	w := &leapArray{
+// SlidingBytes is what the buckets of a window of n buckets take.
+func SlidingBytes(n uint32) int64 { return int64(n) * int64(unsafe.Sizeof(bucket{})) }
+
+// NewSliding returns an empty window of interval, in buckets of equal length.
+func NewSliding(interval time.Duration, buckets uint32) *Sliding {
+	w := &Sliding{
 		bucketLen: int64(interval) / int64(buckets),
 		interval:  int64(interval),
 		buckets:   make([]bucket, buckets),
@@ -69,9 +74,9 @@ func newLeapArray(interval time.Duration, buckets uint32) *leapArray {
 	return w
 }
 
-// add counts n calls completed at now, bad or not, and returns the start of the bucket that
+// Add counts n calls completed at now, bad or not, and returns the start of the bucket that
 // counted them.
-func (w *leapArray) add(now int64, n uint64, bad bool) int64 {
+func (w *Sliding) Add(now int64, n uint64, bad bool) int64 {
 	b := w.newest.Load()
 	start := b.start.Load()
 	if uint64(now-start) >= uint64(w.bucketLen) {
@@ -89,11 +94,11 @@ func (w *leapArray) add(now int64, n uint64, bad bool) int64 {
 	return start
 }
 
-// addGood is add for one good call inside the newest bucket, the common case, small enough to
-// inline: it reports false, having counted nothing, when add must count the call instead.
-// Calls that pass the test of the total together may take it a few past halveAt; the next
-// call, through add, halves it.
-func (w *leapArray) addGood(now int64) (int64, bool) {
+// AddGood is Add for one good call inside the newest bucket, the common case, small enough to
+// inline (TestFastPathsInline holds it): it reports false, having counted nothing, when Add
+// must count the call instead. Calls that pass the test of the total together may take it a few
+// past halveAt; the next call, through Add, halves it.
+func (w *Sliding) AddGood(now int64) (int64, bool) {
 	b := w.newest.Load()
 	start := b.start.Load()
 	if uint64(now-start) >= uint64(w.bucketLen) || b.counts.Load() >= (halveAt-1)<<32 {
@@ -116,7 +121,7 @@ func halve(counts *atomic.Uint64) {
 
 // locate returns the bucket that counts a call at now, which is not inside the newest bucket,
 // and its start, moving the window when now is past the newest bucket or far before it.
-func (w *leapArray) locate(now int64) (*bucket, int64) {
+func (w *Sliding) locate(now int64) (*bucket, int64) {
 	b := w.newest.Load()
 	if start := b.start.Load(); w.inNewest(now - start) {
 		return b, start // another call moved the window first, or the clock stepped back a little
@@ -132,20 +137,20 @@ func (w *leapArray) locate(now int64) (*bucket, int64) {
 	case d > 0:
 		return w.advance(start, d)
 	default:
-		return w.restart(now - floorMod(now, w.bucketLen)) // on the grid through the epoch, as advance keeps it
+		return w.restart(now - FloorMod(now, w.bucketLen)) // on the grid through the epoch, as advance keeps it
 	}
 }
 
 // inNewest reports whether a call d after the start of the newest bucket counts in it: inside
 // it, or before it by less than the window.
-func (w *leapArray) inNewest(d int64) bool {
+func (w *Sliding) inNewest(d int64) bool {
 	return d < w.bucketLen && d > -w.interval
 }
 
 // advance makes the bucket of the call d after start, the start of the newest bucket, the
 // newest, on the same grid of bucket starts. The buckets it passes over hold older laps, out
 // of the window from now on. It requires mu held.
-func (w *leapArray) advance(start, d int64) (*bucket, int64) {
+func (w *Sliding) advance(start, d int64) (*bucket, int64) {
 	steps := d / w.bucketLen
 	n := int64(len(w.buckets))
 	w.slot = int((int64(w.slot) + steps%n) % n)
@@ -163,7 +168,7 @@ func (w *leapArray) advance(start, d int64) (*bucket, int64) {
 // window, so that no count of the old course is summed again. A call on its way may still
 // count a bad call of the old window in the new one, so the new window may hold a bad call
 // until it has moved on by a whole window. It requires mu held.
-func (w *leapArray) restart(start int64) (*bucket, int64) {
+func (w *Sliding) restart(start int64) (*bucket, int64) {
 	for i := range w.buckets {
 		w.buckets[i].counts.Store(0)
 		if i != w.slot {
@@ -176,54 +181,55 @@ func (w *leapArray) restart(start int64) (*bucket, int64) {
 	return b, start
 }
 
-// headAt returns the start of the newest bucket of the window at now, without counting.
-func (w *leapArray) headAt(now int64) int64 {
+// HeadAt returns the start of the newest bucket of the window at now, without counting.
+func (w *Sliding) HeadAt(now int64) int64 {
 	start := w.newest.Load().start.Load()
 	d := now - start
 	if w.inNewest(d) {
 		return start
 	}
-	return now - floorMod(now, w.bucketLen) // where locate would move the window: every start is on the grid through the epoch
+	return now - FloorMod(now, w.bucketLen) // where locate would move the window: every start is on the grid through 0
 }
 
-// sum returns the calls in the window whose newest bucket starts at head.
-func (w *leapArray) sum(head int64) (total, bad uint64) {
-	all, _ := w.sums(head, 0)
-	return all.total, all.bad
+// Sum returns the calls in the window whose newest bucket starts at head.
+func (w *Sliding) Sum(head int64) (total, bad uint64) {
+	all, _ := w.Sums(head, 0)
+	return all.Total, all.Bad
 }
 
-// counts are the calls of some buckets of a window, and the bad ones among them.
-type counts struct{ total, bad uint64 }
+// Counts are the calls of some buckets of a window, or of a window of calls, and the bad ones
+// among them.
+type Counts struct{ Total, Bad uint64 }
 
-// sums returns the calls in the window whose newest bucket starts at head, and those in its
+// Sums returns the calls in the window whose newest bucket starts at head, and those in its
 // buckets that start less than span before head (the newest span/bucketLen buckets; none when
 // span is 0), in one pass over the same buckets.
-func (w *leapArray) sums(head, span int64) (all, newest counts) {
+func (w *Sliding) Sums(head, span int64) (all, newest Counts) {
 	for i := range w.buckets {
 		b := &w.buckets[i]
 		if age := uint64(head - b.start.Load()); age < uint64(w.interval) { // in (head-interval, head]
 			t, f := unpack(b.counts.Load())
-			all.total += t
-			all.bad += f
+			all.Total += t
+			all.Bad += f
 			if age < uint64(span) {
-				newest.total += t
-				newest.bad += f
+				newest.Total += t
+				newest.Bad += f
 			}
 		}
 	}
 	return all, newest
 }
 
-// mayHoldBad reports whether the window whose newest bucket starts at head may hold a bad
+// MayHoldBad reports whether the window whose newest bucket starts at head may hold a bad
 // call. When it cannot, a good call cannot trip the breaker and the window need not be summed.
 // A last bad start that seems to lie ahead of head (the clock stepped back, or the ticks
 // wrapped) may hold one.
-func (w *leapArray) mayHoldBad(head int64) bool {
+func (w *Sliding) MayHoldBad(head int64) bool {
 	return head-w.lastBad.Load() < w.interval
 }
 
-// floorMod returns t modulo step, in [0, step), also for negative t.
-func floorMod(t, step int64) int64 {
+// FloorMod returns t modulo step, in [0, step), also for negative t.
+func FloorMod(t, step int64) int64 {
 	r := t % step
 	if r < 0 {
 		r += step
