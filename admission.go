@@ -55,6 +55,7 @@ func (m *Manager) notCalled(resource string, err error) error {
 // enter is Enter for the breakers res (nil when the resource has none).
 func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 	var c call // on the stack, so a rejection allocates nothing
+	c.issued = true
 	if blocked := m.admit(&c, resource, res); blocked != nil {
 		return nil, blocked
 	}
@@ -104,6 +105,7 @@ func (m *Manager) do(ctx context.Context, name string, h *Resource, fn func(cont
 		return uncounted(fn(ctx))
 	}
 	var c call
+	c.issued = true
 	if blocked := m.admit(&c, name, res); blocked != nil {
 		return blocked
 	}
@@ -154,73 +156,14 @@ func (m *Manager) find(rs *ruleSet, resource string) *resource {
 	return res
 }
 
-// call is what the breakers of a resource admitted: for each, the period that admitted the
-// call, so its completion can be told from one of an earlier period.
+// call is a call on its way through admission: its Ticket, which its breakers read, its count
+// of calls in flight and its template entry. It lives on the caller's stack (in an Entry, for
+// Enter), so a call allocates nothing.
 type call struct {
-	start    int64 // when the call entered; set when a breaker needs its response time
-	timed    bool
-	n        int
-	inline   [4]admission // enough for the usual few rules of a resource, without allocating
-	more     []admission
+	Ticket
 	inflight *atomic.Int64  // the resource's count of calls in flight, which this call is in
-	dry      *BlockError    // what a DryRun breaker would have rejected the call with
 	owner    *templateEntry // the entry of a resource made from templates, which the call marks used
 	finished bool           // its outcome is counted
-}
-
-type admission struct {
-	c      *circuit
-	p      *period // nil once completed
-	ticket uint64  // where a SlowRequestRatio breaker counts the call in flight (response_time.go)
-}
-
-// record notes that the breaker b admitted the call in its period p, and counts the call in
-// flight where b is a SlowRequestRatio breaker. (admit writes it out, to keep note inlined.)
-func (c *call) record(b *circuit, p *period) {
-	if a := c.note(b, p); p.flight != nil {
-		a.p, a.ticket = b.enterFlight(p, c.start)
-	}
-}
-
-// note adds the admission of b in p to the call, and returns it.
-func (c *call) note(b *circuit, p *period) *admission {
-	var a *admission
-	if c.n < len(c.inline) {
-		a = &c.inline[c.n]
-	} else {
-		c.more = append(c.more, admission{})
-		a = &c.more[len(c.more)-1]
-	}
-	*a = admission{c: b, p: p}
-	c.n++
-	return a
-}
-
-func (c *call) at(i int) *admission {
-	if i < len(c.inline) {
-		return &c.inline[i]
-	}
-	return &c.more[i-len(c.inline)]
-}
-
-func (c *call) find(b *circuit) *admission {
-	for i := 0; i < c.n; i++ {
-		if a := c.at(i); a.c == b {
-			return a
-		}
-	}
-	return nil
-}
-
-// holdsGrant reports whether the call is the probe of one of its breakers, or has a place in
-// a ramp or among the calls in flight: what giveBack returns.
-func (c *call) holdsGrant() bool {
-	for i := 0; i < c.n; i++ {
-		if a := c.at(i); a.p != nil && (a.p.probing || a.p.ramp != nil) || a.ticket != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // leave takes the call out of its resource's calls in flight, once.
@@ -234,15 +177,15 @@ func (c *call) leave() {
 // admit is the check of a call to resource, whose breakers and settings are res (nil: none),
 // in the order the call meets them: an override whose end has come goes first, then ForceOpen
 // rejects before anything else; then the breakers (ForceClosed makes them let the call
-// through, see circuit.dry); then MaxConcurrency, which gives back a probe the call took. It
-// records in c what the call's completion needs, and times the call when a breaker or a call
-// observer needs its response time. A blocked call's record is dropped: the caller reads
-// nothing of it after a rejection, once what it was given is given back.
+// through); then MaxConcurrency, which gives back a probe the call took. It records in c what
+// the call's completion needs, and times the call when a breaker or a call observer needs its
+// response time. A blocked call's record is dropped: the caller reads nothing of it after a
+// rejection, once what it was given is given back.
 //
-// The breaker check is the built-in slot: the call passes only if every breaker admits it,
-// and a breaker whose retry time has come takes the call as its probe only when no other
-// rejects it (admitNotClosed). When every breaker is CLOSED, the common case, it only records
-// their periods.
+// The breaker check is the built-in slot: it asks each breaker through its door, TryPass, and
+// the call passes only if every breaker lets it through. A breaker whose retry time has come
+// lets it through as its probe to be; the call takes the probes (Ticket.takeProbe) only when no
+// other breaker rejected it.
 func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	if res == nil {
 		if len(m.calls) > 0 {
@@ -265,25 +208,28 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	if res.timed || len(m.calls) > 0 {
 		c.start, c.timed = m.now(), true
 	}
-	for i, b := range res.breakers {
-		p := b.cur.Load()
-		if p.state != Closed || p.ramp != nil {
-			if blocked := m.admitNotClosed(c, resource, res.breakers[i:]); blocked != nil {
-				return blocked
-			}
-			break
-		}
-		// record, written out with the common case of entering the calls in flight inlined
-		if a := c.note(b, p); p.flight != nil {
-			if a.ticket = p.flight.TryEnter(c.start); a.ticket == 0 {
-				a.p, a.ticket = b.enterFlight(p, c.start)
-			}
-		}
+	c.pass(res.breakers)
+	if c.due && c.blocked == nil {
+		c.blocked = c.takeProbes()
+	}
+	if c.blocked != nil {
+		return m.block(c, resource)
 	}
 	if s != nil {
 		return m.enterLimit(c, resource, s)
 	}
 	return nil
+}
+
+// block tells the call observers of the call c that its breakers rejected, then gives back
+// what they gave it (cause before effect), and returns the rejection.
+func (m *Manager) block(c *call, resource string) *BlockError {
+	m.reject(resource, c.blocked)
+	c.giveBack(c.start)
+	if c.owner != nil {
+		c.owner.touch(c.start) // a breaker rejected the call: its resource is not idle
+	}
+	return c.blocked
 }
 
 // enterLimit counts the admitted call c among the calls in flight of a resource with settings
@@ -293,7 +239,7 @@ func (m *Manager) enterLimit(c *call, resource string, s *settings) *BlockError 
 		s.inflight.Dec()
 		m.reject(resource, s.overLimit) // the call observers hear of the call before any probe's return
 		if c.holdsGrant() {
-			m.giveBack(c, m.now())
+			c.giveBack(m.now())
 		}
 		return s.overLimit
 	}
@@ -310,110 +256,6 @@ func (m *Manager) reject(resource string, blocked *BlockError) *BlockError {
 	return blocked
 }
 
-// admitNotClosed is admit from the first breaker that is not CLOSED on; c holds those before.
-// The call observers hear of a call it blocks before the probes it took go back: cause before
-// effect.
-func (m *Manager) admitNotClosed(c *call, resource string, rest []*circuit) *BlockError {
-	now := c.start // the check of rest[0], which is not CLOSED, needs the time
-	if !c.timed {
-		now = m.now()
-	}
-	var blocked *BlockError
-	var latest int64 // the retry time of blocked
-	probes := false
-	for _, b := range rest {
-		p, v := b.check(b.cur.Load(), now)
-		switch v {
-		case admitted:
-			c.record(b, p)
-		case probeDue:
-			c.record(b, p)
-			probes = true
-		case rejected:
-			err, at := p.blocked.Load(), p.retryAt
-			if p.probing || p.ramp != nil {
-				err, at = b.rejection(p, now)
-			}
-			if b.dry() {
-				// It lets the call through uncounted, and call observers hear what it would
-				// have done.
-				c.dry = err
-				continue
-			}
-			// The latest retry time says when the resource can admit a call again.
-			if blocked == nil || at-latest > 0 {
-				blocked, latest = err, at
-			}
-		}
-	}
-	if blocked == nil && probes {
-		blocked = m.takeProbes(c, now)
-	}
-	if blocked != nil {
-		m.reject(resource, blocked)
-		if c.holdsGrant() {
-			m.giveBack(c, now)
-		}
-		if c.owner != nil {
-			c.owner.touch(now) // a breaker rejected the call: its resource is not idle
-		}
-	}
-	return blocked
-}
-
-// takeProbes makes the call the probe of each breaker that is due. A breaker whose probe
-// another call took first, or that moved on meanwhile (closed by a probe, a Reset, an
-// override), is judged as it stands now: it admits the call, takes it as its next probe, holds
-// it back in a ramp, or rejects it with its current error, which admitNotClosed returns after
-// giving back the probes the call took.
-func (m *Manager) takeProbes(c *call, now int64) *BlockError {
-	for i := 0; i < c.n; i++ {
-		a := c.at(i)
-		for a.p.awaitsProbe() {
-			q, ok := a.c.probe(a.p, now)
-			if ok {
-				a.p = q
-				break
-			}
-			p, v := a.c.check(a.c.cur.Load(), now)
-			if v != rejected {
-				a.p = p // admitted, or due again: then the loop tries to take its probe
-				if v == admitted && p.flight != nil {
-					a.p, a.ticket = a.c.enterFlight(p, c.start)
-				}
-				continue
-			}
-			blocked, _ := a.c.rejection(p, now)
-			if !a.c.dry() {
-				return blocked
-			}
-			// The breaker rejects nothing: the call passes, and it does not count it.
-			c.dry, a.p = blocked, nil
-			break
-		}
-	}
-	return nil
-}
-
-// giveBack returns what the breakers gave a call that was then blocked: every probe it holds
-// to OPEN with its retry time unchanged (ProbeBlocked), its place in a ramp, and its place
-// among the calls in flight, where it counts neither way.
-func (m *Manager) giveBack(c *call, now int64) {
-	for i := 0; i < c.n; i++ {
-		a := c.at(i)
-		switch {
-		case a.p == nil:
-		case a.p.probing:
-			a.c.releaseProbe(a.p, ProbeBlocked, now)
-		case a.p.ramp != nil:
-			a.p.ramp.giveBack(now)
-		}
-		if a.ticket != 0 && a.p != nil {
-			a.p.flight.Leave(a.ticket)
-		}
-	}
-}
-
 // finish counts the outcome of a call in every breaker that admitted it, and tells the call
 // observers. cutOff says it ended at a deadline the library set.
 func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff bool) {
@@ -426,27 +268,22 @@ func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff
 	if c.owner != nil {
 		c.owner.touch(now) // the call ended: its resource is not idle
 	}
-	res := result{o: o, hint: hint, cutOff: cutOff}
+	c.end, c.res = now, result{o: o, hint: hint, cutOff: cutOff}
 	if c.timed {
-		res.rt = now - c.start
+		c.res.rt = now - c.start
 	}
 	if len(m.calls) > 0 {
-		m.callDone(c, resource, &res) // before the transitions the outcome makes: cause before effect
+		m.callDone(c, resource) // before the transitions the outcome makes: cause before effect
 	}
 	for i := 0; i < c.n; i++ {
-		a := c.at(i)
-		a.c.complete(a, now, &res)
+		c.at(i).count(&c.Ticket) // each breaker that let the call through counts it (OnRequestComplete)
 	}
 }
 
 // callDone tells the call observers of a call that ran.
-func (m *Manager) callDone(c *call, resource string, res *result) {
-	info := CallInfo{Resource: resource, RT: time.Duration(res.rt), Outcome: res.o, DryRun: c.dry}
-	for i := 0; i < c.n; i++ {
-		if b := c.at(i).c; b.strategy == SlowRequestRatio && isSlow(res, b.tune.Load().maxRT) {
-			info.Slow = true
-		}
-	}
+func (m *Manager) callDone(c *call, resource string) {
+	info := CallInfo{Resource: resource, RT: time.Duration(c.res.rt), Outcome: c.res.o, DryRun: c.dry}
+	info.Slow = c.slow()
 	for _, obs := range m.calls {
 		m.tellCall(obs, info)
 	}

@@ -118,11 +118,11 @@ func TestProbeRaceGivesBackTheProbe(t *testing.T) {
 	h.completeN("svc", 1, errDown) // trips both
 	h.at(10 * time.Second)
 	breakerB := h.m.Breakers("svc")[1]
-	var rival *breaker.Entry
+	var rival *breaker.Rival
 	h.m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
 		if c.Reason == breaker.RetryTimeoutElapsed && c.Rule == a && rival == nil {
-			rival, _ = h.m.Enter("elsewhere")
-			require.True(t, breakerB.TryPass(rival), "the rival takes B's probe first")
+			rival = breaker.NewRival(h.m)
+			require.True(t, rival.Pass(breakerB), "the rival takes B's probe first")
 		}
 	}))
 	h.events.reset()
@@ -137,7 +137,7 @@ func TestProbeRaceGivesBackTheProbe(t *testing.T) {
 	assert.Equal(t, breaker.HalfOpen, h.state("svc", 1))
 
 	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrOpen, "B's probe is still in flight")
-	breakerB.OnRequestComplete(rival) // the rival's probe succeeds
+	rival.Complete(breakerB, nil) // the rival's probe succeeds
 	require.Equal(t, breaker.Closed, h.state("svc", 1))
 	require.NoError(t, h.complete("svc", 0, nil), "A's retry time was unchanged: the next call probes it")
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
@@ -261,8 +261,8 @@ func TestCallerDeadlineIsNotACutOff(t *testing.T) {
 }
 
 // The fast paths of a call, which their comments promise small enough to inline, are: Do by
-// name, a read of the clock, the classification of a call's error, the check of a cut at the
-// resource's Timeout, and noting an admission.
+// name, a read of the clock, the classification of a call's error, and the check of a cut at
+// the resource's Timeout.
 func TestFastPathsInline(t *testing.T) {
-	inlinecheck.Inlined(t, "(*Manager).Do", "(*timeline).now", "(*Manager).classify", "(*limit).cut", "(*call).note")
+	inlinecheck.Inlined(t, "(*Manager).Do", "(*timeline).now", "(*Manager).classify", "(*limit).cut")
 }

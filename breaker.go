@@ -11,22 +11,84 @@ import (
 // CircuitBreaker is the breaker of one rule. The Manager makes one for each loaded rule: a
 // *ResponseTimeBreaker for SlowRequestRatio, an *ExceptionBreaker for ErrorRatio, ErrorCount
 // and ConsecutiveErrors. Every method is safe for concurrent use.
+//
+// TryPass and OnRequestComplete are the door through which a call passes a breaker: the
+// Manager's admission path calls them for every call, with a Ticket only it makes. To anyone
+// else a breaker is read-only: it lets no call through on a Ticket it did not make, and counts
+// none.
 type CircuitBreaker interface {
 	// Rule returns the rule the breaker enforces.
 	Rule() Rule
 	// State returns the breaker's state. It changes only when a call arrives or completes.
 	State() State
-	// TryPass reports whether the breaker admits the call of e, and records the admission in e
-	// so that OnRequestComplete can tell this call from one admitted before a state change.
-	// It may move the breaker from OPEN to HALF_OPEN, making the call its probe. The Manager
-	// calls it for every call; call it yourself only for an Entry the Manager did not check
-	// with this breaker.
-	TryPass(e *Entry) bool
-	// OnRequestComplete counts the outcome of e's call, if this breaker admitted it in its
-	// current period, and moves the breaker if the outcome calls for it. Entry.Exit calls it.
-	OnRequestComplete(e *Entry)
+	// TryPass reports whether the breaker lets the call of t through, and notes in t what the
+	// call's completion needs. A breaker whose retry time has come lets the call through as
+	// its probe to be: the call becomes the probe once every breaker of its resource has let
+	// it through.
+	TryPass(t *Ticket) bool
+	// OnRequestComplete counts the outcome of the call of t, if this breaker admitted it in
+	// its current period, and moves the breaker if the outcome calls for it.
+	OnRequestComplete(t *Ticket)
 	// Stats reads the breaker's state and window now, for dashboards and status pages.
 	Stats() Stats
+}
+
+// Ticket is a call's way through the breakers of its resource: TryPass notes in it what each
+// breaker gave the call, and OnRequestComplete reads it when the call ends. Only the Manager's
+// admission path makes tickets, on the caller's stack.
+type Ticket struct {
+	start   int64 // when the call entered; set when a breaker or a call observer needs the time
+	timed   bool
+	due     bool        // a breaker let the call through as its probe to be (takeProbes)
+	blocked *BlockError // of the breakers that rejected the call, the one with the latest retry time
+	latest  int64       // the retry time of blocked
+	dry     *BlockError // what a DryRun breaker, or one of a ForceClosed resource, would have rejected the call with
+	end     int64       // when the call ended
+	res     result      // how it ended
+	n       int         // the grants, in the order of the resource's breakers
+	inline  [4]grant    // enough for the usual few rules of a resource, without allocating
+	more    []grant
+	issued  bool
+}
+
+// grant is what one breaker gave a call.
+type grant struct {
+	c      *circuit // the breaker
+	p      *period  // the period that admitted the call; nil: not admitted, or completed
+	flight uint64   // the call's place among the calls in flight of p (response_time.go); 0: none
+}
+
+// newTicket returns a Ticket of the admission path, for a call that no breaker has seen yet.
+func newTicket() Ticket { return Ticket{issued: true} }
+
+// now returns when the call entered, reading the clock tl if no one has yet.
+func (t *Ticket) now(tl *timeline) int64 {
+	if !t.timed {
+		t.start, t.timed = tl.now(), true
+	}
+	return t.start
+}
+
+// next returns the call's grant for its next breaker, c.
+func (t *Ticket) next(c *circuit) *grant {
+	var g *grant
+	if t.n < len(t.inline) {
+		g = &t.inline[t.n]
+	} else {
+		t.more = append(t.more, grant{})
+		g = &t.more[len(t.more)-1]
+	}
+	g.c = c
+	t.n++
+	return g
+}
+
+// at returns the call's i-th grant.
+func (t *Ticket) at(i int) *grant {
+	if i < len(t.inline) {
+		return &t.inline[i]
+	}
+	return &t.more[i-len(t.inline)]
 }
 
 // Stats is what a breaker holds at one moment.
@@ -98,8 +160,8 @@ const (
 )
 
 // init makes c a CLOSED breaker for r with an empty window.
-func (c *circuit) init(m *Manager, r *Rule, name string) {
-	c.tl, c.notify, c.instance = &m.timeline, m.notify, m.instance
+func (c *circuit) init(tl *timeline, notify func(StateChange), instance string, r *Rule, name string) {
+	c.tl, c.notify, c.instance = tl, notify, instance
 	c.name = name
 	c.strategy = r.Strategy
 	c.interval = r.statInterval()
@@ -166,50 +228,166 @@ func (c *circuit) Stats() Stats {
 	return st
 }
 
-// TryPass reports whether the breaker admits e's call; see CircuitBreaker.
-func (c *circuit) TryPass(e *Entry) bool {
-	now := c.tl.now()
-	p, v := c.check(c.cur.Load(), now)
-	switch v {
-	case rejected:
-		return false
-	case probeDue:
-		q, ok := c.probe(p, now)
-		if !ok {
-			return false
+// pass asks each of breakers, the breakers of the call's resource, whether it lets the call
+// through: for each, TryPass's CLOSED case written out, the common case of every call, and
+// TryPass itself for the others.
+func (t *Ticket) pass(breakers []*circuit) {
+	for _, c := range breakers {
+		p := c.cur.Load()
+		if p.state != Closed || p.ramp != nil || t.n >= len(t.inline) {
+			c.passFrom(t, p)
+			continue
 		}
-		p = q
-	}
-	if e != nil {
-		if c.strategy == SlowRequestRatio && !e.call.timed {
-			e.call.start, e.call.timed = now, true
+		g := &t.inline[t.n]
+		t.n++
+		g.c, g.p = c, p
+		if f := p.flight; f != nil {
+			if g.flight = f.TryEnter(t.start); g.flight == 0 {
+				g.p, g.flight = c.enterFlight(p, t.start)
+			}
 		}
-		e.call.record(c, p)
 	}
-	return true
 }
 
-// OnRequestComplete counts the outcome of e's call; see CircuitBreaker.
-func (c *circuit) OnRequestComplete(e *Entry) {
-	if e == nil {
-		return
+// TryPass reports whether the breaker lets the call of t through; see CircuitBreaker.
+func (c *circuit) TryPass(t *Ticket) bool {
+	if t == nil || !t.issued {
+		return false // a Ticket the admission path did not make
 	}
-	a := e.call.find(c)
-	if a == nil {
-		return
+	return c.passFrom(t, c.cur.Load())
+}
+
+// passFrom is TryPass for the breaker's period p.
+func (c *circuit) passFrom(t *Ticket, p *period) bool {
+	if p.state == Closed && p.ramp == nil {
+		t.next(c).admitted(p, t.start)
+		return true
 	}
-	now := c.tl.now()
-	err := e.Err()
-	c.complete(a, now, &result{rt: now - e.call.start, o: e.m.classify(err), hint: retryHint(err),
-		cutOff: e.cutOff(err)})
-	a.p = nil
+	now := t.now(c.tl)
+	p, v := c.check(c.cur.Load(), now) // loaded after the reading: never older than it
+	switch v {
+	case admitted:
+		t.next(c).admitted(p, now)
+		return true
+	case probeDue:
+		t.next(c).p, t.due = p, true
+		return true
+	}
+	err, at := p.blocked.Load(), p.retryAt // OPEN: its error and retry time
+	if p.state == HalfOpen || p.ramp != nil {
+		err, at = c.rejection(p, now)
+	}
+	if c.dry() {
+		// It lets the call through uncounted, and call observers hear what it would have done.
+		t.dry = err
+		return true
+	}
+	// The latest retry time says when the resource can admit a call again.
+	if t.blocked == nil || at-t.latest > 0 {
+		t.blocked, t.latest = err, at
+	}
+	return false
+}
+
+// admitted notes that the CLOSED period p admitted the call, which started at start, and
+// counts it among p's calls in flight when p has them.
+func (g *grant) admitted(p *period, start int64) {
+	g.p = p
+	if f := p.flight; f != nil {
+		if g.flight = f.TryEnter(start); g.flight == 0 {
+			g.p, g.flight = g.c.enterFlight(p, start)
+		}
+	}
+}
+
+// takeProbes makes the call the probe of each breaker that TryPass found due. A breaker whose
+// probe another call took first, or that moved on meanwhile (closed by a probe, a Reset, an
+// override), is judged as it stands now: it admits the call, takes it as its next probe, holds
+// it back in a ramp, or rejects it with its current error, which takeProbes returns; the
+// probes taken before it are then for the caller to give back.
+func (t *Ticket) takeProbes() *BlockError {
+	for i := 0; i < t.n; i++ {
+		if blocked := t.at(i).takeProbe(t); blocked != nil {
+			return blocked
+		}
+	}
+	return nil
+}
+
+// takeProbe is takeProbes for the breaker of g.
+func (g *grant) takeProbe(t *Ticket) *BlockError {
+	c, now := g.c, t.start
+	for g.p != nil && g.p.awaitsProbe() {
+		q, ok := c.probe(g.p, now)
+		if ok {
+			g.p = q
+			break
+		}
+		p, v := c.check(c.cur.Load(), now)
+		if v == admitted {
+			g.admitted(p, now)
+			break
+		}
+		if v == probeDue {
+			g.p = p // due again: the loop tries to take its probe
+			continue
+		}
+		blocked, _ := c.rejection(p, now)
+		if !c.dry() {
+			return blocked
+		}
+		// The breaker rejects nothing: the call passes, and it does not count it.
+		t.dry, g.p = blocked, nil
+	}
+	return nil
+}
+
+// holdsGrant reports whether the call is the probe of one of its breakers, or has a place in a
+// ramp or among the calls in flight: what giveBack returns.
+func (t *Ticket) holdsGrant() bool {
+	for i := 0; i < t.n; i++ {
+		if g := t.at(i); g.p != nil && (g.p.probing || g.p.ramp != nil) || g.flight != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// giveBack returns what the breakers gave the call, which was then blocked: every probe it
+// holds to OPEN with its retry time unchanged (ProbeBlocked), its place in a ramp, and its place
+// among the calls in flight, where it counts neither way.
+func (t *Ticket) giveBack(now int64) {
+	for i := 0; i < t.n; i++ {
+		g := t.at(i)
+		switch {
+		case g.p == nil:
+			continue
+		case g.p.probing:
+			g.c.releaseProbe(g.p, ProbeBlocked, now)
+		case g.p.ramp != nil:
+			g.p.ramp.giveBack(now)
+		}
+		if g.flight != 0 {
+			g.p.flight.Leave(g.flight)
+		}
+	}
+}
+
+// slow reports whether a breaker of the call finds it slow, now that it has ended.
+func (t *Ticket) slow() bool {
+	for i := 0; i < t.n; i++ {
+		if c := t.at(i).c; c.strategy == SlowRequestRatio && isSlow(&t.res, c.tune.Load().maxRT) {
+			return true
+		}
+	}
+	return false
 }
 
 // result is how a call ended, as its breakers count it.
 type result struct {
 	rt     int64   // the response time, in nanoseconds
-	o      Outcome // how its error counts
 	hint   int64   // the dependency's retry hint (RetryAfter), in nanoseconds; 0: none
+	o      Outcome // how its error counts
 	cutOff bool    // it ended at a deadline the library set (ResourceConfig.Timeout): slow
 }
 
@@ -280,12 +458,31 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	return b, at
 }
 
-// complete counts a call that the period p admitted and that completed at now: in the window
-// while CLOSED, as the probe's result while HALF_OPEN. A failed call's retry hint lengthens
-// the OPEN time it causes. It reads the tuning only for what the call needs: a good call over
-// a window without bad calls needs none.
-func (c *circuit) complete(a *admission, now int64, res *result) {
-	p := c.current(a.p)
+// OnRequestComplete counts the outcome of the call of t (see CircuitBreaker), when this
+// breaker admitted it: in the window while CLOSED, as the probe's result while HALF_OPEN. The
+// admission path calls it for each grant of t in turn (Ticket.complete). A failed call's retry
+// hint lengthens the OPEN time it causes. It reads the tuning only for what the call needs: a
+// good call over a window without bad calls needs none.
+func (c *circuit) OnRequestComplete(t *Ticket) {
+	if t == nil {
+		return
+	}
+	for i := 0; i < t.n; i++ {
+		if g := t.at(i); g.c == c {
+			g.count(t)
+			g.p = nil // it counts once
+		}
+	}
+}
+
+// count is OnRequestComplete for the grant a of the call of t.
+func (a *grant) count(t *Ticket) {
+	from := a.p
+	if from == nil {
+		return // not admitted by this breaker (a dry run's rejection)
+	}
+	c, now, res := a.c, t.end, &t.res
+	p := c.current(from)
 	if p == nil {
 		return // admitted before the last transition
 	}
@@ -298,8 +495,8 @@ func (c *circuit) complete(a *admission, now int64, res *result) {
 	if p.retired {
 		return
 	}
-	if f := p.flight; f != nil && (a.ticket == 0 || f.Due(now) || !a.p.flight.TryLeave(a.ticket)) &&
-		c.leaveFlight(p, a, now) {
+	if f := p.flight; f != nil && (a.flight == 0 || f.Due(now) || !from.flight.TryLeave(a.flight)) &&
+		c.leaveFlight(p, from.flight, a.flight, now) {
 		return // counted as slow while it was in flight
 	}
 	if res.o == Ignore && !c.slowIgnored(res) {

@@ -310,42 +310,43 @@ func TestProbeCompletingAfterDeadline(t *testing.T) {
 	assert.Equal(t, breaker.ProbeTimedOut, h.events.last().Reason)
 }
 
-// A breaker can be driven by hand through the CircuitBreaker interface.
-func TestDriveBreakerByHand(t *testing.T) {
-	h := newHarness(t, slowRatio(1, 1))
-	b := h.m.Breakers("svc")[0]
-	e, err := h.m.Enter("elsewhere") // an entry no breaker checked
-	require.NoError(t, err)
-	require.True(t, b.TryPass(e))
-	h.clock.Advance(time.Second)
-	b.OnRequestComplete(e)
-	assert.Equal(t, breaker.Open, b.State(), "slow by its own RT")
-	b.OnRequestComplete(e)
-	e.Exit()
-	assert.Equal(t, []string{tripped}, h.events.transitions(), "completed once")
+// The breakers that Manager.Breakers returns are read-only to anyone but the admission path:
+// TryPass on a Ticket it did not make lets nothing through, takes no probe and enters no call
+// in flight, and OnRequestComplete counts nothing.
+func TestBreakersAreReadOnly(t *testing.T) {
+	h := newHarness(t, slowRatio(1, 1), errorCount(1, 1))
+	for _, b := range h.m.Breakers("svc") {
+		assert.False(t, b.TryPass(&breaker.Ticket{}), "CLOSED, but not the admission path's Ticket")
+		assert.False(t, b.TryPass(nil))
+		b.OnRequestComplete(&breaker.Ticket{})
+		b.OnRequestComplete(nil)
+		assert.Zero(t, b.Stats().Total, "nothing counted")
+	}
+	h.clock.Advance(time.Hour) // a call the ring held would have run an hour: slow
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.Empty(t, h.events.transitions(), "no call in flight was entered")
 
-	other, err := h.m.Enter("elsewhere")
-	require.NoError(t, err)
-	assert.False(t, b.TryPass(other))
-	b.OnRequestComplete(other) // never admitted: nothing happens
-	b.OnRequestComplete(nil)
-	assert.False(t, b.TryPass(nil), "OPEN: no call passes")
-	assert.Equal(t, breaker.Open, b.State())
+	h.completeN("svc", 1, errDown) // trips the count rule
+	h.clock.Advance(5 * time.Second)
+	b := h.m.Breakers("svc")[1]
+	assert.False(t, b.TryPass(&breaker.Ticket{}))
+	assert.Equal(t, breaker.Open, b.State(), "its probe is still to be taken")
+	require.NoError(t, h.complete("svc", 0, nil), "by the next call")
 }
 
-// TryPass takes the probe of a breaker whose retry time has come, and only one.
+// A breaker's door takes the probe of a breaker whose retry time has come, and only one.
 func TestTryPassTakesTheProbe(t *testing.T) {
 	h := newHarness(t, errorRatio(1, 1))
 	h.completeN("svc", 1, errDown)
 	b := h.m.Breakers("svc")[0]
-	e1, _ := h.m.Enter("elsewhere")
-	e2, _ := h.m.Enter("elsewhere")
-	assert.False(t, b.TryPass(e1), "before the retry time")
+	e1, e2 := breaker.NewRival(h.m), breaker.NewRival(h.m)
+	assert.False(t, e1.Pass(b), "before the retry time")
 	h.at(5 * time.Second)
-	assert.True(t, b.TryPass(e1))
+	e1 = breaker.NewRival(h.m)
+	assert.True(t, e1.Pass(b))
 	assert.Equal(t, breaker.HalfOpen, b.State())
-	assert.False(t, b.TryPass(e2), "one probe")
-	b.OnRequestComplete(e1)
+	assert.False(t, e2.Pass(b), "one probe")
+	e1.Complete(b, nil)
 	assert.Equal(t, breaker.Closed, b.State())
 }
 

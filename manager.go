@@ -310,11 +310,11 @@ func (m *Manager) withSettings(rs *ruleSet, set settingsSet) *ruleSet {
 func (m *Manager) newBreaker(r *Rule, name string) (*circuit, CircuitBreaker) {
 	if r.Strategy == SlowRequestRatio {
 		b := &ResponseTimeBreaker{}
-		b.init(m, r, name)
+		b.init(&m.timeline, m.notify, m.instance, r, name)
 		return &b.circuit, b
 	}
 	b := &ExceptionBreaker{}
-	b.init(m, r, name)
+	b.init(&m.timeline, m.notify, m.instance, r, name)
 	return &b.circuit, b
 }
 

@@ -139,19 +139,16 @@ func TestLostProbeIsJudgedAsTheBreakerStandsNow(t *testing.T) {
 		second := errorCount(1, 1)
 		second.RampUp = time.Minute
 		h, first := setup(t, second)
-		var rival *breaker.Entry
 		onProbe(h, first, func() {
-			var err error
-			rival, err = h.m.Enter("svc") // the first breaker is HALF_OPEN: rejected, but ...
+			_, err := h.m.Enter("svc") // the first breaker is HALF_OPEN: rejected, but ...
 			require.Error(t, err)
 			b := h.m.Breakers("svc")[1]
-			rival, _ = h.m.Enter("other")
-			require.True(t, b.TryPass(rival), "... a caller takes the second breaker's probe")
-			b.OnRequestComplete(rival) // which succeeds: CLOSED, ramping up
+			rival := breaker.NewRival(h.m)
+			require.True(t, rival.Pass(b), "... a caller takes the second breaker's probe")
+			rival.Complete(b, nil) // which succeeds: CLOSED, ramping up
 			require.True(t, b.Stats().RampingUp)
 			for range 2 { // the ramp's first bucket has the probe's success: it admits 1.5 of it
-				e, _ := h.m.Enter("other")
-				require.True(t, b.TryPass(e))
+				require.True(t, breaker.NewRival(h.m).Pass(b))
 			}
 		})
 		err := h.complete("svc", 0, nil)
@@ -168,9 +165,9 @@ func TestLostProbeIsJudgedAsTheBreakerStandsNow(t *testing.T) {
 		h, first := setup(t, second)
 		onProbe(h, first, func() {
 			b := h.m.Breakers("svc")[1]
-			rival, _ := h.m.Enter("other")
-			require.True(t, b.TryPass(rival))
-			b.OnRequestComplete(rival) // the first probe of two succeeds: HALF_OPEN, between probes
+			rival := breaker.NewRival(h.m)
+			require.True(t, rival.Pass(b))
+			rival.Complete(b, nil) // the first probe of two succeeds: HALF_OPEN, between probes
 		})
 		probe, err := h.m.Enter("svc")
 		require.NoError(t, err, "the call is the second breaker's next probe")

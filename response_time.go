@@ -54,13 +54,13 @@ func (c *circuit) enterFlight(p *period, now int64) (*period, uint64) {
 	}
 }
 
-// leaveFlight takes the call that a completed at now out of the calls in flight of its
-// period, after counting as slow those of p, the period it counts in now, that have run longer
-// than MaxAllowedRT. It reports whether the call was counted so while in flight: then it
-// counts nothing more.
-func (c *circuit) leaveFlight(p *period, a *admission, now int64) bool {
+// leaveFlight takes the call with ticket out of the ring of calls in flight that holds it, after
+// counting as slow the calls of p, the period it counts in now, that have run longer than
+// MaxAllowedRT. It reports whether the call was counted so while in flight: then it counts
+// nothing more.
+func (c *circuit) leaveFlight(p *period, ring *window.Flight, ticket uint64, now int64) bool {
 	c.judgeFlight(p, now)
-	return a.p.flight.Leave(a.ticket)
+	return ring.Leave(ticket)
 }
 
 // judgeFlight counts as slow, in the window's newest bucket, the calls in flight of p whose

@@ -18,7 +18,7 @@ func (m *Manager) enterSlots(e *Entry) (blocked *BlockError) {
 	defer func() {
 		if !done {
 			m.exitSlots(e)
-			m.giveBack(&e.call, m.now())
+			e.call.giveBack(m.now())
 			e.call.leave()
 		}
 	}()
