@@ -195,10 +195,10 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	}
 	s := res.set
 	if s != nil {
-		if s.override != nil && s.override.over(m.now()) {
-			return m.admit(c, resource, m.expire(resource, s.override)) // as the resource is without it
+		if s.override != nil {
+			s = s.at(m.now()) // an override whose end has come counts for nothing
 		}
-		if s.Force == ForceOpen {
+		if s != nil && s.Force == ForceOpen {
 			return m.reject(resource, s.forcedOpen)
 		}
 	}

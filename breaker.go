@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	syncatomic "sync/atomic" // Uint32 is half the size of go.uber.org/atomic's, in a breaker counted by the byte
 	"time"
 
 	"go.uber.org/atomic"
@@ -122,11 +123,12 @@ type circuit struct {
 	instance  string                 // the Manager's instance name, for the jitter of retry times
 	name      string                 // the resource its calls are made under; for a template's breaker, not the rule's
 	tune      atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
+	interval  time.Duration          // of the window; for a window of calls, the default's, which paces retries
+	dryBy     syncatomic.Uint32      // why it may let through the calls it would reject (dry); 0: it does not
 	strategy  Strategy
-	interval  time.Duration // of the window; for a window of calls, the default's, which paces retries
 	buckets   uint32
-	statCalls uint32        // Rule.StatCalls: its window is the last statCalls calls
-	dryBy     atomic.Uint32 // why it lets through the calls it would reject (dryRule, dryForced); 0: it does not
+	statCalls uint32                   // Rule.StatCalls: its window is the last statCalls calls
+	forcedBy  atomic.Pointer[override] // an operator's override of its resource, while dryBy says dryOverridden
 	cur       atomic.Pointer[period]
 }
 
@@ -277,7 +279,7 @@ func (c *circuit) passFrom(t *Ticket, p *period) bool {
 	if p.state == HalfOpen || p.ramp != nil {
 		err, at = c.rejection(p, now)
 	}
-	if c.dry() {
+	if c.dry(now) {
 		// It lets the call through uncounted, and call observers hear what it would have done.
 		t.dry = err
 		return true
@@ -333,7 +335,7 @@ func (g *grant) takeProbe(t *Ticket) *BlockError {
 			continue
 		}
 		blocked, _ := c.rejection(p, now)
-		if !c.dry() {
+		if !c.dry(now) {
 			return blocked
 		}
 		// The breaker rejects nothing: the call passes, and it does not count it.
@@ -604,28 +606,47 @@ func (c *circuit) blockError(s State, retryAt int64) *BlockError {
 	return &BlockError{Resource: c.name, Rule: &r, State: s, RetryAt: c.tl.timeAt(retryAt), at: retryAt}
 }
 
-// dry reports whether the breaker lets through the calls it would reject: its rule is DryRun,
-// or its resource is ForceClosed. It is one load, for the path of every rejection.
-func (c *circuit) dry() bool { return c.dryBy.Load() != 0 }
+// dry reports whether the breaker lets through at now the calls it would reject: its rule is
+// DryRun, or its resource is ForceClosed, by its settings or by an operator's override in force.
+// An override whose end has come counts for nothing, though the rule set still holds it until
+// the next change. It is one load when the breaker is not dry, on the path of every rejection.
+func (c *circuit) dry(now int64) bool {
+	b := c.dryBy.Load()
+	switch {
+	case b == 0:
+		return false
+	case b&dryRule != 0:
+		return true
+	case b&dryOverridden != 0:
+		if o := c.forcedBy.Load(); o != nil && !o.over(now) {
+			return o.Force == ForceClosed
+		}
+	}
+	return b&dryForced != 0
+}
 
-// The reasons a breaker is dry, bits of circuit.dryBy.
+// The reasons a breaker may be dry, bits of circuit.dryBy.
 const (
-	dryRule   uint32 = 1 << iota // its rule is DryRun
-	dryForced                    // its resource is ForceClosed
+	dryRule       uint32 = 1 << iota // its rule is DryRun
+	dryForced                        // its resource's settings force it closed
+	dryOverridden                    // an override (forcedBy) decides, until its end
 )
 
 // setDry notes whether the breaker is dry for the reason why.
 func (c *circuit) setDry(why uint32, on bool) {
-	for {
-		old := c.dryBy.Load()
-		next := old &^ why
-		if on {
-			next |= why
-		}
-		if c.dryBy.CompareAndSwap(old, next) {
-			return
-		}
+	if on {
+		c.dryBy.Or(why)
+	} else {
+		c.dryBy.And(^why)
 	}
+}
+
+// force notes how the resource's settings, forced (its own or a template setting's, without an
+// override), and an operator's override o of it (nil: none) force the breaker.
+func (c *circuit) force(forced bool, o *override) {
+	c.forcedBy.Store(o)
+	c.setDry(dryForced, forced)
+	c.setDry(dryOverridden, o != nil)
 }
 
 // reload points a kept breaker at its rule as reloaded, r, whose window has the same shape:

@@ -48,12 +48,12 @@ const settingsBytes = 640
 // template's breakers at the bound, or the error for the rule or settings that take the
 // Manager past its budget. What a load does not replace is counted as loaded now. Every sum
 // saturates, so no bound can overflow it.
-func (m *Manager) checkBudget(rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool) (int64, error) {
+func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool) (int64, error) {
 	if !withRules {
-		rules = m.rules.Load().rules
+		rules = old.rules
 	}
 	if !withSettings {
-		cfg = m.Resources()
+		cfg = old.configs()
 	}
 	var sum int64
 	for name := range cfg {

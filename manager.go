@@ -90,39 +90,83 @@ func (m *Manager) LoadRules(rules []Rule) error { return m.load(rules, true, nil
 // load installs rules when withRules, and the resource settings cfg when withSettings, each
 // after validating both.
 func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool) error {
-	if withRules {
-		if err := m.checkRules(rules); err != nil {
-			return err
+	return m.apply(func(old *ruleSet, _ int64) (*ruleSet, []*circuit, error) {
+		if withRules {
+			if err := m.checkRules(rules); err != nil {
+				return nil, nil, err
+			}
 		}
-	}
-	if withSettings {
-		if err := m.checkResources(cfg); err != nil {
-			return err
+		if withSettings {
+			if err := m.checkResources(cfg); err != nil {
+				return nil, nil, err
+			}
 		}
-	}
-	m.loadMu.Lock()
-	used, err := m.checkBudget(rules, withRules, cfg, withSettings) // under loadMu: what it does not replace stays
-	if err != nil {
-		m.loadMu.Unlock()
-		return err
-	}
-	m.tmpl.mu.Lock() // the counts of calls in flight are given out under it
-	old := m.rules.Load()
-	set := settingsSet{named: old.settings, templates: old.settingTemplates, overrides: old.overrides}
-	if withSettings {
-		named, templates := splitSettings(cfg)
-		set.named, set.templates = newSettings(named, &m.counts), templates
-	}
-	var changes []StateChange
-	if withRules {
-		changes = m.installRules(old, rules, set, m.nameBudget(used))
-	} else {
+		used, err := m.checkBudget(old, rules, withRules, cfg, withSettings)
+		if err != nil {
+			return nil, nil, err
+		}
+		set := settingsSet{named: old.settings, templates: old.settingTemplates, overrides: old.overrides}
+		if withSettings {
+			named, templates := splitSettings(cfg)
+			set.named, set.templates = newSettings(named, &m.counts), templates
+		}
+		if withRules {
+			next, dropped := m.installRules(old, rules, set, m.nameBudget(used))
+			return next, dropped, nil
+		}
 		next := m.withSettings(old, set)
 		next.nameBudget = m.nameBudget(used)
-		changes = m.publish(next, m.now())
+		return next, nil, nil
+	}, nil)
+}
+
+// A plan is one change of what a Manager enforces: from old, the rule set in force without the
+// overrides whose end has come, at now, it builds the next rule set, and lists the breakers of
+// old that the next one no longer has, to retire once it is published; or it says why it
+// cannot. A nil next changes nothing of its own.
+type plan func(old *ruleSet, now int64) (next *ruleSet, dropped []*circuit, err error)
+
+// apply makes the change p, the one place that takes the load lock and stores a rule set:
+// loading rules, settings or a document, and setting or ending an override. Under the lock it
+// takes the overrides whose end has come out of the rule set, runs p, publishes the rule set p
+// built, rebinding the template breakers to it, and retires the breakers it dropped. With no
+// lock held it then tells the observers, in this order: of the overrides that ended, of the
+// change itself (done, when not nil: a new override, say), and of the breakers that moved.
+// An error from p changes nothing. A nil p only removes the overrides that ended.
+func (m *Manager) apply(p plan, done func(now int64)) error {
+	m.loadMu.Lock()
+	m.tmpl.mu.Lock() // the counts of calls in flight are given out under it
+	cur, now := m.rules.Load(), m.now()
+	old, expired := m.withoutExpired(cur, now)
+	var next *ruleSet
+	var dropped []*circuit
+	var err error
+	if p != nil {
+		next, dropped, err = p(old, now)
+	}
+	if next == nil {
+		next = old
+	}
+	var changes []StateChange
+	if err == nil && next != cur {
+		changes = m.publish(next, now) // the template breakers it dropped
+		for _, c := range dropped {
+			if change, report := c.retire(now, RuleChanged); report {
+				changes = append(changes, change)
+			}
+		}
 	}
 	m.tmpl.mu.Unlock()
 	m.loadMu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, o := range expired {
+		m.overrideOver(o.Resource, o.Force, "expired", now)
+	}
+	if done != nil {
+		done(now)
+	}
 	for _, c := range changes {
 		m.notify(c)
 	}
@@ -167,11 +211,10 @@ func (m *Manager) checkName(name string) *RuleError {
 		Reason: fmt.Sprintf("is %d bytes long, more than the %d a Manager keeps (WithMaxNameLength)", len(name), m.maxName)}
 }
 
-// installRules publishes rules, valid, with settings, keeping the breakers of rules whose
-// window keeps its shape (see pairRules), and returns the transitions to report for the
-// breakers it retired. It requires loadMu held.
-func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, nameBudget int64) []StateChange {
-	now := m.now()
+// installRules builds the rule set of rules, valid, with settings, keeping the breakers of rules
+// whose window keeps its shape (see pairRules), and returns it with the breakers of old it
+// drops, in the order of the old rules. It requires loadMu held.
+func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, nameBudget int64) (*ruleSet, []*circuit) {
 	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource), nameBudget: nameBudget}
 	var names []string
 	byName := map[string][]*Rule{}
@@ -207,9 +250,8 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, name
 	}
 	m.attach(next, set)
 	next.buildTemplates()
-	changes := m.publish(next, now) // the template breakers it dropped
 
-	// The breakers not kept were dropped, reported in the order of the old rules.
+	var dropped []*circuit
 	seen := map[string]int{}
 	for _, r := range old.rules {
 		if r.IsTemplate() {
@@ -217,14 +259,11 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, name
 		}
 		c := old.resources[r.Resource].breakers[seen[r.Resource]]
 		seen[r.Resource]++
-		if kept[c] {
-			continue
-		}
-		if change, report := c.retire(now, RuleChanged); report {
-			changes = append(changes, change)
+		if !kept[c] {
+			dropped = append(dropped, c)
 		}
 	}
-	return changes
+	return next, dropped
 }
 
 // pairRules matches the rules of one resource or template, as reloaded, with the breakers it
@@ -285,9 +324,7 @@ func (m *Manager) attach(rs *ruleSet, set settingsSet) {
 	}
 	m.applyOverrides(rs, set.overrides)
 	for _, res := range rs.resources {
-		for _, c := range res.breakers {
-			c.setDry(dryForced, res.set.forcedClosed())
-		}
+		res.set.force(res.breakers)
 	}
 }
 

@@ -61,56 +61,54 @@ func (m *Manager) Override(resource string, force Force, d time.Duration, note s
 	if err := m.checkOverride(resource, force, d, note); err != nil {
 		return OverrideInfo{}, err
 	}
-	m.loadMu.Lock()
-	m.tmpl.mu.Lock()
-	old, now := m.rules.Load(), m.now()
-	overrides := make(map[string]*override, len(old.overrides)+1)
-	var expired []string
-	for name, o := range old.overrides {
-		if o.over(now) {
-			expired = append(expired, name)
-		} else {
-			overrides[name] = o
+	var info OverrideInfo
+	err := m.apply(func(old *ruleSet, now int64) (*ruleSet, []*circuit, error) {
+		if _, replaced := old.overrides[resource]; !replaced && len(old.overrides) >= MaxOverrides {
+			return nil, nil, &OverrideError{Resource: resource, Field: "Resource",
+				Reason: fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", MaxOverrides)}
 		}
-	}
-	if _, replaced := overrides[resource]; !replaced && len(overrides) >= MaxOverrides {
-		m.tmpl.mu.Unlock()
-		m.loadMu.Unlock()
-		return OverrideInfo{}, &OverrideError{Resource: resource, Field: "Resource",
-			Reason: fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", MaxOverrides)}
-	}
-	o := &override{from: now, until: after(now, int64(d))}
-	o.OverrideInfo = OverrideInfo{Resource: strings.Clone(resource), Force: force, At: m.timeAt(now),
-		Until: m.timeAt(o.until), Note: strings.Clone(note)}
-	overrides[o.Resource] = o
-	changes := m.publishOverrides(old, overrides, now)
-	m.tmpl.mu.Unlock()
-	m.loadMu.Unlock()
-	slices.Sort(expired)
-	for _, name := range expired {
-		if name != resource {
-			m.overrideOver(name, old.overrides[name].Force, "expired", now)
+		o := &override{from: now, until: after(now, int64(d))}
+		o.OverrideInfo = OverrideInfo{Resource: strings.Clone(resource), Force: force, At: m.timeAt(now),
+			Until: m.timeAt(o.until), Note: strings.Clone(note)}
+		info = o.OverrideInfo
+		overrides := maps.Clone(old.overrides)
+		if overrides == nil {
+			overrides = map[string]*override{}
 		}
-	}
-	m.logger.Info("breaker: override", "resource", resource, "force", force.String(), "until", o.Until,
-		"note", note)
-	m.tellOverride(resource, note, now)
-	for _, c := range changes {
-		m.notify(c)
-	}
-	return o.OverrideInfo, nil
+		overrides[o.Resource] = o
+		return m.withOverrides(old, overrides), nil, nil
+	}, func(now int64) {
+		m.logger.Info("breaker: override", "resource", resource, "force", force.String(), "until", info.Until,
+			"note", note)
+		m.tellOverride(resource, note, now)
+	})
+	return info, err
 }
 
 // EndOverride ends the override of resource now, and reports whether one was in force.
 // Observers hear Reason Override with the note "ended" (or "expired", for one whose end had come
 // before); the Manager's logger logs it.
 func (m *Manager) EndOverride(resource string) bool {
-	return m.endOverride(resource, nil, "ended")
+	var ended *override
+	m.apply(func(old *ruleSet, _ int64) (*ruleSet, []*circuit, error) {
+		if ended = old.overrides[resource]; ended == nil {
+			return nil, nil, nil // none in force: one that had expired is told as such
+		}
+		overrides := maps.Clone(old.overrides)
+		delete(overrides, resource)
+		return m.withOverrides(old, overrides), nil, nil
+	}, func(now int64) {
+		if ended != nil {
+			m.overrideOver(resource, ended.Force, "ended", now)
+		}
+	})
+	return ended != nil
 }
 
-// Overrides returns the overrides in force, by resource name. One whose end has come is not
-// listed, though the first call to its resource is what removes it.
+// Overrides returns the overrides in force, by resource name. Those whose end has come are
+// removed first, and observers hear them expire.
 func (m *Manager) Overrides() []OverrideInfo {
+	m.dropExpired()
 	rs, now := m.rules.Load(), m.now()
 	out := make([]OverrideInfo, 0, len(rs.overrides))
 	for _, o := range rs.overrides {
@@ -120,6 +118,19 @@ func (m *Manager) Overrides() []OverrideInfo {
 	}
 	slices.SortFunc(out, func(a, b OverrideInfo) int { return strings.Compare(a.Resource, b.Resource) })
 	return out
+}
+
+// dropExpired removes the overrides whose end has come, if there are any: a read of the
+// overrides does, as every change does (apply); the calls to their resources already go by the
+// settings under them.
+func (m *Manager) dropExpired() {
+	rs, now := m.rules.Load(), m.now()
+	for _, o := range rs.overrides {
+		if o.over(now) {
+			m.apply(nil, nil)
+			return
+		}
+	}
 }
 
 // checkOverride validates an override before anything is locked.
@@ -151,36 +162,6 @@ func (m *Manager) checkOverride(resource string, force Force, d time.Duration, n
 	return nil
 }
 
-// endOverride removes the override of resource, if it is o (nil: whichever there is), and tells
-// the observers with note, or "expired" for one whose end had come. It reports whether it
-// removed one that was still in force.
-func (m *Manager) endOverride(resource string, o *override, note string) bool {
-	m.loadMu.Lock()
-	m.tmpl.mu.Lock()
-	old := m.rules.Load()
-	cur := old.overrides[resource]
-	if cur == nil || o != nil && cur != o {
-		m.tmpl.mu.Unlock()
-		m.loadMu.Unlock()
-		return false // another call ended it first, or an operator replaced it
-	}
-	overrides := maps.Clone(old.overrides)
-	delete(overrides, resource)
-	now := m.now()
-	inForce := !cur.over(now)
-	if !inForce {
-		note = "expired"
-	}
-	changes := m.publishOverrides(old, overrides, now)
-	m.tmpl.mu.Unlock()
-	m.loadMu.Unlock()
-	m.overrideOver(resource, cur.Force, note, now)
-	for _, c := range changes {
-		m.notify(c)
-	}
-	return inForce
-}
-
 // overrideOver logs and tells the observers that the override of resource, which forced it to
 // force, is over at now, for why ("ended" or "expired").
 func (m *Manager) overrideOver(resource string, force Force, why string, now int64) {
@@ -188,19 +169,30 @@ func (m *Manager) overrideOver(resource string, force Force, why string, now int
 	m.tellOverride(resource, why, now)
 }
 
-// expire is admit's step for a resource whose override has ended at now: it removes the
-// override and returns the resource's breakers and settings without it.
-func (m *Manager) expire(resource string, o *override) *resource {
-	m.endOverride(resource, o, "expired")
-	return m.find(m.rules.Load(), resource)
+// withoutExpired returns rs without the overrides whose end has come at now, and those, by
+// resource name; rs itself when there are none. It requires loadMu and the template breakers' mu.
+func (m *Manager) withoutExpired(rs *ruleSet, now int64) (*ruleSet, []*override) {
+	var expired []*override
+	for _, o := range rs.overrides {
+		if o.over(now) {
+			expired = append(expired, o)
+		}
+	}
+	if expired == nil {
+		return rs, nil
+	}
+	slices.SortFunc(expired, func(a, b *override) int { return strings.Compare(a.Resource, b.Resource) })
+	live := maps.Clone(rs.overrides)
+	for _, o := range expired {
+		delete(live, o.Resource)
+	}
+	return m.withOverrides(rs, live), expired
 }
 
-// publishOverrides publishes old with overrides, and returns the transitions to report of the
-// template breakers that rebinding dropped. It requires loadMu and the template breakers' mu.
-func (m *Manager) publishOverrides(old *ruleSet, overrides map[string]*override, now int64) []StateChange {
-	set := settingsSet{named: old.settings, templates: old.settingTemplates, overrides: overrides}
-	next := m.withSettings(old, set)
-	return m.publish(next, now)
+// withOverrides returns a copy of rs, with the same rules, breakers and settings, and the
+// overrides given. It requires loadMu and the template breakers' mu held.
+func (m *Manager) withOverrides(rs *ruleSet, overrides map[string]*override) *ruleSet {
+	return m.withSettings(rs, settingsSet{named: rs.settings, templates: rs.settingTemplates, overrides: overrides})
 }
 
 // applyOverrides gives each overridden resource of rs settings with the override's Force, on top
@@ -221,7 +213,7 @@ func (m *Manager) applyOverrides(rs *ruleSet, overrides map[string]*override) {
 		}
 		cfg.Force = o.Force
 		s := newNameSettings(name, cfg, m.counts.of(name))
-		s.override = o
+		s.override, s.plain = o, res.set
 		res.set = s
 	}
 }
@@ -234,18 +226,18 @@ func (m *Manager) tellOverride(resource, note string, now int64) {
 	res := m.existing(resource)
 	if res == nil {
 		m.notify(StateChange{Resource: resource, Reason: Override, Note: note, At: at, Seq: m.seq.Inc(),
-			DryRun: m.forcedClosed(resource)})
+			DryRun: m.forcedClosed(resource, now)})
 		return
 	}
 	for _, c := range res.breakers {
 		p := c.cur.Load()
 		m.notify(StateChange{Resource: resource, Rule: c.Rule(), From: p.state, To: p.state, Reason: Override,
-			Note: note, At: at, Generation: p.gen, Seq: m.seq.Inc(), DryRun: c.dry()})
+			Note: note, At: at, Generation: p.gen, Seq: m.seq.Inc(), DryRun: c.dry(now)})
 	}
 }
 
-// forcedClosed reports whether the settings of resource force it closed now.
-func (m *Manager) forcedClosed(resource string) bool {
+// forcedClosed reports whether the settings of resource force it closed at now.
+func (m *Manager) forcedClosed(resource string, now int64) bool {
 	res := m.rules.Load().resources[resource]
-	return res != nil && res.set.forcedClosed()
+	return res != nil && res.set.at(now).forcedClosed()
 }

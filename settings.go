@@ -64,7 +64,29 @@ type settings struct {
 	forcedOpen *BlockError   // the error of calls that ForceOpen rejects
 	overLimit  *BlockError   // the error of calls past MaxConcurrency
 	template   bool          // made from a template setting, for a name without settings of its own
-	override   *override     // an operator's override, whose end the first call after it finds; else nil
+	override   *override     // an operator's override of its Force; else nil
+	plain      *settings     // with an override, the settings without it (nil: none), once it has ended
+}
+
+// at returns the settings s stand for at now: s, or, when the override of s has ended, the
+// settings without it. An override that has ended is removed at the next change, or read of the
+// overrides; until then calls go by the settings under it.
+func (s *settings) at(now int64) *settings {
+	if s != nil && s.override != nil && s.override.over(now) {
+		return s.plain
+	}
+	return s
+}
+
+// force tells the breakers of a resource with the settings s how s forces them.
+func (s *settings) force(breakers []*circuit) {
+	plain, o := s, (*override)(nil)
+	if s != nil && s.override != nil {
+		plain, o = s.plain, s.override
+	}
+	for _, c := range breakers {
+		c.force(plain.forcedClosed(), o)
+	}
 }
 
 // LoadResources replaces the settings of every resource with cfg: a resource not in cfg goes
@@ -82,13 +104,15 @@ func (m *Manager) LoadResources(cfg map[string]ResourceConfig) error {
 }
 
 // Resources returns the settings loaded by LoadResources, a copy, template settings included.
-func (m *Manager) Resources() map[string]ResourceConfig {
-	set := m.rules.Load()
-	out := make(map[string]ResourceConfig, len(set.settings)+len(set.settingTemplates))
-	for name, s := range set.settings {
+func (m *Manager) Resources() map[string]ResourceConfig { return m.rules.Load().configs() }
+
+// configs returns the settings loaded into rs, template settings included.
+func (rs *ruleSet) configs() map[string]ResourceConfig {
+	out := make(map[string]ResourceConfig, len(rs.settings)+len(rs.settingTemplates))
+	for name, s := range rs.settings {
 		out[name] = s.ResourceConfig
 	}
-	for _, t := range set.settingTemplates {
+	for _, t := range rs.settingTemplates {
 		out[t.prefix+"*"] = t.cfg
 	}
 	return out

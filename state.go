@@ -192,7 +192,7 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 		At:         c.tl.timeAt(now),
 		Generation: to.gen,
 		Seq:        to.seq,
-		DryRun:     c.dry(),
+		DryRun:     c.dry(now),
 	})
 	return true
 }
@@ -226,7 +226,7 @@ func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 		if c.cur.CompareAndSwap(p, q) {
 			return StateChange{
 				Resource: c.name, Rule: c.Rule(), From: p.state, To: Closed,
-				Reason: reason, At: c.tl.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(),
+				Reason: reason, At: c.tl.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(now),
 			}, p.state != Closed
 		}
 	}

@@ -226,10 +226,10 @@ func (m *Manager) templateResource(rs *ruleSet, e *templateEntry, t *template, o
 		} else {
 			c, public = m.newBreaker(r, e.name)
 		}
-		c.setDry(dryForced, res.set.forcedClosed())
 		res.breakers = append(res.breakers, c)
 		res.public = append(res.public, public)
 	}
+	res.set.force(res.breakers)
 	return res
 }
 
