@@ -94,6 +94,8 @@ func (t *Ticket) at(i int) *grant {
 
 // Stats is what a breaker holds at one moment.
 type Stats struct {
+	// Rule is the rule the breaker enforces.
+	Rule  Rule
 	State State
 	// Generation counts the breaker's transitions, as StateChange.Generation does.
 	Generation uint64
@@ -207,7 +209,7 @@ func (c *circuit) State() State { return c.cur.Load().state }
 // Stats reads the breaker's state and window; see CircuitBreaker.
 func (c *circuit) Stats() Stats {
 	p := c.cur.Load()
-	st := Stats{State: p.state, Generation: p.gen}
+	st := Stats{Rule: c.Rule(), State: p.state, Generation: p.gen}
 	switch {
 	case p.state == HalfOpen:
 		if p.probing {

@@ -444,26 +444,26 @@ func TestStats(t *testing.T) {
 	r.ProbeTimeout = time.Second
 	h := newHarness(t, r)
 	b := h.m.Breakers("svc")[0]
-	assert.Equal(t, breaker.Stats{State: breaker.Closed}, b.Stats())
+	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Closed}, b.Stats())
 
 	h.at(100 * time.Millisecond)
 	h.completeN("svc", 3, nil)
 	h.completeN("svc", 2, errDown)
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 5, Bad: 2}, b.Stats())
+	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Closed, Total: 5, Bad: 2}, b.Stats())
 	h.at(1100 * time.Millisecond) // the 100ms bucket has left the window
-	assert.Equal(t, breaker.Stats{State: breaker.Closed}, b.Stats())
+	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Closed}, b.Stats())
 
 	h.completeN("svc", 3, errDown)
 	tripAt := h.clock.Now()
-	assert.Equal(t, breaker.Stats{State: breaker.Open, Generation: 1, RetryAt: tripAt.Add(5 * time.Second)}, b.Stats())
+	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Open, Generation: 1, RetryAt: tripAt.Add(5 * time.Second)}, b.Stats())
 
 	h.clock.Advance(5 * time.Second)
 	probe, err := h.m.Enter("svc")
 	require.NoError(t, err)
-	assert.Equal(t, breaker.Stats{State: breaker.HalfOpen, Generation: 2, RetryAt: tripAt.Add(5 * time.Second),
+	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.HalfOpen, Generation: 2, RetryAt: tripAt.Add(5 * time.Second),
 		ProbeDeadline: h.clock.Now().Add(time.Second)}, b.Stats())
 	probe.Exit()
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Generation: 3}, b.Stats())
+	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Closed, Generation: 3}, b.Stats())
 }
 
 // fastRule is errorRatio(0.5, 5) over a 1s window of 10 buckets whose 2 newest buckets are

@@ -29,7 +29,7 @@ func TestStatCallsIgnoreTime(t *testing.T) {
 		require.NoError(t, h.complete("svc", 0, errDown), "call %d", i)
 		h.clock.Advance(time.Hour)
 	}
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 9, Bad: 9}, h.m.Breakers("svc")[0].Stats(),
+	assert.Equal(t, breaker.Stats{Rule: h.m.Breakers("svc")[0].Rule(), State: breaker.Closed, Total: 9, Bad: 9}, h.m.Breakers("svc")[0].Stats(),
 		"MinRequestAmount is StatCalls: nine calls are not enough")
 	require.NoError(t, h.complete("svc", 0, errDown))
 	assert.Equal(t, breaker.Open, h.state("svc", 0))
@@ -43,12 +43,12 @@ func TestStatCallsSlide(t *testing.T) {
 	for _, err := range []error{nil, nil, errDown, nil} {
 		require.NoError(t, h.complete("svc", 0, err))
 	}
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 4, Bad: 1}, h.m.Breakers("svc")[0].Stats())
+	assert.Equal(t, breaker.Stats{Rule: h.m.Breakers("svc")[0].Rule(), State: breaker.Closed, Total: 4, Bad: 1}, h.m.Breakers("svc")[0].Stats())
 	require.NoError(t, h.complete("svc", 0, nil)) // the first good call leaves
 	require.NoError(t, h.complete("svc", 0, nil)) // the second
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 4, Bad: 1}, h.m.Breakers("svc")[0].Stats())
+	assert.Equal(t, breaker.Stats{Rule: h.m.Breakers("svc")[0].Rule(), State: breaker.Closed, Total: 4, Bad: 1}, h.m.Breakers("svc")[0].Stats())
 	require.NoError(t, h.complete("svc", 0, nil)) // the failure leaves: good, good, good, good
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 4, Bad: 0}, h.m.Breakers("svc")[0].Stats())
+	assert.Equal(t, breaker.Stats{Rule: h.m.Breakers("svc")[0].Rule(), State: breaker.Closed, Total: 4, Bad: 0}, h.m.Breakers("svc")[0].Stats())
 	require.NoError(t, h.complete("svc", 0, errDown))
 	assert.Equal(t, breaker.Closed, h.state("svc", 0), "1 of 4")
 	require.NoError(t, h.complete("svc", 0, errDown))
@@ -154,7 +154,7 @@ func TestStatCallsReload(t *testing.T) {
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{callsRule(0.75, 8)}))
 	assert.Equal(t, breaker.Closed, h.state("svc", 0), "a new window: a new breaker")
 	assert.Equal(t, "OPEN->CLOSED RuleChanged", h.events.transitions()[1])
-	assert.Equal(t, breaker.Stats{State: breaker.Closed, Generation: 0}, h.m.Breakers("svc")[0].Stats())
+	assert.Equal(t, breaker.Stats{Rule: h.m.Breakers("svc")[0].Rule(), State: breaker.Closed, Generation: 0}, h.m.Breakers("svc")[0].Stats())
 }
 
 // The window takes its ring in the memory budget.

@@ -60,7 +60,7 @@ func TestManyRulesOnOneResource(t *testing.T) {
 	assert.Equal(t, errDown, h.m.Do(t.Context(), "svc", fail))
 	require.NoError(t, h.complete("svc", 0, nil))
 	for i, b := range h.m.Breakers("svc") {
-		assert.Equal(t, breaker.Stats{State: breaker.Closed, Total: 3, Bad: 2}, b.Stats(), "breaker %d", i)
+		assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Closed, Total: 3, Bad: 2}, b.Stats(), "breaker %d", i)
 	}
 	h.completeN("svc", 8, errDown) // 10 errors: the first rule trips, and rejects the next call
 	assert.Equal(t, breaker.Open, h.state("svc", 0))

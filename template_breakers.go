@@ -31,7 +31,12 @@ func (m *Manager) TemplateStats() TemplateStats {
 	m.tmpl.mu.Lock()
 	defer m.tmpl.mu.Unlock()
 	// publish installs rule sets under mu, so the templates agree with the counts.
-	return TemplateStats{Templates: len(m.rules.Load().templates), Resources: int(m.tmpl.names.Load()),
+	return m.templateStats(m.rules.Load())
+}
+
+// templateStats is TemplateStats for the rule set rs. It requires mu held.
+func (m *Manager) templateStats(rs *ruleSet) TemplateStats {
+	return TemplateStats{Templates: len(rs.templates), Resources: int(m.tmpl.names.Load()),
 		Breakers: int(m.tmpl.count.Load()), Settings: int(m.tmpl.settings.Load()), Limit: m.tmpl.limit,
 		Dropped: m.tmpl.dropped.Load()}
 }

@@ -1,0 +1,103 @@
+package breaker
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Snapshot is one consistent read of a Manager, under one rule set: every resource it holds
+// something for, with its breakers, the settings that apply to it and where they come from, its
+// calls in flight and its override; the settings loaded; what the template rules made; and when
+// it was read. The exporters and the status page show it, and only it.
+type Snapshot struct {
+	// At is when it was read, by the Manager's clock.
+	At time.Time
+	// Resources are the resources with rules of their own, with breakers that a template made,
+	// with settings of their own or from a template setting, or with an override in force;
+	// sorted by name. The names that templates made are bounded as the template breakers are
+	// (WithMaxTemplateBreakers).
+	Resources []ResourceStatus
+	// Settings are the settings loaded (LoadResources), by key, template settings included.
+	Settings map[string]ResourceConfig
+	// Templates is what the template rules made (TemplateStats).
+	Templates TemplateStats
+}
+
+// ResourceStatus is what a Snapshot holds of one resource.
+type ResourceStatus struct {
+	// Name is the resource's name.
+	Name string
+	// Template is the Resource (ending in "*") of the template rules that made its breakers;
+	// "" for a resource with rules of its own, or with none.
+	Template string
+	// Breakers are the Stats of its breakers, in rule order, each with its Rule.
+	Breakers []Stats
+	// Settings are the settings that apply to its calls: its own, or else those of the template
+	// setting with the longest prefix of its name, with the Force of an operator's override in
+	// force over them.
+	Settings ResourceConfig
+	// SettingsFrom is the key the settings come from: Name, a template key such as "GET *", or
+	// "" when neither applies (the zero ResourceConfig, with an override's Force, if any).
+	SettingsFrom string
+	// Override is the operator's override in force, or nil.
+	Override *OverrideInfo
+	// InFlight is its calls admitted and not yet exited; they are counted for a resource with
+	// settings, its own or a template's.
+	InFlight int64
+}
+
+// Snapshot reads everything the Manager holds, at one rule set; see Snapshot. Overrides whose
+// end has come are removed first, and observers hear them expire. It allocates in proportion to
+// the resources it lists.
+func (m *Manager) Snapshot() Snapshot {
+	m.dropExpired()
+	m.tmpl.mu.Lock() // rule sets are published under it: the template entries agree with rs
+	defer m.tmpl.mu.Unlock()
+	rs, now := m.rules.Load(), m.now()
+	snap := Snapshot{At: m.timeAt(now), Settings: rs.configs(), Templates: m.templateStats(rs)}
+	entries := map[string]*resource{} // what templates made, by name
+	m.tmpl.each(func(e *templateEntry) { entries[e.name] = e.res.Load() })
+	for name, res := range rs.resources {
+		if entries[name] == nil || len(res.breakers) > 0 { // else its entry, below, has its breakers too
+			snap.Resources = append(snap.Resources, m.statusOf(rs, name, res, "", now))
+		}
+	}
+	for name, res := range entries {
+		if own := rs.resources[name]; own != nil && len(own.breakers) > 0 {
+			continue // rules of its own: listed above
+		}
+		template := ""
+		if t := rs.match(name); t != nil && len(res.breakers) > 0 {
+			template = t.prefix + "*"
+		}
+		snap.Resources = append(snap.Resources, m.statusOf(rs, name, res, template, now))
+	}
+	slices.SortFunc(snap.Resources, func(a, b ResourceStatus) int { return strings.Compare(a.Name, b.Name) })
+	return snap
+}
+
+// statusOf reads the resource name, whose breakers and settings under rs are res, at now.
+func (m *Manager) statusOf(rs *ruleSet, name string, res *resource, template string, now int64) ResourceStatus {
+	st := ResourceStatus{Name: name, Template: template}
+	for _, c := range res.breakers {
+		st.Breakers = append(st.Breakers, c.Stats())
+	}
+	if s := res.set.at(now); s != nil {
+		st.Settings = s.ResourceConfig
+	}
+	switch {
+	case rs.settings[name] != nil:
+		st.SettingsFrom = name
+	case res.set != nil && (res.set.template || res.set.plain != nil && res.set.plain.template):
+		st.SettingsFrom = rs.matchSettings(name).prefix + "*"
+	}
+	if o := rs.overrides[name]; o != nil && !o.over(now) {
+		info := o.OverrideInfo
+		st.Override = &info
+	}
+	if n := m.counts.get(name); n != nil {
+		st.InFlight = n.Load()
+	}
+	return st
+}
