@@ -8,7 +8,7 @@ import (
 )
 
 // This file is the path of every call, in the order the call runs. Do, Execute, Enter,
-// Resource handles and the integrations (through Enter) all take it:
+// handles (Handle) and the integrations (through EnterContext) all take it:
 //
 //  1. find the resource's breakers and settings (Manager.find, with templates in lookup);
 //  2. admit: ForceOpen, then the breakers (each breaker's check, then the probes: the two steps
@@ -34,7 +34,7 @@ func (m *Manager) Enter(resource string) (*Entry, error) {
 // its deadline) the call is not made: it returns a nil Entry and ctx.Err(), and nothing counts
 // it, no breaker, probe or MaxConcurrency place; call observers hear it with NotCalled set. So
 // callers that pass on a deadline they have used up never trip a healthy dependency's breaker.
-// The integrations enter their calls through it; Do, Execute and Resource handles check ctx
+// The integrations enter their calls through it; Do, Execute and handles check ctx
 // the same way.
 func (m *Manager) EnterContext(ctx context.Context, resource string) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
@@ -84,7 +84,7 @@ func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Conte
 // call with user slots goes through an Entry, which the slots are given; a resource without
 // rules runs fn as it is when no call observer needs the call; the others keep their call on
 // the stack. Do is small enough to inline, so that a call by name takes this one frame.
-func (m *Manager) do(ctx context.Context, name string, h *Resource, fn func(context.Context) error) error {
+func (m *Manager) do(ctx context.Context, name string, h *Handle, fn func(context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return m.notCalled(name, err) // before the lookup, which may make a template's breakers
 	}
@@ -132,9 +132,8 @@ func (m *Manager) abandon(c *call, resource string) {
 
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
 // zero value and the *BlockError. Go methods cannot have type parameters, so Execute is a
-// function that takes the Manager (Default() for the package-level one), and
-// ExecuteWithFallback with it; DoWithFallback is a method, as Do is. ExecuteOn does the same
-// through a Resource handle.
+// function that takes the Manager (Default() for the package-level one). ExecuteOn does the
+// same through a Handle.
 func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(context.Context) (T, error)) (T, error) {
 	var out T
 	err := m.Do(ctx, resource, func(ctx context.Context) error {

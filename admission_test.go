@@ -177,13 +177,13 @@ func TestTimeoutDeadline(t *testing.T) {
 }
 
 // A dependency that hangs trips an ErrorRatio rule after MinRequestAmount calls have run
-// into the timeout, through Do, a Resource handle and Enter with Entry.WithTimeout.
+// into the timeout, through Do, a Handle and Enter with Entry.WithTimeout.
 func TestTimeoutTripsOnAHang(t *testing.T) {
 	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 	h := newHarness(t, errorRatio(1, 3))
 	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: 5 * time.Millisecond}}))
 	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", hang), context.DeadlineExceeded)
-	assert.ErrorIs(t, h.m.Resource("svc").Do(context.Background(), hang), context.DeadlineExceeded)
+	assert.ErrorIs(t, h.m.Handle("svc").Do(context.Background(), hang), context.DeadlineExceeded)
 	e, err := h.m.Enter("svc")
 	require.NoError(t, err)
 	ctx, cancel := e.WithTimeout(context.Background())
@@ -220,7 +220,7 @@ func TestCutOffCallIsSlow(t *testing.T) {
 		call func(h *harness) error
 	}{
 		{"Do", func(h *harness) error { return h.m.Do(context.Background(), "svc", hang) }},
-		{"Resource.Do", func(h *harness) error { return h.m.Resource("svc").Do(context.Background(), hang) }},
+		{"Resource.Do", func(h *harness) error { return h.m.Handle("svc").Do(context.Background(), hang) }},
 		{"Entry.WithTimeout", func(h *harness) error {
 			e, err := h.m.Enter("svc")
 			if err != nil {

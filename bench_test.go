@@ -131,8 +131,8 @@ func BenchmarkDoPassFakeClock(b *testing.B) {
 	benchDo(b, m, "svc", succeed, false, false)
 }
 
-// The same through a Resource handle, which skips the lookup by name.
-func benchResourceDo(b *testing.B, r *breaker.Resource, fn func(context.Context) error, parallel, wantErr bool) {
+// The same through a Handle, which skips the lookup by name.
+func benchResourceDo(b *testing.B, r *breaker.Handle, fn func(context.Context) error, parallel, wantErr bool) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -155,19 +155,19 @@ func benchResourceDo(b *testing.B, r *breaker.Resource, fn func(context.Context)
 }
 
 func BenchmarkResourcePass(b *testing.B) {
-	benchResourceDo(b, benchManager(b, passRules("svc")).Resource("svc"), succeed, false, false)
+	benchResourceDo(b, benchManager(b, passRules("svc")).Handle("svc"), succeed, false, false)
 }
 
 func BenchmarkResourcePassParallel(b *testing.B) {
-	benchResourceDo(b, benchManager(b, passRules("svc")).Resource("svc"), succeed, true, false)
+	benchResourceDo(b, benchManager(b, passRules("svc")).Handle("svc"), succeed, true, false)
 }
 
 func BenchmarkResourceReject(b *testing.B) {
-	benchResourceDo(b, openManager(b).Resource("svc"), succeed, false, true)
+	benchResourceDo(b, openManager(b).Handle("svc"), succeed, false, true)
 }
 
 func BenchmarkResourceRejectParallel(b *testing.B) {
-	benchResourceDo(b, openManager(b).Resource("svc"), succeed, true, true)
+	benchResourceDo(b, openManager(b).Handle("svc"), succeed, true, true)
 }
 
 // The pass path with a call observer that counts, as a metrics exporter would.
@@ -407,11 +407,11 @@ func BenchmarkDoTemplatePassParallel(b *testing.B) {
 }
 
 func BenchmarkResourceTemplatePass(b *testing.B) {
-	benchResourceDo(b, templateManager(b).Resource("svc-a"), succeed, false, false)
+	benchResourceDo(b, templateManager(b).Handle("svc-a"), succeed, false, false)
 }
 
 func BenchmarkResourceTemplatePassParallel(b *testing.B) {
-	benchResourceDo(b, templateManager(b).Resource("svc-a"), succeed, true, false)
+	benchResourceDo(b, templateManager(b).Handle("svc-a"), succeed, true, false)
 }
 
 // A name no template matches, with a template loaded: the call is not protected, and pays for

@@ -2,8 +2,8 @@ package breaker
 
 import "github.com/halfopen/breaker/internal/window"
 
-// MaxStatCalls bounds Rule.StatCalls, so that one rule cannot claim memory out of proportion.
-const MaxStatCalls = 10000
+// maxStatCalls bounds Rule.StatCalls, so that one rule cannot claim memory out of proportion.
+const maxStatCalls = 10000
 
 // countCalls counts n calls completed at now, bad or not, in the window of calls of the CLOSED
 // period p, and trips p if the window then meets the rule's threshold. A good call over a

@@ -20,7 +20,7 @@ func doneContexts() map[string]context.Context {
 	return map[string]context.Context{"canceled": canceled, "past its deadline": expired}
 }
 
-// A call whose context is already done is not a call: Do, Execute, a Resource handle and
+// A call whose context is already done is not a call: Do, Execute, a Handle and
 // EnterContext return the context's error without calling fn or admitting anything, so a
 // caller upstream that passes on a deadline it has used up never trips a healthy dependency's
 // breaker. Ten such calls leave an ErrorCount rule of 3 CLOSED with nothing in its window.
@@ -35,7 +35,7 @@ func TestDoneContextIsNotACall(t *testing.T) {
 			require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 1}}))
 			called := 0
 			fn := func(context.Context) error { called++; return errDown }
-			handle := h.m.Resource("svc")
+			handle := h.m.Handle("svc")
 			for range 10 {
 				assert.ErrorIs(t, h.m.Do(ctx, "svc", fn), ctx.Err())
 				_, err := breaker.Execute(ctx, h.m, "svc", func(context.Context) (int, error) { called++; return 0, errDown })

@@ -82,7 +82,7 @@ func (e *Entry) Run(ctx context.Context, fn func(context.Context) error) error {
 // WithTimeout returns ctx with a deadline of the resource's Timeout (ResourceConfig) from now,
 // never later than ctx's own, and its cancel function, which the caller must call when the
 // call ends. For a resource without a Timeout it returns ctx itself and a cancel function
-// that does nothing. Do, Execute and Resource handles apply the Timeout themselves; use this
+// that does nothing. Do, Execute and handles apply the Timeout themselves; use this
 // with Enter and Exit. A call that then ends with context.DeadlineExceeded at this deadline,
 // and not at an earlier one of ctx's, counts as slow for SlowRequestRatio, whatever its
 // MaxAllowedRT.

@@ -249,22 +249,21 @@ func ExampleParseRules() {
 	// breaker: invalid rule 0 (resource "x"): Threshold must be in (0, 1] for ErrorRatio, got 2
 }
 
-func ExampleManager_DoWithFallback() {
+// A fallback is an if: the call's error says whether it was blocked (ErrBlocked, whatever
+// blocked it: an OPEN breaker, a ramp, a concurrency limit, a force) or failed.
+func ExampleManager_Do_fallback() {
 	m := breaker.NewManager()
 	if err := m.LoadResources(map[string]breaker.ResourceConfig{"prices": {Force: breaker.ForceOpen}}); err != nil {
 		panic(err)
 	}
 	price := 0
-	err := m.DoWithFallback(context.Background(), "prices", func(context.Context) error {
+	err := m.Do(context.Background(), "prices", func(context.Context) error {
 		price = 42 // not called: the resource is forced open
 		return nil
-	}, func(_ context.Context, err error) error {
-		if !errors.Is(err, breaker.ErrBlocked) {
-			return err // only blocked calls fall back
-		}
-		price = 40 // the cached price
-		return nil
 	})
+	if errors.Is(err, breaker.ErrBlocked) {
+		price, err = 40, nil // the cached price
+	}
 	fmt.Println(price, err)
 	// Output: 40 <nil>
 }
@@ -296,25 +295,23 @@ func ExampleWithClassifier() {
 	// OPEN
 }
 
-func ExampleResource() {
+func ExampleHandle() {
 	m := breaker.NewManager()
 	if err := m.LoadRules([]breaker.Rule{{Resource: "search", Strategy: breaker.ErrorCount,
 		Threshold: 1, RetryTimeout: time.Minute}}); err != nil {
 		panic(err)
 	}
-	search := m.Resource("search") // keep one per resource: no lookup by name on each call
+	search := m.Handle("search") // keep one per resource: no lookup by name on each call
 	hits, err := breaker.ExecuteOn(context.Background(), search, func(context.Context) (int, error) {
 		return 7, nil
 	})
 	fmt.Println(hits, err)
 	_ = search.Do(context.Background(), func(context.Context) error { return errors.New("search: down") })
-	hits, err = breaker.ExecuteOnWithFallback(context.Background(), search,
-		func(context.Context) (int, error) { return 7, nil },
-		func(context.Context, error) (int, error) { return 0, nil })
-	fmt.Println(hits, err)
+	_, err = breaker.ExecuteOn(context.Background(), search, func(context.Context) (int, error) { return 7, nil })
+	fmt.Println(errors.Is(err, breaker.ErrOpen))
 	// Output:
 	// 7 <nil>
-	// 0 <nil>
+	// true
 }
 
 // countingSlot counts the calls in flight, as a Slot that holds something per call would.

@@ -24,3 +24,15 @@ func (r *Rival) Complete(b CircuitBreaker, err error) {
 	r.t.res = result{rt: r.t.end - r.t.start, o: r.m.classify(err)}
 	b.OnRequestComplete(&r.t)
 }
+
+// The bounds and defaults tests check, which the package documents rather than exports.
+const (
+	DefaultFastThreshold = defaultFastThreshold
+	MaxBucketCount       = maxBucketCount
+	MaxOverrides         = maxOverrides
+	MaxProbeNum          = maxProbeNum
+	MaxRulesPerResource  = maxRulesPerResource
+	MaxStatCalls         = maxStatCalls
+	MaxStatInterval      = maxStatInterval
+	MaxTemplates         = maxTemplates
+)

@@ -59,7 +59,7 @@ type resource struct {
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
 func NewManager(opts ...Option) *Manager {
 	m := &Manager{timeline: timeline{clock: systemClock{}, system: true}, logger: slog.Default(),
-		budget: DefaultMemoryBudget, maxName: DefaultMaxNameLength, instance: defaultInstance()}
+		budget: defaultMemoryBudget, maxName: DefaultMaxNameLength, instance: defaultInstance()}
 	m.tmpl.init()
 	for _, o := range opts {
 		o.apply(m)
@@ -71,7 +71,7 @@ func NewManager(opts ...Option) *Manager {
 
 // LoadRules replaces every rule of the Manager with rules; a nil or empty slice removes them
 // all. It validates every rule first: if one is invalid, two rules of a resource are
-// identical, a resource has more than MaxRulesPerResource rules, or the rules' breakers would
+// identical, a resource has more than 100 rules, or the rules' breakers would
 // take more memory than the budget (WithMemoryBudget), it returns a *RuleError (wrapping
 // ErrInvalidRule) that names the rule's index, resource and field, and changes nothing.
 //
@@ -188,9 +188,9 @@ func (m *Manager) checkRules(rules []Rule) error {
 			err.Index = i
 			return err
 		}
-		if perResource[r.Resource]++; perResource[r.Resource] > MaxRulesPerResource {
+		if perResource[r.Resource]++; perResource[r.Resource] > maxRulesPerResource {
 			return &RuleError{Index: i, Resource: r.Resource,
-				Reason: fmt.Sprintf("is one rule too many: a resource may have at most %d", MaxRulesPerResource)}
+				Reason: fmt.Sprintf("is one rule too many: a resource may have at most %d", maxRulesPerResource)}
 		}
 		key := r.identity()
 		if j, dup := seen[key]; dup {

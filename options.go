@@ -50,16 +50,16 @@ func WithLogger(l *slog.Logger) Option {
 	})
 }
 
-// DefaultMemoryBudget is how much memory the breakers of a Manager's rules may take unless
+// defaultMemoryBudget is how much memory the breakers of a Manager's rules may take unless
 // WithMemoryBudget says otherwise: 256 MiB, about 14,000 rules of 1,000 buckets each, or
 // 320,000 rules of the default 10.
-const DefaultMemoryBudget = 256 << 20
+const defaultMemoryBudget = 256 << 20
 
 // WithMemoryBudget bounds the memory, in bytes, that the breakers of the loaded rules and the
 // resource settings may take, so that a rule file or an etcd value cannot make a Manager take
 // memory out of proportion. LoadRules, LoadResources and LoadDocument refuse what would pass
 // it. The default is
-// DefaultMemoryBudget; 0 or less removes the bound.
+// 256 MiB; 0 or less removes the bound.
 func WithMemoryBudget(bytes int64) Option {
 	return optionFunc(func(m *Manager) { m.budget = bytes })
 }

@@ -14,10 +14,10 @@ const (
 	// MaxOverrideDuration is the longest an override may last: one that outlived the incident
 	// it was for would go on forcing a resource no one is watching.
 	MaxOverrideDuration = 24 * time.Hour
-	// MaxOverrideNote is the longest note an override may carry, in bytes.
-	MaxOverrideNote = 256
-	// MaxOverrides is how many resources may be overridden at once.
-	MaxOverrides = 1000
+	// maxOverrideNote is the longest note an override may carry, in bytes.
+	maxOverrideNote = 256
+	// maxOverrides is how many resources may be overridden at once.
+	maxOverrides = 1000
 )
 
 // OverrideInfo is an operator's force of one resource for a while: ForceOpen before a known event,
@@ -53,8 +53,8 @@ func (o *override) over(now int64) bool {
 // note, replacing any override of it, and returns it as installed. Observers hear Reason
 // Override from each breaker of the resource (one StateChange with a zero Rule for a resource
 // without rules), with the note; the Manager's logger logs it. A d that is not positive or is
-// longer than MaxOverrideDuration, an unknown force, a note longer than MaxOverrideNote or not
-// UTF-8, a name ending in "*" or one the Manager would not keep, or one more than MaxOverrides
+// longer than MaxOverrideDuration, an unknown force, a note longer than 256 bytes or not
+// UTF-8, a name ending in "*" or one the Manager would not keep, or one more than 1,000
 // resources overridden at once is an *OverrideError (wrapping ErrInvalidOverride), and nothing
 // changes. Overrides whose end has come are removed then, and observers hear them expire.
 func (m *Manager) Override(resource string, force Force, d time.Duration, note string) (OverrideInfo, error) {
@@ -63,9 +63,9 @@ func (m *Manager) Override(resource string, force Force, d time.Duration, note s
 	}
 	var info OverrideInfo
 	err := m.apply(func(old *ruleSet, now int64) (*ruleSet, []*circuit, error) {
-		if _, replaced := old.overrides[resource]; !replaced && len(old.overrides) >= MaxOverrides {
+		if _, replaced := old.overrides[resource]; !replaced && len(old.overrides) >= maxOverrides {
 			return nil, nil, &OverrideError{Resource: resource, Field: "Resource",
-				Reason: fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", MaxOverrides)}
+				Reason: fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", maxOverrides)}
 		}
 		o := &override{from: now, until: after(now, int64(d))}
 		o.OverrideInfo = OverrideInfo{Resource: strings.Clone(resource), Force: force, At: m.timeAt(now),
@@ -150,8 +150,8 @@ func (m *Manager) checkOverride(resource string, force Force, d time.Duration, n
 		return invalid("Duration", fmt.Sprintf("must be positive, got %v: an override ends by itself", d))
 	case d > MaxOverrideDuration:
 		return invalid("Duration", fmt.Sprintf("must be at most %v, got %v", MaxOverrideDuration, d))
-	case len(note) > MaxOverrideNote:
-		return invalid("Note", fmt.Sprintf("is %d bytes long, more than %d", len(note), MaxOverrideNote))
+	case len(note) > maxOverrideNote:
+		return invalid("Note", fmt.Sprintf("is %d bytes long, more than %d", len(note), maxOverrideNote))
 	case !utf8.ValidString(note):
 		return invalid("Note", "is not UTF-8")
 	}

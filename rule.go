@@ -50,24 +50,24 @@ func (s Strategy) windowed() bool { return s != ConsecutiveErrors }
 
 // Defaults for the zero values of the optional Rule fields.
 const (
-	DefaultMinRequestAmount = 5
-	DefaultStatInterval     = time.Second
-	DefaultBucketCount      = 10
+	defaultMinRequestAmount = 5
+	defaultStatInterval     = time.Second
+	defaultBucketCount      = 10
 )
 
-// MaxStatInterval bounds Rule.StatInterval.
-const MaxStatInterval = 24 * time.Hour
+// maxStatInterval bounds Rule.StatInterval.
+const maxStatInterval = 24 * time.Hour
 
-// MaxBucketCount bounds Rule.BucketCount, so that one rule cannot claim memory out of proportion.
-const MaxBucketCount = 1000
+// maxBucketCount bounds Rule.BucketCount, so that one rule cannot claim memory out of proportion.
+const maxBucketCount = 1000
 
-// MaxRulesPerResource bounds the rules of one resource: every call to it goes through each of
+// maxRulesPerResource bounds the rules of one resource: every call to it goes through each of
 // its breakers.
-const MaxRulesPerResource = 100
+const maxRulesPerResource = 100
 
-// MaxProbeNum bounds Rule.ProbeNum: a breaker that needs more successes in a row than this
+// maxProbeNum bounds Rule.ProbeNum: a breaker that needs more successes in a row than this
 // would stay HALF_OPEN, one call at a time, for too long.
-const MaxProbeNum = 1000
+const maxProbeNum = 1000
 
 // minBucketLength is the shortest bucket a window may have.
 const minBucketLength = time.Millisecond
@@ -95,18 +95,18 @@ type Rule struct {
 	// ignore it.
 	MaxAllowedRT time.Duration
 	// MinRequestAmount is how many calls the window must hold before the rule may trip;
-	// 0 means DefaultMinRequestAmount, but for ErrorCount no more than Threshold: a rule
+	// 0 means 5, but for ErrorCount no more than Threshold: a rule
 	// that trips on 3 failures trips on 3 failures in a row. With StatCalls, 0 means
 	// StatCalls.
 	MinRequestAmount uint64
 	// StatCalls, when > 0, makes the window the last StatCalls calls, however long they took
 	// to come, instead of the last StatInterval (SlowRequestRatio, ErrorRatio and ErrorCount;
-	// at most MaxStatCalls). StatInterval, BucketCount, FastBuckets, FastThreshold and RampUp,
+	// at most 10,000). StatInterval, BucketCount, FastBuckets, FastThreshold and RampUp,
 	// which are about time, must then be 0.
 	StatCalls uint32
-	// StatInterval is the length of the sliding window; 0 means DefaultStatInterval.
+	// StatInterval is the length of the sliding window; 0 means 1s. At most 24 hours.
 	StatInterval time.Duration
-	// BucketCount is how many buckets the window is split into; 0 means DefaultBucketCount.
+	// BucketCount is how many buckets the window is split into; 0 means 10. At most 1,000.
 	// StatInterval must divide into BucketCount equal buckets of at least 1ms.
 	BucketCount uint32
 	// RetryTimeout is how long the breaker stays OPEN before it lets one probe call through.
@@ -117,7 +117,7 @@ type Rule struct {
 	ProbeTimeout time.Duration
 	// ProbeNum is how many probes in a row must succeed to close the breaker; 0 means 1. One
 	// probe is in flight at a time: after a success that is not the last, the breaker stays
-	// HALF_OPEN and the next call is the next probe. At most MaxProbeNum.
+	// HALF_OPEN and the next call is the next probe. At most 1,000.
 	ProbeNum uint32
 	// MaxRetryTimeout, when not 0, makes the OPEN time grow: RetryTimeout after a trip, then
 	// doubled after each failed or timed-out probe, up to MaxRetryTimeout (>= RetryTimeout).
@@ -140,7 +140,7 @@ type Rule struct {
 	// Less than BucketCount; 0 turns it off.
 	FastBuckets uint32
 	// FastThreshold is the ratio the newest FastBuckets buckets must reach; 0 means
-	// max(DefaultFastThreshold, Threshold). Otherwise in [Threshold, 1]: a few buckets are
+	// max(0.8, Threshold). Otherwise in [Threshold, 1]: a few buckets are
 	// judged at a ratio no lower than the whole window's, so noise does not trip them.
 	FastThreshold float64
 	// RampUp, after the breaker closes on a probe, paces the calls it admits for at most this
@@ -152,8 +152,8 @@ type Rule struct {
 	RampUp time.Duration
 }
 
-// DefaultFastThreshold is the least ratio that Rule.FastThreshold's zero value stands for.
-const DefaultFastThreshold = 0.8
+// defaultFastThreshold is the least ratio that Rule.FastThreshold's zero value stands for.
+const defaultFastThreshold = 0.8
 
 // Validate reports whether the rule can be loaded: nil, or a *RuleError (wrapping
 // ErrInvalidRule) that names the field and the allowed values.
@@ -193,11 +193,11 @@ func (r Rule) check() (reason, field string) {
 	if reason, field := r.checkStatCalls(); reason != "" {
 		return reason, field
 	}
-	if r.StatInterval < 0 || r.StatInterval > MaxStatInterval {
-		return fmt.Sprintf("must be in [0, %v], got %v", MaxStatInterval, r.StatInterval), "StatInterval"
+	if r.StatInterval < 0 || r.StatInterval > maxStatInterval {
+		return fmt.Sprintf("must be in [0, %v], got %v", maxStatInterval, r.StatInterval), "StatInterval"
 	}
-	if r.BucketCount > MaxBucketCount {
-		return fmt.Sprintf("must be at most %d, got %d", MaxBucketCount, r.BucketCount), "BucketCount"
+	if r.BucketCount > maxBucketCount {
+		return fmt.Sprintf("must be at most %d, got %d", maxBucketCount, r.BucketCount), "BucketCount"
 	}
 	interval, buckets := r.statInterval(), time.Duration(r.bucketCount())
 	if interval%buckets != 0 || interval/buckets < minBucketLength {
@@ -209,8 +209,8 @@ func (r Rule) check() (reason, field string) {
 	if r.ProbeTimeout < 0 {
 		return fmt.Sprintf("must not be negative, got %v", r.ProbeTimeout), "ProbeTimeout"
 	}
-	if r.ProbeNum > MaxProbeNum {
-		return fmt.Sprintf("must be at most %d, got %d", MaxProbeNum, r.ProbeNum), "ProbeNum"
+	if r.ProbeNum > maxProbeNum {
+		return fmt.Sprintf("must be at most %d, got %d", maxProbeNum, r.ProbeNum), "ProbeNum"
 	}
 	if r.MaxRetryTimeout != 0 && r.MaxRetryTimeout < r.RetryTimeout {
 		return fmt.Sprintf("must be 0 (no backoff) or at least RetryTimeout (%v), got %v", r.RetryTimeout,
@@ -239,8 +239,8 @@ func (r Rule) checkStatCalls() (reason, field string) {
 			"took, got %v", r.StatCalls, v), field
 	}
 	switch {
-	case r.StatCalls > MaxStatCalls:
-		return fmt.Sprintf("must be at most %d, got %d", MaxStatCalls, r.StatCalls), "StatCalls"
+	case r.StatCalls > maxStatCalls:
+		return fmt.Sprintf("must be at most %d, got %d", maxStatCalls, r.StatCalls), "StatCalls"
 	case !r.Strategy.windowed():
 		return fmt.Sprintf("must be 0 for %v, which counts failures in a row and has no window, got %d",
 			r.Strategy, r.StatCalls), "StatCalls"
@@ -283,7 +283,7 @@ func (r Rule) checkFast() (reason, field string) {
 	f := r.FastThreshold
 	if f != 0 && !(f >= r.Threshold && f <= 1) { // also refuses NaN
 		return fmt.Sprintf("must be 0 (max(%v, Threshold)) or in [Threshold, 1] = [%v, 1], got %v",
-			DefaultFastThreshold, r.Threshold, f), "FastThreshold"
+			defaultFastThreshold, r.Threshold, f), "FastThreshold"
 	}
 	return "", ""
 }
@@ -291,12 +291,12 @@ func (r Rule) checkFast() (reason, field string) {
 // fastThreshold is FastThreshold with its default.
 func (r Rule) fastThreshold() float64 {
 	if r.FastThreshold == 0 {
-		return max(DefaultFastThreshold, r.Threshold)
+		return max(defaultFastThreshold, r.Threshold)
 	}
 	return r.FastThreshold
 }
 
-// minRequestAmount is MinRequestAmount with its default: DefaultMinRequestAmount, or for
+// minRequestAmount is MinRequestAmount with its default: defaultMinRequestAmount, or for
 // ErrorCount no more than Threshold, so that {ErrorCount, Threshold 3} trips on the third
 // failure.
 func (r Rule) minRequestAmount() uint64 {
@@ -305,22 +305,22 @@ func (r Rule) minRequestAmount() uint64 {
 		return r.MinRequestAmount
 	case r.StatCalls > 0:
 		return uint64(r.StatCalls)
-	case r.Strategy == ErrorCount && r.Threshold >= 1 && r.Threshold < DefaultMinRequestAmount:
+	case r.Strategy == ErrorCount && r.Threshold >= 1 && r.Threshold < defaultMinRequestAmount:
 		return uint64(r.Threshold)
 	}
-	return DefaultMinRequestAmount
+	return defaultMinRequestAmount
 }
 
 func (r Rule) statInterval() time.Duration {
 	if r.StatInterval == 0 {
-		return DefaultStatInterval
+		return defaultStatInterval
 	}
 	return r.StatInterval
 }
 
 func (r Rule) bucketCount() uint32 {
 	if r.BucketCount == 0 {
-		return DefaultBucketCount
+		return defaultBucketCount
 	}
 	return r.BucketCount
 }

@@ -293,8 +293,8 @@ func (g *goCircuitBreakerRule) convert() (Rule, map[string]string, error) {
 		BucketCount:      buckets,
 		RetryTimeout:     time.Duration(g.RetryTimeoutMs) * time.Millisecond,
 	}
-	if g.ProbeNum > MaxProbeNum {
-		return Rule{}, nil, invalid("probeNum", fmt.Sprintf("must be at most %d, got %d", MaxProbeNum, g.ProbeNum))
+	if g.ProbeNum > maxProbeNum {
+		return Rule{}, nil, invalid("probeNum", fmt.Sprintf("must be at most %d, got %d", maxProbeNum, g.ProbeNum))
 	}
 	r.ProbeNum = uint32(g.ProbeNum)
 	from := map[string]string{

@@ -42,7 +42,7 @@ func (f Force) String() string {
 // ResourceConfig is what a resource has besides its rules: a timeout, a concurrency limit and
 // a force. The zero value changes nothing.
 type ResourceConfig struct {
-	// Timeout, when > 0, is the longest a call may run: Do, Execute, Resource handles and the
+	// Timeout, when > 0, is the longest a call may run: Do, Execute, handles and the
 	// integrations give the call's function a context whose deadline is at most Timeout after
 	// admission (never later than the caller's own). A call that returns
 	// context.DeadlineExceeded counts as failed, and its RT counts for SlowRequestRatio, so a
@@ -160,10 +160,10 @@ func (m *Manager) checkResources(cfg map[string]ResourceConfig) error {
 	templates := 0
 	for _, name := range slices.Sorted(maps.Keys(cfg)) {
 		if isTemplate(name) {
-			if templates++; templates > MaxTemplates {
+			if templates++; templates > maxTemplates {
 				return &RuleError{Index: -1, Resource: name, Field: "Resource",
 					Reason: fmt.Sprintf("is one template setting too many: at most %d, which every call to a "+
-						"name without settings is matched against", MaxTemplates)}
+						"name without settings is matched against", maxTemplates)}
 			}
 		}
 		if reason, field := cfg[name].check(name); reason != "" {

@@ -53,22 +53,22 @@ func (rs *ruleSet) match(name string) *template {
 	return nil
 }
 
-// MaxTemplates bounds the distinct patterns of template rules, and those of template settings:
+// maxTemplates bounds the distinct patterns of template rules, and those of template settings:
 // a call to a name without rules of its own is matched against each of them, longest first.
-const MaxTemplates = 1000
+const maxTemplates = 1000
 
 // checkTemplates refuses a template with more rules than the Manager may hold template breakers
-// (no resource could ever get its breakers), and more than MaxTemplates patterns.
+// (no resource could ever get its breakers), and more than maxTemplates patterns.
 func (m *Manager) checkTemplates(rules []Rule) error {
 	perTemplate := map[string]int{}
 	for i, r := range rules {
 		if !r.IsTemplate() {
 			continue
 		}
-		if _, seen := perTemplate[r.Resource]; !seen && len(perTemplate) == MaxTemplates {
+		if _, seen := perTemplate[r.Resource]; !seen && len(perTemplate) == maxTemplates {
 			return &RuleError{Index: i, Resource: r.Resource, Field: "Resource",
 				Reason: fmt.Sprintf("is one template too many: at most %d patterns, which every call to a name "+
-					"without rules is matched against", MaxTemplates)}
+					"without rules is matched against", maxTemplates)}
 		}
 		if perTemplate[r.Resource]++; perTemplate[r.Resource] > m.tmpl.limit {
 			return &RuleError{Index: i, Resource: r.Resource, Field: "Resource",

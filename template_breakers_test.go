@@ -137,7 +137,7 @@ func TestTemplateCallInFlightAcrossDrop(t *testing.T) {
 func TestTemplateResourceHandleFollowsDrops(t *testing.T) {
 	h := newTemplateHarness(t, 1, tripsOnOne("*"))
 	ctx := context.Background()
-	a := h.m.Resource("a")
+	a := h.m.Handle("a")
 	require.NoError(t, a.Do(ctx, func(context.Context) error { return nil }))
 	h.clock.Advance(2 * time.Millisecond)
 	require.NoError(t, h.complete("b", 0, nil)) // drops a
@@ -155,7 +155,7 @@ func TestTemplateExistingBreakerAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	fn := func(context.Context) error { return nil }
 	require.NoError(t, m.Do(ctx, "svc-a", fn))
-	r := m.Resource("svc-b")
+	r := m.Handle("svc-b")
 	require.NoError(t, r.Do(ctx, fn))
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = m.Do(ctx, "svc-a", fn) }))
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = r.Do(ctx, fn) }))

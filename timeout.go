@@ -7,7 +7,7 @@ import (
 )
 
 // A resource's Timeout is a deadline on the context its calls' functions get (Do, Execute,
-// Resource handles, Entry.WithTimeout). A call cut off at that deadline counts as failed, and
+// handles, Entry.WithTimeout). A call cut off at that deadline counts as failed, and
 // as slow for SlowRequestRatio; one that ends at the caller's own, earlier deadline does not.
 
 // limit is a context whose deadline the library set from a resource's Timeout.

@@ -1,0 +1,70 @@
+package breaker
+
+import (
+	"context"
+
+	"go.uber.org/atomic"
+)
+
+// Handle is a handle on one resource of a Manager, for hot paths: its calls do what the
+// Manager's methods of the same name do, without looking the resource up by name each time.
+// It follows every change of rules and settings. It is safe for concurrent use; keep one per
+// resource.
+type Handle struct {
+	m     *Manager
+	name  string
+	found atomic.Pointer[lookup] // the resource's breakers under one rule set
+}
+
+type lookup struct {
+	set   *ruleSet
+	res   *resource
+	entry *templateEntry // res was made from a template: until it is dropped, res is entry's
+}
+
+// Handle returns a handle on the resource name. It may be taken before any rule for it is
+// loaded.
+func (m *Manager) Handle(name string) *Handle {
+	return &Handle{m: m, name: name}
+}
+
+// Enter checks a call to the resource; see Manager.Enter.
+func (r *Handle) Enter() (*Entry, error) { return r.m.enter(r.name, r.breakers()) }
+
+// Do calls fn if the breakers of the resource let the call through; see Manager.Do.
+func (r *Handle) Do(ctx context.Context, fn func(context.Context) error) error {
+	return r.m.do(ctx, r.name, r, fn)
+}
+
+// breakers returns the resource's breakers under the rules loaded now, looking them up by name
+// only after a reload, or after its breakers from a template were dropped.
+func (r *Handle) breakers() *resource {
+	set := r.m.rules.Load()
+	if f := r.found.Load(); f != nil && f.set == set {
+		if f.entry == nil {
+			return f.res
+		}
+		if !f.entry.dropped.Load() {
+			return f.entry.res.Load()
+		}
+	}
+	res := r.m.find(set, r.name)
+	f := &lookup{set: set, res: res}
+	if e := r.m.tmpl.find(r.name); e != nil && e.res.Load() == res {
+		f.entry = e
+	}
+	r.found.Store(f)
+	return res
+}
+
+// ExecuteOn is Execute through a Handle: Go methods cannot have type parameters, so it is a
+// function, as Execute is.
+func ExecuteOn[T any](ctx context.Context, r *Handle, fn func(context.Context) (T, error)) (T, error) {
+	var out T
+	err := r.Do(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = fn(ctx)
+		return err
+	})
+	return out, err
+}
