@@ -104,7 +104,7 @@ func benchBreakerRejectParallel(b *testing.B) {
 // of gobreaker's and go-resiliency's calls, made on a breaker object.
 
 func benchResourcePass(b *testing.B) {
-	r := newBreakerPass(b).Resource("pass")
+	r := newBreakerPass(b).Handle("pass")
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -116,7 +116,7 @@ func benchResourcePass(b *testing.B) {
 }
 
 func benchResourcePassParallel(b *testing.B) {
-	r := newBreakerPass(b).Resource("pass")
+	r := newBreakerPass(b).Handle("pass")
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -131,7 +131,7 @@ func benchResourcePassParallel(b *testing.B) {
 }
 
 func benchResourceReject(b *testing.B) {
-	r := newBreakerReject(b).Resource("reject")
+	r := newBreakerReject(b).Handle("reject")
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -143,7 +143,7 @@ func benchResourceReject(b *testing.B) {
 }
 
 func benchResourceRejectParallel(b *testing.B) {
-	r := newBreakerReject(b).Resource("reject")
+	r := newBreakerReject(b).Handle("reject")
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
