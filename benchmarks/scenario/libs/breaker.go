@@ -49,12 +49,12 @@ func breakerLibrary(name string, c Common, tune func(*breaker.Rule)) scenario.Li
 		remove := m.AddObserver(breaker.ObserverFunc(func(sc breaker.StateChange) {
 			state.set(sc.Rule.Strategy, fromBreaker(sc.To))
 		}))
-		return &breakerGuard{r: m.Resource(res), remove: remove}
+		return &breakerGuard{r: m.Handle(res), remove: remove}
 	}}
 }
 
 type breakerGuard struct {
-	r      *breaker.Resource
+	r      *breaker.Handle
 	remove func()
 }
 
