@@ -61,7 +61,7 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 	}
 	e := &Entry{m: m, resource: resource, call: c, timeout: res.timeoutOf()}
 	if len(m.slots) > 0 {
-		if blocked := m.enterSlots(e); blocked != nil {
+		if blocked := e.enterSlots(); blocked != nil {
 			return nil, blocked
 		}
 	}
@@ -286,4 +286,41 @@ func (m *Manager) callDone(c *call, resource string) {
 	for _, obs := range m.calls {
 		m.tellCall(obs, info)
 	}
+}
+
+// classify says how a call's error counts. A panicking Classifier, or an Outcome that is none
+// of the three, counts as Failure. It is small enough to inline, so a call that succeeded pays
+// for one comparison.
+func (m *Manager) classify(err error) Outcome {
+	if err == nil {
+		return Success
+	}
+	return m.classifyError(err)
+}
+
+// classifyError is classify for a non-nil error.
+func (m *Manager) classifyError(err error) Outcome {
+	var o Outcome
+	switch c, marked := err.(*countedError); {
+	case marked:
+		o = c.o
+	case m.classifier == nil:
+		return DefaultClassifier(err)
+	default:
+		o = m.classifyWith(err)
+	}
+	if o != Success && o != Ignore {
+		return Failure
+	}
+	return o
+}
+
+func (m *Manager) classifyWith(err error) (o Outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.logger.Error("breaker: classifier panicked; the call counts as a failure", "panic", v, "error", err)
+			o = Failure
+		}
+	}()
+	return m.classifier(err)
 }

@@ -676,3 +676,16 @@ func (c *circuit) reload(r *Rule) {
 // after returns the tick d after t. Ticks wrap (clock.go), so it does not saturate: a retry
 // time or deadline past the largest int64 must still lie d after t.
 func after(t, d int64) int64 { return t + d }
+
+// countCalls counts n calls completed at now, bad or not, in the window of calls of the CLOSED
+// period p, and trips p if the window then meets the rule's threshold. A good call over a
+// window without bad calls cannot trip it.
+func (c *circuit) countCalls(p *period, n uint64, bad bool, now, hint int64) {
+	var all window.Counts
+	for range n {
+		all = p.calls.AddOne(bad)
+	}
+	if bad || all.Bad > 0 {
+		c.decide(p, c.tune.Load(), all, window.Counts{}, now, hint)
+	}
+}

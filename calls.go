@@ -39,12 +39,3 @@ type CallObserverFunc func(CallInfo)
 
 // OnCall calls f(c).
 func (f CallObserverFunc) OnCall(c CallInfo) { f(c) }
-
-func (m *Manager) tellCall(o CallObserver, c CallInfo) {
-	defer func() {
-		if v := recover(); v != nil {
-			m.logger.Error("breaker: call observer panicked", "panic", v, "resource", c.Resource)
-		}
-	}()
-	o.OnCall(c)
-}

@@ -67,10 +67,6 @@ func (m *timeline) startClock() {
 	m.near.Store(&reading{at: m.epoch})
 }
 
-// Now returns the time by the Manager's clock, the one BlockError.RetryAt and StateChange.At
-// are read from: for example, to turn RetryAt into a Retry-After header.
-func (m *Manager) Now() time.Time { return m.timeAt(m.now()) }
-
 // now reads the clock as a tick. It is small enough to inline: a read of the system clock is
 // one call, to the runtime.
 func (m *timeline) now() int64 { return m.read() - m.mono }

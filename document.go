@@ -207,10 +207,3 @@ func (c ResourceConfig) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(j)
 }
-
-// LoadDocument installs what d holds: its rules as LoadRules would, its resource settings as
-// LoadResources would, or both. With both, both are validated before either is installed, and
-// they are installed together; on any error nothing changes.
-func (m *Manager) LoadDocument(d Document) error {
-	return m.load(d.Rules, d.HasRules, d.Resources, d.HasResources)
-}

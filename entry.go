@@ -49,7 +49,7 @@ func (e *Entry) Exit() {
 	}
 	// The breakers count the call even if a slot's OnExit panics.
 	defer e.exitCounted()
-	e.m.exitSlots(e)
+	e.exitSlots()
 }
 
 // exitCounted has the breakers count the call's outcome.

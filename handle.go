@@ -22,12 +22,6 @@ type lookup struct {
 	entry *templateEntry // res was made from a template: until it is dropped, res is entry's
 }
 
-// Handle returns a handle on the resource name. It may be taken before any rule for it is
-// loaded.
-func (m *Manager) Handle(name string) *Handle {
-	return &Handle{m: m, name: name}
-}
-
 // Enter checks a call to the resource; see Manager.Enter.
 func (r *Handle) Enter() (*Entry, error) { return r.m.enter(r.name, r.breakers()) }
 

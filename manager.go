@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"go.uber.org/atomic"
 )
@@ -398,3 +400,116 @@ func Do(ctx context.Context, resource string, fn func(context.Context) error) er
 
 // AddObserver registers o with the default Manager; see Manager.AddObserver.
 func AddObserver(o Observer) (remove func()) { return defaultManager.AddObserver(o) }
+
+// Now returns the time by the Manager's clock, the one BlockError.RetryAt and StateChange.At
+// are read from: for example, to turn RetryAt into a Retry-After header.
+func (m *Manager) Now() time.Time { return m.timeAt(m.now()) }
+
+// Reset moves every breaker of resource to a fresh CLOSED period with an empty window, as if
+// its rules had just been loaded, for an operator who knows the dependency is back. Observers
+// hear Reason Reset from each breaker that was not CLOSED. A resource without rules is left as
+// it is; its settings (Force) are not changed.
+func (m *Manager) Reset(resource string) {
+	res := m.existing(resource)
+	if res == nil {
+		return
+	}
+	now := m.now()
+	for _, c := range res.breakers {
+		c.reset(now)
+	}
+}
+
+// checkBudget returns the bytes that the rules and resource settings take, counting every
+// template's breakers at the bound, or the error for the rule or settings that take the
+// Manager past its budget. What a load does not replace is counted as loaded now. Every sum
+// saturates, so no bound can overflow it.
+func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool) (int64, error) {
+	if !withRules {
+		rules = old.rules
+	}
+	if !withSettings {
+		cfg = old.configs()
+	}
+	var sum int64
+	for name := range cfg {
+		sum = satSum(sum, settingsBytes+int64(len(name)))
+	}
+	named, templates := splitSettings(cfg)
+	if len(templates) > 0 {
+		// A resource with rules and no settings of its own has a template setting's, if one matches.
+		rs := &ruleSet{settingTemplates: templates}
+		for i := range rules {
+			if name := rules[i].Resource; !isTemplate(name) && rs.matchSettings(name) != nil {
+				if _, own := named[name]; !own {
+					sum = satSum(sum, settingsBytes)
+				}
+			}
+		}
+	}
+	if over(m.budget, sum) {
+		return sum, &RuleError{Index: -1, Field: "Resources",
+			Reason: fmt.Sprintf("%d resources with settings take %s, past the memory budget of %s (WithMemoryBudget)",
+				len(cfg), formatBytes(sum), formatBytes(m.budget))}
+	}
+	// Templates make breakers and settings on demand, at most WithMaxTemplateBreakers of them:
+	// count them all at the size of the largest.
+	largest := -1
+	for i := range rules {
+		if rules[i].IsTemplate() && (largest < 0 || rules[i].breakerMemory() > rules[largest].breakerMemory()) {
+			largest = i
+		}
+	}
+	if largest < 0 && len(templates) > 0 {
+		if sum = satSum(sum, satMul(int64(m.tmpl.limit), settingsBytes+templateEntryBytes)); over(m.budget, sum) {
+			return sum, &RuleError{Index: -1, Field: "Resources",
+				Reason: fmt.Sprintf("template settings for %d resources (WithMaxTemplateBreakers) could take %s, "+
+					"past the memory budget of %s (WithMemoryBudget)", m.tmpl.limit, formatBytes(sum), formatBytes(m.budget))}
+		}
+	}
+	if largest >= 0 {
+		unit := rules[largest].breakerMemory()
+		if len(templates) > 0 {
+			unit = max(unit, settingsBytes)
+		}
+		if sum = satSum(sum, satMul(int64(m.tmpl.limit), unit+templateEntryBytes)); over(m.budget, sum) {
+			return sum, &RuleError{Index: largest, Resource: rules[largest].Resource, Field: "BucketCount",
+				Reason: fmt.Sprintf("is a template whose %d template breakers (WithMaxTemplateBreakers) could take "+
+					"%s, past the memory budget of %s (WithMemoryBudget)", m.tmpl.limit, formatBytes(sum),
+					formatBytes(m.budget))}
+		}
+	}
+	for i := range rules {
+		if rules[i].IsTemplate() {
+			continue
+		}
+		if sum = satSum(sum, rules[i].ruleMemory()); over(m.budget, sum) {
+			return sum, &RuleError{Index: i, Resource: rules[i].Resource, Field: "BucketCount",
+				Reason: fmt.Sprintf("takes the rules past the memory budget of %s (WithMemoryBudget): "+
+					"rules 0 to %d need %s", formatBytes(m.budget), i, formatBytes(sum))}
+		}
+	}
+	return sum, nil
+}
+
+// nameBudget is what the budget leaves for the names of template resources once the rules
+// and settings take used.
+func (m *Manager) nameBudget(used int64) int64 {
+	if m.budget <= 0 {
+		return math.MaxInt64
+	}
+	return max(m.budget-used, 0)
+}
+
+// LoadDocument installs what d holds: its rules as LoadRules would, its resource settings as
+// LoadResources would, or both. With both, both are validated before either is installed, and
+// they are installed together; on any error nothing changes.
+func (m *Manager) LoadDocument(d Document) error {
+	return m.load(d.Rules, d.HasRules, d.Resources, d.HasResources)
+}
+
+// Handle returns a handle on the resource name. It may be taken before any rule for it is
+// loaded.
+func (m *Manager) Handle(name string) *Handle {
+	return &Handle{m: m, name: name}
+}

@@ -1,8 +1,10 @@
 package breaker
 
-import "github.com/halfopen/breaker/internal/window"
+import (
+	"go.uber.org/atomic"
 
-import "go.uber.org/atomic"
+	"github.com/halfopen/breaker/internal/window"
+)
 
 // A ramp paces the calls of a breaker that has just closed on a probe (Rule.RampUp), as TCP's
 // slow start grows with acknowledgements: a dependency that answered one probe may still be
@@ -219,33 +221,4 @@ func (r *ramp) retryAt(now, rampUp int64) int64 {
 		return end
 	}
 	return at
-}
-
-// rampRejection returns the error of a call the ramp r holds back at now, and its retry time
-// (retryAt). The error is built once for each retry time.
-func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
-	at := r.retryAt(now, c.tune.Load().rampUp)
-	b := r.blocked.Load()
-	if b == nil || b.at != at {
-		rule := c.Rule()
-		b = &BlockError{Resource: c.name, Rule: &rule, State: Closed, RetryAt: c.tl.timeAt(at),
-			Cause: ErrRampingUp, at: at}
-		r.blocked.Store(b)
-	}
-	return b, at
-}
-
-// checkRamp is check for a CLOSED period, which may be ramping up.
-func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
-	if p.ramp == nil {
-		return p, admitted
-	}
-	ok, on := p.ramp.admit(now, c.tune.Load().rampUp)
-	if !on {
-		c.endRamp(p)
-	}
-	if !ok {
-		return p, rejected
-	}
-	return p, admitted
 }

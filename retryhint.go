@@ -56,14 +56,3 @@ func retryHint(err error) int64 {
 	d, _ := RetryAfterOf(err)
 	return int64(max(d, 0))
 }
-
-// withHint makes the OPEN period q stay OPEN at least hint, within the breaker's longest OPEN
-// time, from now.
-func (c *circuit) withHint(q *period, t *tuning, now, hint int64) *period {
-	if hint > q.openFor {
-		q.openFor = min(hint, t.maxRetry)
-		q.retryAt = after(now, q.openFor)
-		q.blocked.Store(c.blockError(Open, q.retryAt))
-	}
-	return q
-}

@@ -373,3 +373,6 @@ func (r Rule) shape() Rule {
 	return Rule{Resource: id.Resource, Strategy: id.Strategy, StatInterval: id.StatInterval,
 		BucketCount: id.BucketCount, StatCalls: id.StatCalls}
 }
+
+// maxStatCalls bounds Rule.StatCalls, so that one rule cannot claim memory out of proportion.
+const maxStatCalls = 10000

@@ -11,21 +11,21 @@ type Slot interface {
 	OnExit(e *Entry)
 }
 
-// enterSlots runs the user slots' OnEntry. When one blocks the call, or panics, the slots
-// before it get OnExit and the breakers give back their probes.
-func (m *Manager) enterSlots(e *Entry) (blocked *BlockError) {
+// enterSlots runs the OnEntry of the Manager's slots for the call of e. When one blocks the
+// call, or panics, the slots before it get OnExit and the breakers give back their probes.
+func (e *Entry) enterSlots() (blocked *BlockError) {
 	done := false
 	defer func() {
 		if !done {
-			m.exitSlots(e)
-			e.call.giveBack(m.now())
+			e.exitSlots()
+			e.call.giveBack(e.m.now())
 			e.call.leave()
 		}
 	}()
-	for i, s := range m.slots {
+	for i, s := range e.m.slots {
 		if err := s.OnEntry(e); err != nil {
 			// The call observers hear of it before the deferred return of its probes.
-			return m.reject(e.resource, &BlockError{Resource: e.resource, Cause: err})
+			return e.m.reject(e.resource, &BlockError{Resource: e.resource, Cause: err})
 		}
 		e.passed = i + 1
 	}
@@ -34,9 +34,9 @@ func (m *Manager) enterSlots(e *Entry) (blocked *BlockError) {
 }
 
 // exitSlots runs OnExit of the slots whose OnEntry passed, last first.
-func (m *Manager) exitSlots(e *Entry) {
+func (e *Entry) exitSlots() {
 	for i := e.passed - 1; i >= 0; i-- {
-		m.slots[i].OnExit(e)
+		e.m.slots[i].OnExit(e)
 	}
 	e.passed = 0
 }

@@ -1,7 +1,10 @@
 package breaker
 
 import (
+	"fmt"
+	"hash/fnv"
 	"math"
+	"os"
 	"strconv"
 	"time"
 
@@ -264,4 +267,87 @@ func staleness(steady bool, interval time.Duration) int64 {
 		return math.MaxInt64
 	}
 	return int64(max(interval, time.Second))
+}
+
+// defaultInstance is the host name and the process id.
+func defaultInstance() string {
+	host, _ := os.Hostname()
+	return host + "/" + strconv.Itoa(os.Getpid())
+}
+
+// jitterSeed hashes the instance name and the rule's identity, the parts of the jitter that do
+// not change while the breaker lives.
+func jitterSeed(instance string, r *Rule) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%+v", instance, r.identity())
+	return h.Sum64()
+}
+
+// openTime is how long the breaker stays OPEN after failures probes failed in a row (0 on a
+// trip), for the OPEN period of generation gen: RetryTimeout doubled for each failure, up to
+// MaxRetryTimeout, shortened by a fraction in [0, RetryJitter).
+func (c *circuit) openTime(t *tuning, failures uint32, gen uint64) int64 {
+	d := t.retryTimeout
+	for range min(failures, 63) {
+		if d >= t.maxRetry/2 {
+			d = t.maxRetry
+			break
+		}
+		d *= 2
+	}
+	d = min(d, t.maxRetry)
+	if t.jitter > 0 {
+		d -= int64(float64(d) * t.jitter * unitHash(t.jitterSeed^gen))
+	}
+	return max(d, 1)
+}
+
+// unitHash maps x to [0, 1), evenly for nearby x (the finaliser of SplitMix64).
+func unitHash(x uint64) float64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11) / (1 << 53)
+}
+
+// rampRejection returns the error of a call the ramp r holds back at now, and its retry time
+// (retryAt). The error is built once for each retry time.
+func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
+	at := r.retryAt(now, c.tune.Load().rampUp)
+	b := r.blocked.Load()
+	if b == nil || b.at != at {
+		rule := c.Rule()
+		b = &BlockError{Resource: c.name, Rule: &rule, State: Closed, RetryAt: c.tl.timeAt(at),
+			Cause: ErrRampingUp, at: at}
+		r.blocked.Store(b)
+	}
+	return b, at
+}
+
+// checkRamp is check for a CLOSED period, which may be ramping up.
+func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
+	if p.ramp == nil {
+		return p, admitted
+	}
+	ok, on := p.ramp.admit(now, c.tune.Load().rampUp)
+	if !on {
+		c.endRamp(p)
+	}
+	if !ok {
+		return p, rejected
+	}
+	return p, admitted
+}
+
+// withHint makes the OPEN period q stay OPEN at least hint, within the breaker's longest OPEN
+// time, from now.
+func (c *circuit) withHint(q *period, t *tuning, now, hint int64) *period {
+	if hint > q.openFor {
+		q.openFor = min(hint, t.maxRetry)
+		q.retryAt = after(now, q.openFor)
+		q.blocked.Store(c.blockError(Open, q.retryAt))
+	}
+	return q
 }

@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -56,25 +55,3 @@ func (rs *ruleSet) match(name string) *template {
 // maxTemplates bounds the distinct patterns of template rules, and those of template settings:
 // a call to a name without rules of its own is matched against each of them, longest first.
 const maxTemplates = 1000
-
-// checkTemplates refuses a template with more rules than the Manager may hold template breakers
-// (no resource could ever get its breakers), and more than maxTemplates patterns.
-func (m *Manager) checkTemplates(rules []Rule) error {
-	perTemplate := map[string]int{}
-	for i, r := range rules {
-		if !r.IsTemplate() {
-			continue
-		}
-		if _, seen := perTemplate[r.Resource]; !seen && len(perTemplate) == maxTemplates {
-			return &RuleError{Index: i, Resource: r.Resource, Field: "Resource",
-				Reason: fmt.Sprintf("is one template too many: at most %d patterns, which every call to a name "+
-					"without rules is matched against", maxTemplates)}
-		}
-		if perTemplate[r.Resource]++; perTemplate[r.Resource] > m.tmpl.limit {
-			return &RuleError{Index: i, Resource: r.Resource, Field: "Resource",
-				Reason: fmt.Sprintf("is a template with %d rules, more than the %d template breakers this "+
-					"Manager may hold (WithMaxTemplateBreakers)", perTemplate[r.Resource], m.tmpl.limit)}
-		}
-	}
-	return nil
-}

@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"cmp"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -361,4 +362,82 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	d.maxBytes = next.nameBudget
 	m.releaseCounts(next)
 	return append(changes, m.makeRoom(0, 0, now)...)
+}
+
+// makeRoom drops entries until n more units (breakers, and settings from a template setting)
+// and a name of nameLen bytes fit in the bounds (WithMaxTemplateBreakers, and what the memory
+// budget leaves for names), idlest first. It drops at least a sixteenth of the bound, but of
+// idle entries only: an entry with a breaker OPEN or HALF_OPEN holds what is known of its
+// dependency, and one with calls in flight under its template settings holds their count, so
+// it is dropped only while there is still no room. It requires mu held.
+func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
+	d := &m.tmpl
+	room := func() bool {
+		return int(d.count.Load()+d.settings.Load())+n <= d.limit && d.bytes+nameLen <= d.maxBytes
+	}
+	if room() {
+		return nil
+	}
+	all := make([]idleness, 0, d.names.Load())
+	d.each(func(e *templateEntry) { all = append(all, e.idlenessAt(now)) })
+	batch := max(1, d.limit/16)
+	var changes []StateChange
+	var names []string
+	drop := func(e *templateEntry) {
+		changes = append(changes, m.dropTemplateEntry(e, Evicted, now)...)
+		names = append(names, e.name)
+	}
+	// dropClosed walks idlest first. Only the entries it looks at are read for their state.
+	dropClosed := func(idlest []idleness) {
+		for _, c := range idlest {
+			if len(names) >= batch && room() {
+				return
+			}
+			if !c.e.dropped.Load() && !c.e.holds() {
+				drop(c.e)
+			}
+		}
+	}
+	// Usually the idlest few hold enough CLOSED ones, and only they need sorting.
+	dropClosed(idlest(all, 2*batch))
+	if len(names) < batch || !room() {
+		slices.SortFunc(all, (idleness).compare)
+		dropClosed(all)
+		for _, c := range all {
+			if room() {
+				break
+			}
+			if !c.e.dropped.Load() {
+				drop(c.e)
+			}
+		}
+	}
+	d.dropped.Add(uint64(len(names)))
+	// Every count that is 0 and unused goes, not only those of the names dropped now: a name
+	// dropped while its calls were in flight keeps its count until they exit, and only a later
+	// drop finds it 0.
+	m.releaseCounts(m.rules.Load())
+	return changes
+}
+
+// checkTemplates refuses a template with more rules than the Manager may hold template breakers
+// (no resource could ever get its breakers), and more than maxTemplates patterns.
+func (m *Manager) checkTemplates(rules []Rule) error {
+	perTemplate := map[string]int{}
+	for i, r := range rules {
+		if !r.IsTemplate() {
+			continue
+		}
+		if _, seen := perTemplate[r.Resource]; !seen && len(perTemplate) == maxTemplates {
+			return &RuleError{Index: i, Resource: r.Resource, Field: "Resource",
+				Reason: fmt.Sprintf("is one template too many: at most %d patterns, which every call to a name "+
+					"without rules is matched against", maxTemplates)}
+		}
+		if perTemplate[r.Resource]++; perTemplate[r.Resource] > m.tmpl.limit {
+			return &RuleError{Index: i, Resource: r.Resource, Field: "Resource",
+				Reason: fmt.Sprintf("is a template with %d rules, more than the %d template breakers this "+
+					"Manager may hold (WithMaxTemplateBreakers)", perTemplate[r.Resource], m.tmpl.limit)}
+		}
+	}
+	return nil
 }
