@@ -162,7 +162,6 @@ type call struct {
 	Ticket
 	inflight *atomic.Int64  // the resource's count of calls in flight, which this call is in
 	owner    *templateEntry // the entry of a resource made from templates, which the call marks used
-	finished bool           // its outcome is counted
 }
 
 // leave takes the call out of its resource's calls in flight, once.
@@ -212,23 +211,21 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 		c.blocked = c.takeProbes()
 	}
 	if c.blocked != nil {
-		return m.block(c, resource)
+		// The call observers hear of the rejection, then the breakers get back what they gave
+		// the call (cause before effect).
+		m.reject(resource, c.blocked)
+		if c.n > 0 {
+			c.giveBack(c.start)
+		}
+		if c.owner != nil {
+			c.owner.touch(c.start) // a breaker rejected the call: its resource is not idle
+		}
+		return c.blocked
 	}
 	if s != nil {
 		return m.enterLimit(c, resource, s)
 	}
 	return nil
-}
-
-// block tells the call observers of the call c that its breakers rejected, then gives back
-// what they gave it (cause before effect), and returns the rejection.
-func (m *Manager) block(c *call, resource string) *BlockError {
-	m.reject(resource, c.blocked)
-	c.giveBack(c.start)
-	if c.owner != nil {
-		c.owner.touch(c.start) // a breaker rejected the call: its resource is not idle
-	}
-	return c.blocked
 }
 
 // enterLimit counts the admitted call c among the calls in flight of a resource with settings
@@ -275,7 +272,7 @@ func (m *Manager) finish(c *call, resource string, o Outcome, hint int64, cutOff
 		m.callDone(c, resource) // before the transitions the outcome makes: cause before effect
 	}
 	for i := 0; i < c.n; i++ {
-		c.at(i).count(&c.Ticket) // each breaker that let the call through counts it (OnRequestComplete)
+		c.at(i).count(now, &c.res) // each breaker that let the call through counts it (OnRequestComplete)
 	}
 }
 

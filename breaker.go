@@ -38,18 +38,18 @@ type CircuitBreaker interface {
 // breaker gave the call, and OnRequestComplete reads it when the call ends. Only the Manager's
 // admission path makes tickets, on the caller's stack.
 type Ticket struct {
-	start   int64 // when the call entered; set when a breaker or a call observer needs the time
-	timed   bool
-	due     bool        // a breaker let the call through as its probe to be (takeProbes)
-	blocked *BlockError // of the breakers that rejected the call, the one with the latest retry time
-	latest  int64       // the retry time of blocked
-	dry     *BlockError // what a DryRun breaker, or one of a ForceClosed resource, would have rejected the call with
-	end     int64       // when the call ended
-	res     result      // how it ended
-	n       int         // the grants, in the order of the resource's breakers
-	inline  [4]grant    // enough for the usual few rules of a resource, without allocating
-	more    []grant
-	issued  bool
+	start    int64       // when the call entered; set when a breaker or a call observer needs the time
+	blocked  *BlockError // of the breakers that rejected the call, the one with the latest retry time
+	dry      *BlockError // what a DryRun breaker, or one of a ForceClosed resource, would have rejected the call with
+	end      int64       // when the call ended
+	res      result      // how it ended
+	n        int         // the grants, in the order of the resource's breakers
+	inline   [4]grant    // enough for the usual few rules of a resource, without allocating
+	more     *[]grant
+	timed    bool
+	due      bool // a breaker let the call through as its probe to be (takeProbes)
+	issued   bool // made by the admission path
+	finished bool // its outcome is counted
 }
 
 // grant is what one breaker gave a call.
@@ -76,8 +76,11 @@ func (t *Ticket) next(c *circuit) *grant {
 	if t.n < len(t.inline) {
 		g = &t.inline[t.n]
 	} else {
-		t.more = append(t.more, grant{})
-		g = &t.more[len(t.more)-1]
+		if t.more == nil {
+			t.more = new([]grant)
+		}
+		*t.more = append(*t.more, grant{})
+		g = &(*t.more)[len(*t.more)-1]
 	}
 	g.c = c
 	t.n++
@@ -89,7 +92,7 @@ func (t *Ticket) at(i int) *grant {
 	if i < len(t.inline) {
 		return &t.inline[i]
 	}
-	return &t.more[i-len(t.inline)]
+	return &(*t.more)[i-len(t.inline)]
 }
 
 // Stats is what a breaker holds at one moment.
@@ -287,8 +290,8 @@ func (c *circuit) passFrom(t *Ticket, p *period) bool {
 		return true
 	}
 	// The latest retry time says when the resource can admit a call again.
-	if t.blocked == nil || at-t.latest > 0 {
-		t.blocked, t.latest = err, at
+	if t.blocked == nil || at-t.blocked.at > 0 {
+		t.blocked = err
 	}
 	return false
 }
@@ -473,19 +476,19 @@ func (c *circuit) OnRequestComplete(t *Ticket) {
 	}
 	for i := 0; i < t.n; i++ {
 		if g := t.at(i); g.c == c {
-			g.count(t)
+			g.count(t.end, &t.res)
 			g.p = nil // it counts once
 		}
 	}
 }
 
-// count is OnRequestComplete for the grant a of the call of t.
-func (a *grant) count(t *Ticket) {
+// count is OnRequestComplete for the grant a of a call that ended at now as res.
+func (a *grant) count(now int64, res *result) {
 	from := a.p
 	if from == nil {
 		return // not admitted by this breaker (a dry run's rejection)
 	}
-	c, now, res := a.c, t.end, &t.res
+	c := a.c
 	p := c.current(from)
 	if p == nil {
 		return // admitted before the last transition
