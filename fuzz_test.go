@@ -167,6 +167,12 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "d-count-ramp", Resource: "d*", Strategy: breaker.ErrorCount, Threshold: 2, MinRequestAmount: 1,
 			RetryTimeout: 300 * time.Millisecond},
 	},
+	// The "*" of set 6 alone: loading set 6 after it gives "da" and "db" to a narrower template
+	// of two rules, while "x" keeps its breaker.
+	{
+		{ID: "all", Resource: "*", Strategy: breaker.ErrorCount, Threshold: 1, ProbeNum: 2,
+			RetryTimeout: 500 * time.Millisecond},
+	},
 }
 
 // fuzzTemplateLimit bounds the template breakers of the fuzzed Manager: "da" and "db" with two
@@ -237,6 +243,9 @@ var fuzzSeeds = [][]byte{
 	{0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLoad, 8, opDo, 0x00, 0x00,
 		opAdvance, 0x14, opEnter, 0, opLoad, 0, opExit, 0, 0, opEnter, 0, opExit, 0, 0,
 		opDo, 0x01, 0x01, opDo, 0x01, 0x01, opLoad, 8, opDo, 0x01, 0x01, opDo, 0x01, 0x00},
+	// Breakers made by "*" alone, one tripped; then "d*" takes "da" and "db" from it.
+	{0, opLoad, 14, opNames, opDo, 0x00, 0x00, opDo, 0x01, 0x01, opDo, 0x02, 0x01, opLoad, 6,
+		opDo, 0x00, 0x00, opDo, 0x01, 0x00, opDo, 0x02, 0x00},
 	// Template breakers tripped, then their template reordered, tuned and grown past the bound.
 	{0, opLoad, 6, opNames, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x02, 0x01, opLoad, 9,
 		opDo, 0x00, 0x00, opDo, 0x01, 0x01, opAdvance, 0x10, opDo, 0x00, 0x00, opLoad, 6, opDo, 0x02, 0x00},

@@ -303,7 +303,13 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		retire []*circuit // its breakers not kept
 	}
 	var all []rebind
-	plans := map[*Rule][]int{} // by the first rule of an entry: the entries of one template share it
+	// The entries of one old template that one new template matches share a plan: keyed by
+	// both, since a narrower new template can take some of an old template's entries.
+	type planKey struct {
+		first *Rule
+		to    *template
+	}
+	plans := map[planKey][]int{}
 	d.each(func(e *templateEntry) {
 		own := next.resources[e.name]
 		if !next.templated(e.name, own) {
@@ -313,11 +319,11 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		old, t := e.res.Load(), next.match(e.name)
 		var keep []int
 		if t != nil && len(old.breakers) > 0 {
-			first := old.breakers[0].tune.Load().rule
+			key := planKey{old.breakers[0].tune.Load().rule, t}
 			var planned bool
-			if keep, planned = plans[first]; !planned {
+			if keep, planned = plans[key]; !planned {
 				keep = pairRules(old.breakers, t.rules)
-				plans[first] = keep
+				plans[key] = keep
 			}
 		}
 		templateSet := own == nil && next.matchSettings(e.name) != nil

@@ -239,6 +239,41 @@ func TestTemplateRuleEditKeepsSiblings(t *testing.T) {
 	assert.Equal(t, 2, h.m.TemplateStats().Breakers, "api/a's two breakers, and none left over")
 }
 
+// A narrower template added beside the one that made the breakers takes some of its names:
+// those names are dropped (the template that made their breakers is no longer theirs), and
+// the others keep their breakers, each plan made for its own pair of templates.
+func TestTemplateNarrowerTemplateTakesSomeNames(t *testing.T) {
+	wide := tripsOnOne("api/*")
+	h := newTemplateHarness(t, 100, wide)
+	for i := range 8 {
+		require.NoError(t, h.complete(fmt.Sprintf("api/%d", i), 0, nil))
+		require.NoError(t, h.complete(fmt.Sprintf("api/slow/%d", i), 0, nil))
+	}
+	h.completeN("api/0", 1, errDown)
+	h.completeN("api/slow/0", 1, errDown)
+	tripped := h.m.Breakers("api/0")[0]
+	h.events.reset()
+
+	narrow := wide
+	narrow.Resource = "api/slow/*"
+	ratio := breaker.Rule{Resource: "api/slow/*", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second}
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{wide, narrow, ratio}))
+	assert.Equal(t, []string{"OPEN->CLOSED RuleChanged"}, h.events.transitions())
+	assert.Equal(t, "api/slow/0", h.events.last().Resource)
+	for i := range 8 {
+		require.Len(t, h.m.Breakers(fmt.Sprintf("api/%d", i)), 1)
+		assert.Empty(t, h.m.Breakers(fmt.Sprintf("api/slow/%d", i)))
+	}
+	assert.Same(t, tripped, h.m.Breakers("api/0")[0])
+	assert.ErrorIs(t, h.complete("api/0", 0, nil), breaker.ErrOpen, "the wide template's names keep their state")
+
+	require.NoError(t, h.complete("api/slow/0", 0, nil))
+	bs := h.m.Breakers("api/slow/0")
+	require.Len(t, bs, 2)
+	assert.Equal(t, "api/slow/*", bs[0].Rule().Resource)
+	assert.Equal(t, 10, h.m.TemplateStats().Breakers)
+}
+
 // A new name past the bound drops CLOSED breakers only, and a tripped one only while there is
 // still no room: with a bound of 320 (a batch of 20), 319 names OPEN and one CLOSED, a new
 // name drops the CLOSED one alone, and no dependency known to be down is called again.
