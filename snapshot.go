@@ -18,6 +18,8 @@ type Snapshot struct {
 	// sorted by name. The names that templates made are bounded as the template breakers are
 	// (WithMaxTemplateBreakers).
 	Resources []ResourceStatus
+	// Rules are the rules loaded (LoadRules), in the order given, template rules included.
+	Rules []Rule
 	// Settings are the settings loaded (LoadResources), by key, template settings included.
 	Settings map[string]ResourceConfig
 	// Templates is what the template rules made (TemplateStats).
@@ -55,7 +57,7 @@ func (m *Manager) Snapshot() Snapshot {
 	m.tmpl.mu.Lock() // rule sets are published under it: the template entries agree with rs
 	defer m.tmpl.mu.Unlock()
 	rs, now := m.rules.Load(), m.now()
-	snap := Snapshot{At: m.timeAt(now), Settings: rs.configs(), Templates: m.templateStats(rs)}
+	snap := Snapshot{At: m.timeAt(now), Rules: slices.Clone(rs.rules), Settings: rs.configs(), Templates: m.templateStats(rs)}
 	entries := map[string]*resource{} // what templates made, by name
 	m.tmpl.each(func(e *templateEntry) { entries[e.name] = e.res.Load() })
 	for name, res := range rs.resources {
@@ -100,4 +102,15 @@ func (m *Manager) statusOf(rs *ruleSet, name string, res *resource, template str
 		st.InFlight = n.Load()
 	}
 	return st
+}
+
+// Resource returns what s holds of the resource name, or nil when it holds nothing of it.
+func (s *Snapshot) Resource(name string) *ResourceStatus {
+	i, ok := slices.BinarySearchFunc(s.Resources, name, func(r ResourceStatus, name string) int {
+		return strings.Compare(r.Name, name)
+	})
+	if !ok {
+		return nil
+	}
+	return &s.Resources[i]
 }

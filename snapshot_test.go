@@ -41,6 +41,7 @@ func TestSnapshotListsWhatAppliesToEachResource(t *testing.T) {
 
 	snap := h.m.Snapshot()
 	assert.Equal(t, h.clock.Now(), snap.At)
+	assert.Equal(t, []breaker.Rule{pay, inv, cat}, snap.Rules)
 	assert.Equal(t, map[string]breaker.ResourceConfig{"*": {Timeout: 500 * time.Millisecond, MaxConcurrency: 20},
 		"inv": {MaxConcurrency: 3}, "only": {Force: breaker.ForceClosed}}, snap.Settings)
 	assert.Equal(t, 2, snap.Templates.Resources)
@@ -51,6 +52,8 @@ func TestSnapshotListsWhatAppliesToEachResource(t *testing.T) {
 		byName[r.Name] = r
 	}
 	assert.Equal(t, []string{"cat-1", "cat-2", "inv", "only", "pay"}, names, "sorted by name")
+	assert.Same(t, &snap.Resources[2], snap.Resource("inv"))
+	assert.Nil(t, snap.Resource("cat-3"), "a name the template never saw")
 
 	p := byName["pay"]
 	require.Len(t, p.Breakers, 1)
@@ -97,7 +100,7 @@ func TestSnapshotRemovesExpiredOverrides(t *testing.T) {
 }
 
 // Snapshots read while goroutines call, trip and reload never show a breaker's window with
-// more bad calls than calls, nor a resource twice.
+// more bad calls than calls, nor a resource twice, nor a breaker under a rule its rules lack.
 func TestSnapshotUnderConcurrency(t *testing.T) {
 	h := newHarness(t, errorRatio(0.5, 2))
 	var wg sync.WaitGroup
@@ -125,11 +128,13 @@ func TestSnapshotUnderConcurrency(t *testing.T) {
 	}
 	for range 200 {
 		seen := map[string]bool{}
-		for _, r := range h.m.Snapshot().Resources {
+		snap := h.m.Snapshot()
+		for _, r := range snap.Resources {
 			assert.False(t, seen[r.Name], "%s listed twice", r.Name)
 			seen[r.Name] = true
 			for _, b := range r.Breakers {
 				assert.LessOrEqual(t, b.Bad, b.Total)
+				assert.Contains(t, snap.Rules, b.Rule, "one rule set")
 			}
 		}
 	}

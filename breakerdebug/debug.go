@@ -33,15 +33,15 @@
 // window), then how it recovers ("retry 3s, doubling per failed probe up to 30s, up to 10%
 // sooner (jitter) · probe timeout 2s · 3 probes in a row to close", each part only when its
 // field is set). States and reasons are their String forms; times are read from the
-// Manager's clock ("now" is [breaker.Manager.Now]). Resources are sorted by name, each
-// resource's breakers are in rule order, and the transitions (the last 100) are newest first,
-// by "seq" ([breaker.StateChange.Seq], which orders them across the Manager). The breaker
-// fields are those of [breaker.Stats]: "generation" counts the breaker's transitions, "total"
-// and "bad" are the calls in its window and the slow or failed ones among them (both 0 unless
-// CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline" unless HALF_OPEN, and
-// "rampingUp" is true, and only then written, while a breaker that a probe closed paces its
-// calls (Rule.RampUp). A transition's "snapshot" is, for ThresholdExceeded, the ratio or count
-// that met the threshold; for FastTrip, the ratio of the newest buckets.
+// Manager's clock ("now" is when the status was read, [breaker.Snapshot].At). Resources are
+// sorted by name, each resource's breakers are in rule order, and the transitions (the last
+// 100) are newest first, by "seq" ([breaker.StateChange.Seq], which orders them across the
+// Manager). The breaker fields are those of [breaker.Stats]: "generation" counts the breaker's
+// transitions, "total" and "bad" are the calls in its window and the slow or failed ones among
+// them (both 0 unless CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline" unless
+// HALF_OPEN, and "rampingUp" is true, and only then written, while a breaker that a probe
+// closed paces its calls (Rule.RampUp). A transition's "snapshot" is, for ThresholdExceeded,
+// the ratio or count that met the threshold; for FastTrip, the ratio of the newest buckets.
 //
 // A resource with settings ([breaker.Manager.LoadResources]) has "settings": "force" is "auto",
 // "open" or "closed" ([breaker.Force]), "timeout" a Go duration ("0s": none), "maxConcurrency"
@@ -74,10 +74,11 @@
 // ([breaker.WithMaxTemplateBreakers]), how many resources were dropped to stay within it, and
 // how many the status leaves out; the page adds it to its summary line.
 //
-// The handler keeps nothing per resource name: the resources are read from the Manager's
-// rules, settings and template breakers (at most WithTemplates of those) at each request, and
-// the transitions are a ring of the last 100, whichever resources made them, so calls under
-// names without rules, however many, add nothing to the page or to memory.
+// The handler keeps nothing per resource name: the resources are read from one
+// [breaker.Manager.Snapshot] at each request, its rules, settings, overrides and template
+// breakers (at most WithTemplates of those) under one rule set, and the transitions are a ring
+// of the last 100, whichever resources made them, so calls under names without rules, however
+// many, add nothing to the page or to memory.
 //
 // With a [Recorder], the page is also a live dashboard of the last minute. Create the Recorder
 // on the Manager's clock, give it to the Manager as a call observer and to the Handler:
@@ -117,8 +118,8 @@
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
 // origin. Nothing it keeps grows with the names callers use: the state changes are kept in a
 // ring of 100, and resources are read from the Manager's rules and settings, which its
-// operators write, at each request. The handler is safe for concurrent use; the package starts
-// no goroutines.
+// operators write, in one Snapshot at each request. The handler is safe for concurrent use;
+// the package starts no goroutines.
 package breakerdebug
 
 import (
@@ -304,39 +305,42 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// status reads the manager now. The rules, the settings and the overrides are read once, and
-// each resource's breakers and calls in flight after them: a resource whose rules a concurrent
-// LoadRules removed in between is listed without breakers if it has settings or an override,
-// and left out if not.
+// status reads the manager now, in one Manager.Snapshot: the resources listed, their breakers,
+// settings, calls in flight and overrides, and the template counts, all come from one rule set.
 func (h *handler) status() *status {
-	st := &status{Now: h.m.Now(), Resources: []resourceStatus{}, Overrides: []overrideStatus{}}
-	settings := h.m.Resources()
-	overridden := map[string]breaker.Force{}
-	for _, o := range h.m.Overrides() {
-		st.Overrides = append(st.Overrides, overrideStatusOf(o))
-		overridden[o.Resource] = o.Force
-	}
+	snap := h.m.Snapshot()
+	st := &status{Now: snap.At, Resources: []resourceStatus{}, Overrides: []overrideStatus{}}
 	var names, templates []string
-	for _, r := range h.m.Rules() {
-		names = append(names, r.Resource)
-		if r.IsTemplate() {
-			templates = append(templates, strings.TrimSuffix(r.Resource, "*"))
+	var made []*breaker.ResourceStatus // the names templates made, by name
+	for i := range snap.Resources {
+		r := &snap.Resources[i]
+		if r.Override != nil {
+			st.Overrides = append(st.Overrides, overrideStatusOf(*r.Override))
+			names = append(names, r.Name)
+		}
+		switch {
+		case madeByTemplates(r):
+			made = append(made, r)
+		case len(r.Breakers) > 0: // rules of its own
+			names = append(names, r.Name)
 		}
 	}
-	for name := range settings {
+	for _, r := range snap.Rules {
+		if p, ok := strings.CutSuffix(r.Resource, "*"); ok {
+			templates = append(templates, p)
+		}
+	}
+	for name := range snap.Settings {
 		names = append(names, name)
 	}
-	for name := range overridden {
-		names = append(names, name)
-	}
-	if d := h.m.TemplateStats(); d.Templates > 0 {
+	if d := snap.Templates; d.Templates > 0 {
 		st.Templates = &templateStatus{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit, Dropped: d.Dropped}
 	}
 	var calls map[string]callStats
 	if h.rec != nil {
 		calls = h.rec.read(st.Now)
 	}
-	listed, unlisted := h.listTemplates(h.m.TemplateResources(), calls)
+	listed, unlisted := h.listTemplates(made, calls)
 	names = append(names, listed...)
 	for _, name := range unlisted {
 		delete(calls, name) // it has breakers: not one to list as unruled
@@ -346,33 +350,32 @@ func (h *handler) status() *status {
 	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
-		cfg, hasSettings := settings[name]
-		_, hasOverride := overridden[name]
-		breakers := h.m.Breakers(name)
-		if len(breakers) == 0 && !hasSettings && !hasOverride {
+		cfg, hasSettings := snap.Settings[name]
+		r := snap.Resource(name) // nil for a template setting's key
+		if r == nil {
+			r = &breaker.ResourceStatus{Name: name}
+		}
+		if len(r.Breakers) == 0 && !hasSettings && r.Override == nil {
 			continue
 		}
-		res := resourceStatus{Resource: name, Breakers: make([]breakerStatus, 0, len(breakers))}
+		res := resourceStatus{Resource: name, Breakers: make([]breakerStatus, 0, len(r.Breakers))}
 		if hasSettings {
 			res.Settings = &settingsStatus{
 				Force:          cfg.Force.String(),
 				Timeout:        cfg.Timeout.String(),
 				MaxConcurrency: cfg.MaxConcurrency,
 			}
-			if !strings.HasSuffix(name, "*") { // a template setting's names each count their own
-				inFlight := h.m.InFlight(name)
-				res.InFlight = &inFlight
+			if !isTemplate(name) { // a template setting's names each count their own
+				res.InFlight = &r.InFlight
 			}
 		}
-		forcedClosed := h.m.SettingsOf(name).Force == breaker.ForceClosed // its override's, own or template's
-		for _, b := range breakers {
-			s := b.Stats()
-			rule := b.Rule()
+		forcedClosed := r.Settings.Force == breaker.ForceClosed // its override's, own or template's
+		for _, s := range r.Breakers {
 			res.Breakers = append(res.Breakers, breakerStatus{
-				Rule:          rule,
-				RuleText:      describe(rule),
+				Rule:          s.Rule,
+				RuleText:      describe(s.Rule),
 				State:         s.State.String(),
-				DryRun:        rule.DryRun || forcedClosed,
+				DryRun:        s.Rule.DryRun || forcedClosed,
 				Generation:    s.Generation,
 				Total:         s.Total,
 				Bad:           s.Bad,
@@ -423,6 +426,16 @@ func (h *handler) status() *status {
 	return st
 }
 
+// isTemplate reports whether a resource name or a settings key is a template's.
+func isTemplate(key string) bool { return strings.HasSuffix(key, "*") }
+
+// madeByTemplates reports whether r is one of the names, chosen by callers, that template rules
+// or template settings made an entry for: its breakers are a template's, or it has none, no
+// override and a template setting's settings. The status lists at most WithTemplates of them.
+func madeByTemplates(r *breaker.ResourceStatus) bool {
+	return r.Template != "" || len(r.Breakers) == 0 && r.Override == nil && isTemplate(r.SettingsFrom)
+}
+
 // wantsJSON reports whether r asks for JSON: with ?format=json, or with an Accept header that
 // names application/json (with a q above 0). Browsers never send that for a page.
 func wantsJSON(r *http.Request) bool {
@@ -467,37 +480,34 @@ func write(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 }
 
-// listTemplates splits names, the resources with breakers from templates, into those the status
-// lists, at most WithTemplates of them, and the others: those with a breaker not CLOSED first,
-// then the most called in calls, then by name.
-func (h *handler) listTemplates(names []string, calls map[string]callStats) (listed, unlisted []string) {
-	if len(names) <= h.templates {
-		return names, nil
-	}
+// listTemplates splits made, the resources that templates made, by name, into the names the
+// status lists, at most WithTemplates of them, and the others: those with a breaker not CLOSED
+// first, then the most called in calls, then by name.
+func (h *handler) listTemplates(made []*breaker.ResourceStatus, calls map[string]callStats) (listed, unlisted []string) {
 	type candidate struct {
 		name  string
 		open  bool
 		calls uint64
 	}
-	all := make([]candidate, len(names))
-	for i, name := range names {
-		open := slices.ContainsFunc(h.m.Breakers(name), func(b breaker.CircuitBreaker) bool {
-			return b.State() != breaker.Closed
-		})
-		all[i] = candidate{name, open, calls[name].Calls}
+	all := make([]candidate, len(made))
+	for i, r := range made {
+		open := slices.ContainsFunc(r.Breakers, func(s breaker.Stats) bool { return s.State != breaker.Closed })
+		all[i] = candidate{r.Name, open, calls[r.Name].Calls}
 	}
-	slices.SortFunc(all, func(a, b candidate) int {
-		if a.open != b.open {
-			if a.open {
-				return -1
+	if len(all) > h.templates {
+		slices.SortFunc(all, func(a, b candidate) int {
+			if a.open != b.open {
+				if a.open {
+					return -1
+				}
+				return 1
 			}
-			return 1
-		}
-		if c := cmp.Compare(b.calls, a.calls); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.name, b.name)
-	})
+			if c := cmp.Compare(b.calls, a.calls); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.name, b.name)
+		})
+	}
 	for i, c := range all {
 		if i < h.templates {
 			listed = append(listed, c.name)

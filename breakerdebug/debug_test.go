@@ -586,17 +586,21 @@ func TestTemplateListIsBounded(t *testing.T) {
 
 // Given a template resource whose breakers were dropped to stay within
 // WithMaxTemplateBreakers, when the status is read, then it is not listed as called without
-// rules: a template matches it. A name no template matches still is.
+// rules: a template matches it, even one left with no breakers. A name no template matches
+// still is.
 func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
 	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec),
 		breaker.WithMaxTemplateBreakers(2))
-	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
-		Threshold: 1, RetryTimeout: time.Minute}}))
+	require.NoError(t, m.LoadRules([]breaker.Rule{
+		{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Minute},
+		{Resource: "img/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Minute},
+	}))
 	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
 
-	for _, name := range []string{"api/a", "api/b", "api/c"} {
+	// img/x is dropped first, and its template is left with no breakers at all.
+	for _, name := range []string{"img/x", "api/a", "api/b", "api/c"} {
 		call(m, name, succeed)
 		clk.Advance(time.Millisecond)
 	}

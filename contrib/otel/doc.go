@@ -46,12 +46,12 @@
 // ([WithMaxNameBytes]), and every other name is measured as breaker.resource "_other"
 // ([OverflowResource]), in the calls counter, the duration histogram and the transitions
 // counter, so callers that make up names cannot grow the Instruments or the MeterProvider
-// without end. The Instruments keep their own copy of each name. The gauges are read at
-// collection from the Manager's rules and settings, which operators, not callers, write. An
-// override may name any resource, so the override gauges take names of the bound too: those
-// past it are counted together as "_other", by force, with the latest end. So do the names
-// that hold template settings in breaker.in_flight, whose calls in flight past the bound are
-// added up as "_other".
+// without end. The Instruments keep their own copy of each name. The gauges are read at each
+// collection from one Manager.Snapshot, so that they agree with each other: the Manager's rules
+// and settings, which operators, not callers, write. An override may name any resource, so the
+// override gauges take names of the bound too: those past it are counted together as "_other",
+// by force, with the latest end. So do the names that hold template settings in
+// breaker.in_flight, whose calls in flight past the bound are added up as "_other".
 //
 // Every exported method is safe for concurrent use. The package starts no goroutines.
 package breakerotel

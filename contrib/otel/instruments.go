@@ -287,11 +287,11 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		return ErrWatching
 	}
 	reg, err := ins.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		v := read(m)
-		ins.observeStates(o, m, v)
-		ins.observeSettings(o, m, v)
-		ins.observeOverrides(o, v)
-		ins.observeTemplates(o, m, v)
+		snap := m.Snapshot() // one read: every instrument below reports one rule set
+		ins.observeStates(o, &snap)
+		ins.observeSettings(o, &snap)
+		ins.observeOverrides(o, &snap)
+		ins.observeTemplates(o, &snap)
 		return nil
 	}, ins.state, ins.status, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
 		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped)

@@ -3,6 +3,7 @@ package breakerotel
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -10,51 +11,57 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// observeStates reports the state of every breaker of m to the state gauge, as
+// isTemplate reports whether a resource name or a settings key is a template's.
+func isTemplate(key string) bool { return strings.HasSuffix(key, "*") }
+
+// inFlight returns the calls in flight of the resource name in snap.
+func inFlight(snap *breaker.Snapshot, name string) int64 {
+	if r := snap.Resource(name); r != nil {
+		return r.InFlight
+	}
+	return 0
+}
+
+// observeStates reports the state of every breaker in snap to the state gauge, as
 // breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), and to breaker.status, with its
 // resource, rule and whether it is dry run: its rule is DryRun, or an override or its settings
 // force its resource closed. The breakers that template rules made are reported for the names
 // within the bound, not for those measured as OverflowResource: callers choose those names.
 // Of names that share a breaker.resource, those of the one claim picks are reported.
-func (ins *Instruments) observeStates(o metric.Observer, m *breaker.Manager, v *collection) {
-	names := make(map[string]string, len(v.ruled)+len(v.templated))
-	for _, name := range v.ruled {
-		claim(names, resourceValue(name), name)
-	}
-	for _, name := range v.templated {
-		if s := ins.resourceSets(name); s != ins.overflow {
-			claim(names, s.resource.Value.AsString(), name)
+func (ins *Instruments) observeStates(o metric.Observer, snap *breaker.Snapshot) {
+	names := make(map[string]string, len(snap.Resources))
+	for i := range snap.Resources {
+		switch r := &snap.Resources[i]; {
+		case r.Template != "": // breakers a template made, for a name callers chose
+			if s := ins.resourceSets(r.Name); s != ins.overflow {
+				claim(names, s.resource.Value.AsString(), r.Name)
+			}
+		case len(r.Breakers) > 0:
+			claim(names, resourceValue(r.Name), r.Name)
 		}
 	}
 	for resource, name := range names {
-		ins.observeResource(o, m, name, resource, v.force(name))
+		r := snap.Resource(name)
+		ins.observeResource(o, r.Breakers, resource, r.Settings.Force)
 	}
 }
 
-// observeResource reports, as breaker.resource resource, the state of each breaker of the
-// resource name, whose Force is force, and whether it ramps up.
-func (ins *Instruments) observeResource(o metric.Observer, m *breaker.Manager, name, resource string,
+// observeResource reports, as breaker.resource resource, the state of each of the breakers of
+// one resource, whose Force is force, and whether it ramps up.
+func (ins *Instruments) observeResource(o metric.Observer, breakers []breaker.Stats, resource string,
 	force breaker.Force) {
 	forcedClosed := force == breaker.ForceClosed
-	// One Breakers call reads one rule set, so the indexes agree with the rules even if
-	// LoadRules runs meanwhile.
-	breakers := m.Breakers(name)
-	rules := make([]breaker.Rule, len(breakers))
-	for i, b := range breakers {
-		rules[i] = b.Rule()
-	}
-	for i, label := range ruleNames(rules) {
+	for i, label := range ruleNames(breakers) {
 		if label == "" {
 			continue // a rule whose name another rule of the resource has: see ruleNames
 		}
-		b, rule := breakers[i], rules[i]
+		st := &breakers[i]
 		kvs := []attribute.KeyValue{ResourceKey.String(resource), RuleKey.String(label),
-			DryRunKey.Bool(rule.DryRun || forcedClosed)}
+			DryRunKey.Bool(st.Rule.DryRun || forcedClosed)}
 		set := ins.set(kvs...)
-		st := b.Stats()
 		o.ObserveInt64(ins.state, int64(st.State), metric.WithAttributeSet(set))
 		ins.observeStatus(o, kvs, st.State)
-		if rule.RampUp > 0 {
+		if st.Rule.RampUp > 0 {
 			ramping := int64(0)
 			if st.RampingUp {
 				ramping = 1
@@ -82,34 +89,39 @@ func (ins *Instruments) observeStatus(o metric.Observer, kvs []attribute.KeyValu
 }
 
 // observeSettings reports the force, calls in flight, concurrency limit and timeout of every
-// resource of m with settings; of names that share a breaker.resource, those of the one claim
-// picks. A template setting reports its force, limit and timeout under its key, and the calls
-// in flight of the names that hold its settings under their own (observeTemplateInFlight):
-// the key itself has none.
-func (ins *Instruments) observeSettings(o metric.Observer, m *breaker.Manager, v *collection) {
-	own := make(map[string]string, len(v.loaded))
-	for name := range v.loaded {
+// resource with settings in snap; of names that share a breaker.resource, those of the one
+// claim picks. The force is the settings' as loaded: breaker.override reports an override's. A
+// template setting reports its force, limit and timeout under its key, and the calls in flight
+// of the names that hold its settings under their own (observeTemplateInFlight): the key itself
+// has none.
+func (ins *Instruments) observeSettings(o metric.Observer, snap *breaker.Snapshot) {
+	own := make(map[string]string, len(snap.Settings))
+	for name := range snap.Settings {
 		claim(own, resourceValue(name), name)
 	}
 	for resource, name := range own {
-		cfg := v.loaded[name]
+		cfg := snap.Settings[name]
 		opt := metric.WithAttributeSet(ins.set(ResourceKey.String(resource)))
 		o.ObserveInt64(ins.force, int64(cfg.Force), opt)
 		if !isTemplate(name) {
-			o.ObserveInt64(ins.inFlight, m.InFlight(name), opt)
+			o.ObserveInt64(ins.inFlight, inFlight(snap, name), opt)
 		}
 		o.ObserveInt64(ins.limit, int64(cfg.MaxConcurrency), opt)
 		o.ObserveFloat64(ins.timeout, cfg.Timeout.Seconds(), opt)
 	}
-	ins.observeTemplateInFlight(o, m, own)
+	ins.observeTemplateInFlight(o, snap, own)
 }
 
-// observeTemplates reports how many breakers m's template rules made, how many resources hold
-// settings from its template settings, their bound and the drops, while m has a template rule
-// or a template setting.
-func (ins *Instruments) observeTemplates(o metric.Observer, m *breaker.Manager, v *collection) {
-	d := m.TemplateStats()
-	if d.Templates == 0 && !v.templates {
+// observeTemplates reports how many breakers the template rules in snap made, how many
+// resources hold settings from its template settings, their bound and the drops, while it has a
+// template rule or a template setting.
+func (ins *Instruments) observeTemplates(o metric.Observer, snap *breaker.Snapshot) {
+	d := snap.Templates
+	templates := d.Templates > 0
+	for key := range snap.Settings {
+		templates = templates || isTemplate(key)
+	}
+	if !templates {
 		return
 	}
 	opt := metric.WithAttributeSet(ins.set())
@@ -148,13 +160,14 @@ func RuleName(r breaker.Rule, i int) string {
 	return r.Strategy.String() + "#" + strconv.Itoa(i)
 }
 
-// ruleNames returns the breaker.rule value of each of the rules of one resource, in order, as
-// RuleName says; "" for a rule left out.
-func ruleNames(rules []breaker.Rule) []string {
-	names := make([]string, len(rules))
-	taken := make(map[string]bool, len(rules))
-	for i, r := range rules {
-		name := RuleName(r, i)
+// ruleNames returns the breaker.rule value of the rule of each of the breakers of one
+// resource, in rule order, as RuleName says; "" for a rule left out.
+func ruleNames(breakers []breaker.Stats) []string {
+	names := make([]string, len(breakers))
+	taken := make(map[string]bool, len(breakers))
+	for i := range breakers {
+		r := &breakers[i].Rule
+		name := RuleName(*r, i)
 		if taken[name] {
 			name = r.Strategy.String() + "#" + strconv.Itoa(i)
 		}

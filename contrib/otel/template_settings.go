@@ -6,31 +6,35 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// observeTemplateInFlight reports breaker.in_flight for each resource that holds settings from
-// a template setting: it counts its own calls in flight against the template's MaxConcurrency.
-// Callers choose those names, so they take names of the bound, as calls do: the calls in
-// flight of the names past it are added up as OverflowResource. Of names that share a
+// observeTemplateInFlight reports breaker.in_flight for each resource in snap that holds settings
+// from a template setting: it counts its own calls in flight against the template's
+// MaxConcurrency. Callers choose those names, so they take names of the bound, as calls do: the
+// calls in flight of the names past it are added up as OverflowResource. Of names that share a
 // breaker.resource, the one claim picks reports. own holds the breaker.resource values that
 // settings of their own reported, which keep theirs.
-func (ins *Instruments) observeTemplateInFlight(o metric.Observer, m *breaker.Manager, own map[string]string) {
-	inFlight := make(map[string]int64)
+func (ins *Instruments) observeTemplateInFlight(o metric.Observer, snap *breaker.Snapshot, own map[string]string) {
+	counts := make(map[string]int64)
 	names := make(map[string]string)
-	for _, name := range m.TemplateSettingsResources() {
-		s := ins.resourceSets(name)
+	for i := range snap.Resources {
+		r := &snap.Resources[i]
+		if !isTemplate(r.SettingsFrom) {
+			continue
+		}
+		s := ins.resourceSets(r.Name)
 		resource := s.resource.Value.AsString()
 		if _, ok := own[resource]; ok {
 			continue
 		}
 		if s == ins.overflow {
-			inFlight[resource] += m.InFlight(name)
+			counts[resource] += r.InFlight
 		} else {
-			claim(names, resource, name)
+			claim(names, resource, r.Name)
 		}
 	}
 	for resource, name := range names {
-		inFlight[resource] += m.InFlight(name) // a name really called OverflowResource shares its series
+		counts[resource] += inFlight(snap, name) // a name really called OverflowResource shares its series
 	}
-	for resource, n := range inFlight {
+	for resource, n := range counts {
 		o.ObserveInt64(ins.inFlight, n, metric.WithAttributeSet(ins.set(ResourceKey.String(resource))))
 	}
 }

@@ -54,16 +54,17 @@
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
 // get series of their own, as long as each is at most 1 KiB (WithMaxNameLength) and together
 // they take at most 128 KiB (WithMaxNameBytes); every other name is counted under
-// resource="_other" (OverflowResource). The Collector keeps its own copy of each name. The gauges are read from the Manager's rules and settings at each
-// scrape, which its operators, not its callers, decide. The breakers a template rule made
-// are named by callers: breaker_state has a series for those of the names with series of their
-// own, and none for the names counted under "_other". So do the names that hold template
-// settings in breaker_in_flight, where the calls in flight of those past the bound are added
-// up under "_other". An override may name any resource, so the override gauges take names of
-// the bound too: those past it are counted together under "_other", by force, with the latest
-// end. Resource names that are not UTF-8 have the bad bytes replaced by U+FFFD; names that
-// then share a label have one series for each label set: a gauge reports the first of them in
-// byte order, and their calls, transitions and overrides add up.
+// resource="_other" (OverflowResource). The Collector keeps its own copy of each name. The
+// gauges are read from one Manager.Snapshot at each scrape, so that they agree with each other:
+// the Manager's rules and settings, which its operators, not its callers, decide. The breakers
+// a template rule made are named by callers: breaker_state has a series for those of the names
+// with series of their own, and none for the names counted under "_other". So do the names that
+// hold template settings in breaker_in_flight, where the calls in flight of those past the
+// bound are added up under "_other". An override may name any resource, so the override gauges
+// take names of the bound too: those past it are counted together under "_other", by force,
+// with the latest end. Resource names that are not UTF-8 have the bad bytes replaced by U+FFFD;
+// names that then share a label have one series for each label set: a gauge reports the first
+// of them in byte order, and their calls, transitions and overrides add up.
 //
 // The package starts no goroutines.
 package breakerprom
@@ -71,6 +72,7 @@ package breakerprom
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -265,15 +267,17 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.dynDropped
 }
 
-// Collect sends c's metrics; see prometheus.Collector. It reads the state of every breaker of
-// the watched Manager, and the settings of its resources, now.
+// Collect sends c's metrics; see prometheus.Collector. Its gauges are read from one
+// Manager.Snapshot of the watched Manager, taken now: the states of the breakers, the settings
+// of the resources, their calls in flight, the overrides and the template counts all come from
+// one rule set.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if m := c.manager(); m != nil {
-		v := read(m)
-		c.collectStates(m, v, ch)
-		c.collectSettings(m, v, ch)
-		c.collectOverrides(v, ch)
-		c.collectTemplates(m, v, ch)
+		snap := m.Snapshot()
+		c.collectStates(&snap, ch)
+		c.collectSettings(&snap, ch)
+		c.collectOverrides(&snap, ch)
+		c.collectTemplates(&snap, ch)
 	}
 	c.calls.Collect(ch)
 	c.rejected.Collect(ch)
@@ -282,31 +286,49 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.transitions.Collect(ch)
 }
 
-// collectStates sends breaker_state for every breaker of m: those of its rules, and those
-// its templates made for names with series of their own; of names that share a resource
-// label, those of the one claim picks. Each resource's breakers are read in one Breakers call,
-// so a concurrent LoadRules cannot mix two rule sets in one resource. v says which resources
-// are ForceClosed now: by an override, or by their settings.
-func (c *Collector) collectStates(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
-	names := make(map[string]string, len(v.ruled)+len(v.templated))
-	for _, name := range v.ruled {
-		claim(names, labelValue(name), name)
+// isTemplate reports whether a resource name or a settings key is a template's.
+func isTemplate(key string) bool { return strings.HasSuffix(key, "*") }
+
+// inFlight returns the calls in flight of the resource name in snap.
+func inFlight(snap *breaker.Snapshot, name string) int64 {
+	if r := snap.Resource(name); r != nil {
+		return r.InFlight
 	}
-	for _, name := range v.templated {
-		if e := c.entryOf(name); e != c.overflow {
-			claim(names, e.label, name)
+	return 0
+}
+
+// collectStates sends breaker_state for every breaker in snap: those of rules of their own, and
+// those templates made for names with series of their own; of names that share a resource
+// label, those of the one claim picks. The names templates made take names of the bound, in
+// name order. dry_run says whether the breaker's rule is DryRun or its resource ForceClosed
+// now, by an override or by its settings.
+func (c *Collector) collectStates(snap *breaker.Snapshot, ch chan<- prometheus.Metric) {
+	names := make(map[string]string, len(snap.Resources))
+	for i := range snap.Resources {
+		switch r := &snap.Resources[i]; {
+		case r.Template != "": // breakers a template made, for a name callers chose
+			if e := c.entryOf(r.Name); e != c.overflow {
+				claim(names, e.label, r.Name)
+			}
+		case len(r.Breakers) > 0:
+			claim(names, labelValue(r.Name), r.Name)
 		}
 	}
 	for label, name := range names {
-		c.sendStates(ch, m.Breakers(name), label, v.force(name))
+		r := snap.Resource(name)
+		c.sendStates(ch, r.Breakers, label, r.Settings.Force)
 	}
 }
 
-// collectTemplates sends the breaker_template metrics while m has a template rule or a
+// collectTemplates sends the breaker_template metrics while snap has a template rule or a
 // template setting.
-func (c *Collector) collectTemplates(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
-	d := m.TemplateStats()
-	if d.Templates == 0 && !v.templates {
+func (c *Collector) collectTemplates(snap *breaker.Snapshot, ch chan<- prometheus.Metric) {
+	d := snap.Templates
+	templates := d.Templates > 0
+	for key := range snap.Settings {
+		templates = templates || isTemplate(key)
+	}
+	if !templates {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.templates, prometheus.GaugeValue, float64(d.Breakers))
@@ -316,21 +338,17 @@ func (c *Collector) collectTemplates(m *breaker.Manager, v *scrape, ch chan<- pr
 }
 
 // sendStates sends breaker_state for the breakers of one resource, whose Force is force.
-func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.CircuitBreaker, resource string,
+func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.Stats, resource string,
 	force breaker.Force) {
-	rules := make([]breaker.Rule, len(breakers))
-	for i, b := range breakers {
-		rules[i] = b.Rule()
-	}
 	forcedClosed := force == breaker.ForceClosed
-	for i, label := range ruleLabels(rules) {
+	for i, label := range ruleLabels(breakers) {
 		if label == "" {
 			continue
 		}
-		st := breakers[i].Stats()
+		st := &breakers[i]
 		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue,
-			stateValue(st.State), resource, label, strconv.FormatBool(rules[i].DryRun || forcedClosed))
-		if rules[i].RampUp > 0 {
+			stateValue(st.State), resource, label, strconv.FormatBool(st.Rule.DryRun || forcedClosed))
+		if st.Rule.RampUp > 0 {
 			ramping := 0.0
 			if st.RampingUp {
 				ramping = 1
@@ -341,25 +359,25 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.C
 }
 
 // collectSettings sends the force, calls in flight, limit and timeout of every resource with
-// settings; of names that share a resource label, those of the one claim picks. A template
-// setting sends its force, limit and timeout under its key, and the calls in flight of the
-// names that hold its settings under their own (collectTemplateInFlight): the key itself has
-// none.
-func (c *Collector) collectSettings(m *breaker.Manager, v *scrape, ch chan<- prometheus.Metric) {
-	own := make(map[string]string, len(v.loaded))
-	for name := range v.loaded {
+// settings in snap; of names that share a resource label, those of the one claim picks. The
+// force is the settings' as loaded: breaker_override shows an override's. A template setting
+// sends its force, limit and timeout under its key, and the calls in flight of the names that
+// hold its settings under their own (collectTemplateInFlight): the key itself has none.
+func (c *Collector) collectSettings(snap *breaker.Snapshot, ch chan<- prometheus.Metric) {
+	own := make(map[string]string, len(snap.Settings))
+	for name := range snap.Settings {
 		claim(own, labelValue(name), name)
 	}
 	for resource, name := range own {
-		cfg := v.loaded[name]
+		cfg := snap.Settings[name]
 		ch <- prometheus.MustNewConstMetric(c.force, prometheus.GaugeValue, float64(cfg.Force), resource)
 		if !isTemplate(name) {
-			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(m.InFlight(name)), resource)
+			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(inFlight(snap, name)), resource)
 		}
 		ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), resource)
 		ch <- prometheus.MustNewConstMetric(c.timeout, prometheus.GaugeValue, cfg.Timeout.Seconds(), resource)
 	}
-	c.collectTemplateInFlight(m, own, ch)
+	c.collectTemplateInFlight(snap, own, ch)
 }
 
 // stateValue is the value of breaker_state for s.
@@ -375,14 +393,15 @@ func stateValue(s breaker.State) float64 {
 	return float64(s)
 }
 
-// ruleLabels returns the rule label of each of the rules of one resource, in order: the rule's
-// ID, or, when the ID is empty or an earlier rule has that label, its strategy and its index
-// among the rules, such as "ErrorRatio#1". The label of a rule whose label is still taken is
-// empty, and the rule is left out of the scrape rather than failing it.
-func ruleLabels(rules []breaker.Rule) []string {
-	labels := make([]string, len(rules))
-	taken := make(map[string]bool, len(rules))
-	for i, r := range rules {
+// ruleLabels returns the rule label of each of the breakers of one resource, in rule order: the
+// rule's ID, or, when the ID is empty or an earlier rule has that label, its strategy and its
+// index among the rules, such as "ErrorRatio#1". The label of a rule whose label is still taken
+// is empty, and the rule is left out of the scrape rather than failing it.
+func ruleLabels(breakers []breaker.Stats) []string {
+	labels := make([]string, len(breakers))
+	taken := make(map[string]bool, len(breakers))
+	for i := range breakers {
+		r := &breakers[i].Rule
 		label := labelValue(r.ID)
 		if label == "" || taken[label] {
 			label = r.Strategy.String() + "#" + strconv.Itoa(i)

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/halfopen/breaker"
 )
 
 // overrideSeries is the labels of the override gauges of one override, or of those counted
@@ -11,12 +13,17 @@ import (
 type overrideSeries struct{ resource, force string }
 
 // collectOverrides sends breaker_override and breaker_override_end_timestamp_seconds for the
-// overrides in force. Their resources take names of the bound, as calls do: the overrides of
-// names past it are counted together under OverflowResource, by force, with the latest end.
-func (c *Collector) collectOverrides(v *scrape, ch chan<- prometheus.Metric) {
-	count := make(map[overrideSeries]int, len(v.overrides))
-	end := make(map[overrideSeries]time.Time, len(v.overrides))
-	for _, o := range v.overrides {
+// overrides in force in snap. Their resources take names of the bound, in name order, as calls
+// do: the overrides of names past it are counted together under OverflowResource, by force,
+// with the latest end.
+func (c *Collector) collectOverrides(snap *breaker.Snapshot, ch chan<- prometheus.Metric) {
+	count := make(map[overrideSeries]int)
+	end := make(map[overrideSeries]time.Time)
+	for i := range snap.Resources {
+		o := snap.Resources[i].Override
+		if o == nil {
+			continue
+		}
 		s := overrideSeries{resource: c.entryOf(o.Resource).label, force: o.Force.String()}
 		count[s]++
 		if o.Until.After(end[s]) {

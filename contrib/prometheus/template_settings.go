@@ -6,31 +6,35 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// collectTemplateInFlight sends breaker_in_flight for each resource that holds settings from a
-// template setting: it counts its own calls in flight against the template's MaxConcurrency.
-// Callers choose those names, so they take names of the bound, as calls do: the calls in
-// flight of the names past it are added up under OverflowResource. Of names that share a
-// resource label, the one claim picks reports. own holds the resource labels that settings of
+// collectTemplateInFlight sends breaker_in_flight for each resource in snap that holds settings
+// from a template setting: it counts its own calls in flight against the template's
+// MaxConcurrency. Callers choose those names, so they take names of the bound, as calls do: the
+// calls in flight of the names past it are added up under OverflowResource. Of names that share
+// a resource label, the one claim picks reports. own holds the resource labels that settings of
 // their own sent, which keep theirs.
-func (c *Collector) collectTemplateInFlight(m *breaker.Manager, own map[string]string,
+func (c *Collector) collectTemplateInFlight(snap *breaker.Snapshot, own map[string]string,
 	ch chan<- prometheus.Metric) {
-	inFlight := make(map[string]int64)
+	counts := make(map[string]int64)
 	names := make(map[string]string)
-	for _, name := range m.TemplateSettingsResources() {
-		e := c.entryOf(name)
+	for i := range snap.Resources {
+		r := &snap.Resources[i]
+		if !isTemplate(r.SettingsFrom) {
+			continue
+		}
+		e := c.entryOf(r.Name)
 		if _, ok := own[e.label]; ok {
 			continue
 		}
 		if e == c.overflow {
-			inFlight[e.label] += m.InFlight(name)
+			counts[e.label] += r.InFlight
 		} else {
-			claim(names, e.label, name)
+			claim(names, e.label, r.Name)
 		}
 	}
 	for label, name := range names {
-		inFlight[label] += m.InFlight(name) // a name really called OverflowResource shares its series
+		counts[label] += inFlight(snap, name) // a name really called OverflowResource shares its series
 	}
-	for label, n := range inFlight {
+	for label, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(n), label)
 	}
 }

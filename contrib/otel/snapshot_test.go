@@ -1,0 +1,153 @@
+package breakerotel_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/halfopen/breaker"
+	breakerotel "github.com/halfopen/breaker/contrib/otel"
+)
+
+// snapshotInstruments are the instruments a collection reads from the Manager's Snapshot.
+var snapshotInstruments = []string{breakerotel.StateName, breakerotel.StatusName, breakerotel.RampingUpName,
+	breakerotel.ForceName, breakerotel.InFlightName, breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName,
+	breakerotel.OverrideName, breakerotel.OverrideEndName, breakerotel.TemplateBreakersName,
+	breakerotel.TemplateSettingsName, breakerotel.TemplateLimitName, breakerotel.TemplateDroppedName}
+
+// resourceIn returns what snap holds of the resource name, failing t if it holds nothing.
+func resourceIn(t *testing.T, snap *breaker.Snapshot, name string) *breaker.ResourceStatus {
+	t.Helper()
+	r := snap.Resource(name)
+	require.NotNil(t, r, name)
+	return r
+}
+
+// point names one data point: its instrument and its attributes.
+func point(instrument string, kvs ...attribute.KeyValue) string {
+	s := attribute.NewSet(kvs...)
+	return instrument + "{" + s.Encoded(attribute.DefaultEncoder()) + "}"
+}
+
+// observed collects f once and returns the value of each data point of snapshotInstruments, by
+// point.
+func (f *fixture) observed() map[string]float64 {
+	f.t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(f.t, f.reader.Collect(context.Background(), &rm))
+	got := map[string]float64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if !slices.Contains(snapshotInstruments, m.Name) {
+				continue
+			}
+			add := func(attrs attribute.Set, v float64) { got[point(m.Name, attrs.ToSlice()...)] = v }
+			switch d := m.Data.(type) {
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					add(p.Attributes, float64(p.Value))
+				}
+			case metricdata.Gauge[float64]:
+				for _, p := range d.DataPoints {
+					add(p.Attributes, p.Value)
+				}
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					add(p.Attributes, float64(p.Value))
+				}
+			default:
+				f.t.Errorf("%s: unexpected data %T", m.Name, m.Data)
+			}
+		}
+	}
+	return got
+}
+
+// Given a template rule and a template setting, a rule and settings of its own, overrides of a
+// name that takes the template setting and of the resource with settings of its own, calls in
+// flight under both and a tripped template breaker, then one collection's observations are
+// what one Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's
+// state, status and dry run, the calls in flight of each resource with settings, the settings
+// loaded, the overrides in force and the template counts, and nothing else.
+func TestCollectionIsOneSnapshot(t *testing.T) {
+	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Minute}
+	pay := breaker.Rule{ID: "pay-errors", Resource: "pay", Strategy: breaker.ErrorCount, Threshold: 3,
+		MinRequestAmount: 1, RetryTimeout: time.Minute}
+	f := newOverrideFixture(t, []breaker.Rule{api, pay})
+	f.settings(map[string]breaker.ResourceConfig{
+		"api/*": {MaxConcurrency: 5, Timeout: 2 * time.Second},
+		"pay":   {MaxConcurrency: 3, Timeout: 1500 * time.Millisecond},
+	})
+	held := f.enter("api/held", "api/held", "pay")
+	defer exit(held)
+	assert.ErrorIs(t, f.call("api/down", 0, errDown), errDown) // trips api/down's breaker
+	f.override("api/held", breaker.ForceClosed, time.Hour)
+	f.override("pay", breaker.ForceOpen, 30*time.Minute)
+	f.clock.Advance(time.Second)
+
+	snap := f.m.Snapshot()
+	h := resourceIn(t, &snap, "api/held")
+	require.Equal(t, "api/*", h.SettingsFrom, "api/held takes the template setting")
+	require.Equal(t, int64(2), h.InFlight)
+	require.NotNil(t, h.Override)
+	require.Equal(t, breaker.ForceClosed, h.Override.Force)
+	require.Len(t, h.Breakers, 1)
+	d := resourceIn(t, &snap, "api/down")
+	require.Len(t, d.Breakers, 1)
+	require.Equal(t, breaker.Open, d.Breakers[0].State)
+	p := resourceIn(t, &snap, "pay")
+	require.Equal(t, int64(1), p.InFlight)
+	require.Equal(t, breaker.ForceOpen, p.Settings.Force, "the override's force over the settings'")
+
+	want := map[string]float64{}
+	states := map[breaker.State]string{breaker.Closed: breakerotel.StateClosed, breaker.Open: breakerotel.StateOpen,
+		breaker.HalfOpen: breakerotel.StateHalfOpen}
+	for _, r := range snap.Resources {
+		resource := breakerotel.ResourceKey.String(r.Name)
+		forcedClosed := r.Settings.Force == breaker.ForceClosed
+		for _, b := range r.Breakers {
+			kvs := []attribute.KeyValue{resource, breakerotel.RuleKey.String(b.Rule.ID),
+				breakerotel.DryRunKey.Bool(b.Rule.DryRun || forcedClosed)}
+			want[point(breakerotel.StateName, kvs...)] = float64(b.State)
+			for s, name := range states {
+				in := 0.
+				if s == b.State {
+					in = 1
+				}
+				want[point(breakerotel.StatusName, append(kvs, breakerotel.StateKey.String(name))...)] = in
+			}
+		}
+		if r.SettingsFrom != "" {
+			want[point(breakerotel.InFlightName, resource)] = float64(r.InFlight)
+		}
+		if o := r.Override; o != nil {
+			require.Zero(t, o.Until.Nanosecond())
+			force := breakerotel.ForceKey.String(o.Force.String())
+			want[point(breakerotel.OverrideName, resource, force)] = 1
+			want[point(breakerotel.OverrideEndName, resource, force)] = float64(o.Until.Unix())
+		}
+	}
+	for key, cfg := range snap.Settings {
+		resource := breakerotel.ResourceKey.String(key)
+		want[point(breakerotel.ForceName, resource)] = float64(cfg.Force)
+		want[point(breakerotel.ConcurrencyLimitName, resource)] = float64(cfg.MaxConcurrency)
+		want[point(breakerotel.TimeoutName, resource)] = cfg.Timeout.Seconds()
+	}
+	want[point(breakerotel.TemplateBreakersName)] = float64(snap.Templates.Breakers)
+	want[point(breakerotel.TemplateSettingsName)] = float64(snap.Templates.Settings)
+	want[point(breakerotel.TemplateLimitName)] = float64(snap.Templates.Limit)
+	want[point(breakerotel.TemplateDroppedName)] = float64(snap.Templates.Dropped)
+
+	got := f.observed()
+	assert.Equal(t, want, got)
+	assert.Contains(t, got, point(breakerotel.StateName, breakerotel.ResourceKey.String("api/held"),
+		breakerotel.RuleKey.String("api-errors"), breakerotel.DryRunKey.Bool(true)), "forced closed by its override")
+	assert.Equal(t, 2., got[point(breakerotel.InFlightName, breakerotel.ResourceKey.String("api/held"))])
+}

@@ -1,0 +1,127 @@
+package breakerprom_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/halfopen/breaker"
+)
+
+// snapshotFamilies are the families a scrape reads from the Manager's Snapshot.
+var snapshotFamilies = append(append([]string{"breaker_state", "breaker_ramping_up"}, settingsFamilies...),
+	append(overrideFamilies, templateFamilies...)...)
+
+// resourceIn returns what snap holds of the resource name, failing t if it holds nothing.
+func resourceIn(t *testing.T, snap *breaker.Snapshot, name string) *breaker.ResourceStatus {
+	t.Helper()
+	r := snap.Resource(name)
+	require.NotNil(t, r, name)
+	return r
+}
+
+// seriesKey names one series: its family and its labels (fmt sorts a map's keys).
+func seriesKey(family string, labels map[string]string) string { return fmt.Sprint(family, labels) }
+
+// Given a template rule and a template setting, a rule and settings of its own, overrides of a
+// name that takes the template setting and of the resource with settings of its own, calls in
+// flight under both and a tripped template breaker, then one scrape's gauges are what one
+// Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's state and
+// dry_run, the calls in flight of each resource with settings, the settings loaded, the
+// overrides in force and the template counts, and nothing else.
+func TestScrapeIsOneSnapshot(t *testing.T) {
+	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Minute}
+	pay := breaker.Rule{ID: "pay-errors", Resource: "pay", Strategy: breaker.ErrorCount, Threshold: 3,
+		MinRequestAmount: 1, RetryTimeout: time.Minute}
+	f := newOverrideFixture(t, nil, api, pay)
+	f.settings(map[string]breaker.ResourceConfig{
+		"api/*": {MaxConcurrency: 5, Timeout: 2 * time.Second},
+		"pay":   {MaxConcurrency: 3, Timeout: 1500 * time.Millisecond},
+	})
+	held := f.enter("api/held", "api/held", "pay")
+	defer exit(held)
+	assert.ErrorIs(t, f.call("api/down", 0, errDown), errDown) // trips api/down's breaker
+	f.override("api/held", breaker.ForceClosed, time.Hour)
+	f.override("pay", breaker.ForceOpen, 30*time.Minute)
+	f.clock.Advance(time.Second)
+
+	snap := f.m.Snapshot()
+	h := resourceIn(t, &snap, "api/held")
+	require.Equal(t, "api/*", h.SettingsFrom, "api/held takes the template setting")
+	require.Equal(t, int64(2), h.InFlight)
+	require.NotNil(t, h.Override)
+	require.Equal(t, breaker.ForceClosed, h.Override.Force)
+	require.Len(t, h.Breakers, 1)
+	d := resourceIn(t, &snap, "api/down")
+	require.Len(t, d.Breakers, 1)
+	require.Equal(t, breaker.Open, d.Breakers[0].State)
+	p := resourceIn(t, &snap, "pay")
+	require.Equal(t, int64(1), p.InFlight)
+	require.Equal(t, breaker.ForceOpen, p.Settings.Force, "the override's force over the settings'")
+
+	want := map[string]float64{}
+	stateValue := map[breaker.State]float64{breaker.Closed: 0, breaker.Open: 1, breaker.HalfOpen: 2}
+	for _, r := range snap.Resources {
+		forcedClosed := r.Settings.Force == breaker.ForceClosed
+		for _, b := range r.Breakers {
+			want[seriesKey("breaker_state", map[string]string{"resource": r.Name, "rule": b.Rule.ID,
+				"dry_run": strconv.FormatBool(b.Rule.DryRun || forcedClosed)})] = stateValue[b.State]
+		}
+		if r.SettingsFrom != "" {
+			want[seriesKey("breaker_in_flight", map[string]string{"resource": r.Name})] = float64(r.InFlight)
+		}
+		if o := r.Override; o != nil {
+			require.Zero(t, o.Until.Nanosecond())
+			labels := map[string]string{"resource": r.Name, "force": o.Force.String()}
+			want[seriesKey("breaker_override", labels)] = 1
+			want[seriesKey("breaker_override_end_timestamp_seconds", labels)] = float64(o.Until.Unix())
+		}
+	}
+	for key, cfg := range snap.Settings {
+		labels := map[string]string{"resource": key}
+		want[seriesKey("breaker_force", labels)] = float64(cfg.Force)
+		want[seriesKey("breaker_max_concurrency", labels)] = float64(cfg.MaxConcurrency)
+		want[seriesKey("breaker_timeout_seconds", labels)] = cfg.Timeout.Seconds()
+	}
+	no := map[string]string{}
+	want[seriesKey("breaker_template_breakers", no)] = float64(snap.Templates.Breakers)
+	want[seriesKey("breaker_template_settings", no)] = float64(snap.Templates.Settings)
+	want[seriesKey("breaker_template_limit", no)] = float64(snap.Templates.Limit)
+	want[seriesKey("breaker_template_dropped_total", no)] = float64(snap.Templates.Dropped)
+
+	got := scrape(t, f.c)
+	assert.Equal(t, want, got)
+	assert.Contains(t, got, seriesKey("breaker_state", map[string]string{"resource": "api/held",
+		"rule": "api-errors", "dry_run": "true"}), "forced closed by its override")
+	assert.Equal(t, 2., got[seriesKey("breaker_in_flight", map[string]string{"resource": "api/held"})])
+}
+
+// scrape gathers c once and returns the value of each series of snapshotFamilies, by seriesKey.
+func scrape(t *testing.T, c prometheus.Collector) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, f := range families {
+		if !slices.Contains(snapshotFamilies, f.GetName()) {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			got[seriesKey(f.GetName(), labels)] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return got
+}
