@@ -117,6 +117,15 @@ type Stats struct {
 	RampingUp bool
 }
 
+// Ratio is Bad over Total: the share of slow calls in the window of a SlowRequestRatio
+// breaker, the share of failed ones for the others; 0 while the window is empty.
+func (s Stats) Ratio() float64 {
+	if s.Total == 0 {
+		return 0
+	}
+	return float64(s.Bad) / float64(s.Total)
+}
+
 // circuit is the state machine shared by both kinds of breaker.
 //
 // Its state is the current period, read with one atomic load and replaced by compare-and-swap,

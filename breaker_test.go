@@ -445,11 +445,13 @@ func TestStats(t *testing.T) {
 	h := newHarness(t, r)
 	b := h.m.Breakers("svc")[0]
 	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Closed}, b.Stats())
+	assert.Zero(t, b.Stats().Ratio(), "an empty window")
 
 	h.at(100 * time.Millisecond)
 	h.completeN("svc", 3, nil)
 	h.completeN("svc", 2, errDown)
 	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Closed, Total: 5, Bad: 2}, b.Stats())
+	assert.Equal(t, 0.4, b.Stats().Ratio())
 	h.at(1100 * time.Millisecond) // the 100ms bucket has left the window
 	assert.Equal(t, breaker.Stats{Rule: b.Rule(), State: breaker.Closed}, b.Stats())
 

@@ -97,7 +97,7 @@ func TestMemoryBudgetCountsSettings(t *testing.T) {
 	require.ErrorIs(t, err, breaker.ErrInvalidRule)
 	assert.Contains(t, err.Error(), "20000 resources with settings")
 	assert.Contains(t, err.Error(), "memory budget")
-	assert.Empty(t, m.Resources(), "nothing was loaded")
+	assert.Empty(t, m.Settings(), "nothing was loaded")
 }
 
 // Template names are charged by their length against the memory budget: 16 names of 1 MiB
@@ -134,7 +134,7 @@ func TestLoadRefusesLongNames(t *testing.T) {
 	require.ErrorAs(t, m.LoadResources(map[string]breaker.ResourceConfig{"123456789": {Timeout: time.Second}}), &re)
 	assert.Equal(t, "Resource", re.Field)
 	assert.Empty(t, m.Rules())
-	assert.Empty(t, m.Resources())
+	assert.Empty(t, m.Settings())
 	require.NoError(t, m.LoadRules([]breaker.Rule{tripsOnOne("12345678")}))
 }
 

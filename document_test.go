@@ -117,7 +117,7 @@ func TestLoadDocument(t *testing.T) {
 		Resources: map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen}}}))
 	assert.Equal(t, rules, h.m.Rules(), "settings alone leave the rules")
 	require.NoError(t, h.m.LoadDocument(breaker.Document{HasRules: true, Rules: []breaker.Rule{errorRatio(1, 1)}}))
-	assert.Equal(t, breaker.ForceOpen, h.m.Resources()["svc"].Force, "rules alone leave the settings")
+	assert.Equal(t, breaker.ForceOpen, h.m.Settings()["svc"].Force, "rules alone leave the settings")
 
 	before := h.m.Rules()
 	err := h.m.LoadDocument(breaker.Document{
@@ -125,17 +125,17 @@ func TestLoadDocument(t *testing.T) {
 		HasResources: true, Resources: map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: -1}}})
 	require.ErrorIs(t, err, breaker.ErrInvalidRule)
 	assert.Equal(t, before, h.m.Rules())
-	assert.Equal(t, breaker.ForceOpen, h.m.Resources()["svc"].Force)
+	assert.Equal(t, breaker.ForceOpen, h.m.Settings()["svc"].Force)
 
 	err = h.m.LoadDocument(breaker.Document{
 		HasRules: true, Rules: []breaker.Rule{{Resource: "svc"}},
 		HasResources: true, Resources: map[string]breaker.ResourceConfig{}})
 	require.ErrorIs(t, err, breaker.ErrInvalidRule)
-	assert.Equal(t, breaker.ForceOpen, h.m.Resources()["svc"].Force)
+	assert.Equal(t, breaker.ForceOpen, h.m.Settings()["svc"].Force)
 
 	require.NoError(t, h.m.LoadDocument(breaker.Document{HasRules: true, HasResources: true}))
 	assert.Empty(t, h.m.Rules())
-	assert.Empty(t, h.m.Resources())
+	assert.Empty(t, h.m.Settings())
 }
 
 func TestResourceConfigJSON(t *testing.T) {

@@ -157,7 +157,9 @@ func quoteName(name string) string {
 // Entry.Err, and the call counts as a failure. The panic goes on up; no caller gets this error.
 var ErrPanicked = errors.New("breaker: call panicked")
 
-// RuleError is the error for an invalid rule. It wraps ErrInvalidRule.
+// RuleError is the error for what a change cannot take: an invalid rule or settings, which it
+// wraps ErrInvalidRule for, or an override Manager.Override refuses, which it wraps
+// ErrInvalidOverride for (Index -1; Field one of Resource, Force, Duration, Note).
 type RuleError struct {
 	// Index is the rule's position in the slice given to LoadRules, or in the array read by
 	// ParseRules or ParseSentinelRules; -1 from Rule.Validate and Rule.UnmarshalJSON.
@@ -169,11 +171,21 @@ type RuleError struct {
 	Field string
 	// Reason says what is wrong and what is allowed.
 	Reason string
+
+	of error // what it wraps; nil: ErrInvalidRule
+}
+
+// wraps returns the error e wraps.
+func (e *RuleError) wraps() error {
+	if e.of == nil {
+		return ErrInvalidRule
+	}
+	return e.of
 }
 
 // Error describes the rule, the field and the allowed values.
 func (e *RuleError) Error() string {
-	where := "breaker: invalid rule"
+	where := e.wraps().Error()
 	if e.Index >= 0 {
 		where += " " + strconv.Itoa(e.Index)
 	}
@@ -184,23 +196,8 @@ func (e *RuleError) Error() string {
 	return where + ": " + e.Field + " " + e.Reason
 }
 
-// Unwrap returns ErrInvalidRule.
-func (e *RuleError) Unwrap() error { return ErrInvalidRule }
-
-// OverrideError is the error of an override that Manager.Override refuses: it names the
-// resource, the field at fault (Resource, Force, Duration, Note) and why.
-type OverrideError struct {
-	Resource string
-	Field    string
-	Reason   string
-}
-
-func (e *OverrideError) Error() string {
-	return fmt.Sprintf("breaker: invalid override (resource %q): %s %s", e.Resource, e.Field, e.Reason)
-}
-
-// Unwrap returns ErrInvalidOverride.
-func (e *OverrideError) Unwrap() error { return ErrInvalidOverride }
+// Unwrap returns ErrInvalidRule, or ErrInvalidOverride for an override.
+func (e *RuleError) Unwrap() error { return e.wraps() }
 
 // ErrInvalidOverride is wrapped by every error that Manager.Override returns for an override it
 // refuses.

@@ -224,7 +224,7 @@ func ExampleParseDocument() {
 	if err := m.LoadDocument(d); err != nil {
 		panic(err)
 	}
-	fmt.Println(m.Rules()[0].DryRun, m.Resources()["payments"].Timeout)
+	fmt.Println(m.Rules()[0].DryRun, m.Settings()["payments"].Timeout)
 	_, err = breaker.ParseDocument([]byte(`{"resources": {"payments": {"force": "on"}}}`))
 	fmt.Println(err)
 	// Output:

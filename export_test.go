@@ -1,5 +1,10 @@
 package breaker
 
+import (
+	"slices"
+	"strings"
+)
+
 // Rival is a call of its own, for tests that race a call of another resource with the calls
 // of a breaker's resource for its probe: it passes one breaker through its door, as the
 // admission path does.
@@ -27,12 +32,87 @@ func (r *Rival) Complete(b CircuitBreaker, err error) {
 
 // The bounds and defaults tests check, which the package documents rather than exports.
 const (
-	DefaultFastThreshold = defaultFastThreshold
-	MaxBucketCount       = maxBucketCount
-	MaxOverrides         = maxOverrides
-	MaxProbeNum          = maxProbeNum
-	MaxRulesPerResource  = maxRulesPerResource
-	MaxStatCalls         = maxStatCalls
-	MaxStatInterval      = maxStatInterval
-	MaxTemplates         = maxTemplates
+	DefaultFastThreshold       = defaultFastThreshold
+	DefaultMaxTemplateBreakers = defaultMaxTemplateBreakers
+	MaxBucketCount             = maxBucketCount
+	MaxOverrides               = maxOverrides
+	MaxProbeNum                = maxProbeNum
+	MaxRulesPerResource        = maxRulesPerResource
+	MaxStatCalls               = maxStatCalls
+	MaxStatInterval            = maxStatInterval
+	MaxTemplates               = maxTemplates
 )
+
+// The reads that Manager.Snapshot replaced for users, kept for the tests that check one thing
+// at a time through them.
+
+// AppliedSettings is what applies to the calls of one resource now; see Manager.SettingsOf.
+type AppliedSettings struct {
+	ResourceConfig
+	// Template is the key of the template setting it takes, such as "GET *"; "" when it has
+	// settings of its own, or none.
+	Template string
+	// Overridden says that Force is that of an operator's override (Manager.Override).
+	Overridden bool
+}
+
+// SettingsOf returns the settings that apply to calls to resource now: its own, or else those
+// of the template setting with the longest prefix of it, with the Force of an operator's
+// override in force over them; the zero AppliedSettings when it has none of these. Exporters
+// and status pages read a resource's force through it.
+func (m *Manager) SettingsOf(resource string) AppliedSettings {
+	rs := m.rules.Load()
+	var a AppliedSettings
+	if s := rs.settings[resource]; s != nil {
+		a.ResourceConfig = s.ResourceConfig
+	} else if t := rs.matchSettings(resource); t != nil {
+		a.ResourceConfig, a.Template = t.cfg, t.prefix+"*"
+	}
+	if o := rs.overrides[resource]; o != nil && !o.over(m.now()) {
+		a.Force, a.Overridden = o.Force, true
+	}
+	return a
+}
+
+// InFlight returns how many calls to resource are admitted and not yet exited. It is counted
+// only for a resource that has settings, its own or a template's; for any other it is 0.
+func (m *Manager) InFlight(resource string) int64 {
+	if n := m.counts.get(resource); n != nil {
+		return n.Load()
+	}
+	return 0
+}
+
+// TemplateSettingsResources returns, sorted, the resources whose settings come from a template
+// setting now (SettingsOf(name).Template is not ""): those with rules of their own or an
+// operator's override and no settings of their own, and those that templates made entries
+// for. Each counts its own calls in flight (InFlight) against the template's MaxConcurrency.
+// The names come from the rules and overrides loaded and from the template entries, so the
+// list is bounded as they are.
+func (m *Manager) TemplateSettingsResources() []string {
+	rs := m.rules.Load()
+	if len(rs.settingTemplates) == 0 {
+		return nil
+	}
+	names := m.TemplateResources()
+	for name := range rs.resources {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return slices.DeleteFunc(slices.Compact(names), func(name string) bool { return m.SettingsOf(name).Template == "" })
+}
+
+// Overrides returns the overrides in force, by resource name. Those whose end has come are
+// removed first, and observers hear them expire.
+func (m *Manager) Overrides() []OverrideInfo {
+	m.dropExpired()
+	rs, now := m.rules.Load(), m.now()
+	out := make([]OverrideInfo, 0, len(rs.overrides))
+	for _, o := range rs.overrides {
+		if !o.over(now) {
+			out = append(out, o.OverrideInfo)
+		}
+	}
+	slices.SortFunc(out, func(a, b OverrideInfo) int { return strings.Compare(a.Resource, b.Resource) })
+	return out
+}

@@ -221,7 +221,7 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, name
 	var names []string
 	byName := map[string][]*Rule{}
 	for i := range next.rules {
-		if r := &next.rules[i]; !r.IsTemplate() {
+		if r := &next.rules[i]; !isTemplate(r.Resource) {
 			if byName[r.Resource] == nil {
 				names = append(names, r.Resource)
 			}
@@ -256,7 +256,7 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, name
 	var dropped []*circuit
 	seen := map[string]int{}
 	for _, r := range old.rules {
-		if r.IsTemplate() {
+		if isTemplate(r.Resource) {
 			continue
 		}
 		c := old.resources[r.Resource].breakers[seen[r.Resource]]
@@ -456,7 +456,7 @@ func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg ma
 	// count them all at the size of the largest.
 	largest := -1
 	for i := range rules {
-		if rules[i].IsTemplate() && (largest < 0 || rules[i].breakerMemory() > rules[largest].breakerMemory()) {
+		if isTemplate(rules[i].Resource) && (largest < 0 || rules[i].breakerMemory() > rules[largest].breakerMemory()) {
 			largest = i
 		}
 	}
@@ -480,7 +480,7 @@ func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg ma
 		}
 	}
 	for i := range rules {
-		if rules[i].IsTemplate() {
+		if isTemplate(rules[i].Resource) {
 			continue
 		}
 		if sum = satSum(sum, rules[i].ruleMemory()); over(m.budget, sum) {

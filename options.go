@@ -99,9 +99,9 @@ func WithInstanceName(name string) Option {
 	return optionFunc(func(m *Manager) { m.instance = name })
 }
 
-// DefaultMaxTemplateBreakers is how many breakers made from template rules a Manager holds at
+// defaultMaxTemplateBreakers is how many breakers made from template rules a Manager holds at
 // most, unless WithMaxTemplateBreakers says otherwise.
-const DefaultMaxTemplateBreakers = 10_000
+const defaultMaxTemplateBreakers = 10_000
 
 // WithMaxTemplateBreakers bounds the breakers that template rules (a Resource ending in "*")
 // make, over all templates: a template of two rules makes two per resource. A resource that
@@ -113,7 +113,7 @@ const DefaultMaxTemplateBreakers = 10_000
 // Evicted. It drops at least a sixteenth of the bound at once, so a stream of new names costs
 // little per name. TemplateStats counts the drops.
 //
-// The default is DefaultMaxTemplateBreakers. With n <= 0 templates make no breakers, and
+// The default is 10,000. With n <= 0 templates make no breakers, and
 // LoadRules and LoadResources refuse them. Where WithMemoryBudget(0) and WithMaxNameLength(0) remove a bound,
 // this 0 does not: template breakers are made for names that callers choose, so they are
 // never unbounded.

@@ -55,7 +55,7 @@ func (o *override) over(now int64) bool {
 // without rules), with the note; the Manager's logger logs it. A d that is not positive or is
 // longer than MaxOverrideDuration, an unknown force, a note longer than 256 bytes or not
 // UTF-8, a name ending in "*" or one the Manager would not keep, or one more than 1,000
-// resources overridden at once is an *OverrideError (wrapping ErrInvalidOverride), and nothing
+// resources overridden at once is an *RuleError (wrapping ErrInvalidOverride), and nothing
 // changes. Overrides whose end has come are removed then, and observers hear them expire.
 func (m *Manager) Override(resource string, force Force, d time.Duration, note string) (OverrideInfo, error) {
 	if err := m.checkOverride(resource, force, d, note); err != nil {
@@ -64,8 +64,8 @@ func (m *Manager) Override(resource string, force Force, d time.Duration, note s
 	var info OverrideInfo
 	err := m.apply(func(old *ruleSet, now int64) (*ruleSet, []*circuit, error) {
 		if _, replaced := old.overrides[resource]; !replaced && len(old.overrides) >= maxOverrides {
-			return nil, nil, &OverrideError{Resource: resource, Field: "Resource",
-				Reason: fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", maxOverrides)}
+			return nil, nil, invalidOverride(resource, "Resource",
+				fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", maxOverrides))
 		}
 		o := &override{from: now, until: after(now, int64(d))}
 		o.OverrideInfo = OverrideInfo{Resource: strings.Clone(resource), Force: force, At: m.timeAt(now),
@@ -105,21 +105,6 @@ func (m *Manager) EndOverride(resource string) bool {
 	return ended != nil
 }
 
-// Overrides returns the overrides in force, by resource name. Those whose end has come are
-// removed first, and observers hear them expire.
-func (m *Manager) Overrides() []OverrideInfo {
-	m.dropExpired()
-	rs, now := m.rules.Load(), m.now()
-	out := make([]OverrideInfo, 0, len(rs.overrides))
-	for _, o := range rs.overrides {
-		if !o.over(now) {
-			out = append(out, o.OverrideInfo)
-		}
-	}
-	slices.SortFunc(out, func(a, b OverrideInfo) int { return strings.Compare(a.Resource, b.Resource) })
-	return out
-}
-
 // dropExpired removes the overrides whose end has come, if there are any: a read of the
 // overrides does, as every change does (apply); the calls to their resources already go by the
 // settings under them.
@@ -133,11 +118,14 @@ func (m *Manager) dropExpired() {
 	}
 }
 
+// invalidOverride is the error of an override Manager.Override refuses.
+func invalidOverride(resource, field, reason string) error {
+	return &RuleError{Index: -1, Resource: resource, Field: field, Reason: reason, of: ErrInvalidOverride}
+}
+
 // checkOverride validates an override before anything is locked.
 func (m *Manager) checkOverride(resource string, force Force, d time.Duration, note string) error {
-	invalid := func(field, reason string) error {
-		return &OverrideError{Resource: resource, Field: field, Reason: reason}
-	}
+	invalid := func(field, reason string) error { return invalidOverride(resource, field, reason) }
 	switch {
 	case resource == "":
 		return invalid("Resource", "is required: an override needs the resource's name")

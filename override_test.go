@@ -80,7 +80,7 @@ func TestOverrideSurvivesReloadsAndWinsOverSettings(t *testing.T) {
 	h.clock.Advance(time.Hour)
 	assert.ErrorIs(t, h.m.Do(context.Background(), "svc", succeed), breaker.ErrForcedOpen, "the settings again")
 	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen, MaxConcurrency: 1}},
-		h.m.Resources(), "an override is not a setting")
+		h.m.Settings(), "an override is not a setting")
 }
 
 // ForceClosed as an override lets calls through an OPEN breaker, which still counts, and its
@@ -144,9 +144,10 @@ func TestOverrideValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newOverrideHarness(t, 100, errorCount(1, 1))
 			_, err := h.m.Override(tt.resource, tt.force, tt.d, tt.note)
-			var re *breaker.OverrideError
+			var re *breaker.RuleError
 			require.ErrorAs(t, err, &re)
 			assert.ErrorIs(t, err, breaker.ErrInvalidOverride)
+			assert.NotErrorIs(t, err, breaker.ErrInvalidRule, "an override is not a rule")
 			assert.Contains(t, err.Error(), "breaker: invalid override")
 			assert.Equal(t, tt.field, re.Field)
 			assert.Empty(t, h.m.Overrides())
@@ -166,7 +167,7 @@ func TestOverrideBound(t *testing.T) {
 		require.NoError(t, err)
 	}
 	_, err := m.Override("one more", breaker.ForceOpen, time.Minute, "")
-	var re *breaker.OverrideError
+	var re *breaker.RuleError
 	require.ErrorAs(t, err, &re)
 	assert.Contains(t, re.Reason, "one override too many")
 	_, err = m.Override("r0", breaker.ForceClosed, time.Minute, "")
@@ -276,5 +277,5 @@ func TestOverridesAndReloadsConcurrently(t *testing.T) {
 		assert.ErrorIs(t, h.m.Do(context.Background(), o.Resource, succeed), breaker.ErrForcedOpen)
 	}
 	assert.Equal(t, float64(rounds), h.m.Rules()[0].Threshold)
-	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: rounds}}, h.m.Resources())
+	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: rounds}}, h.m.Settings())
 }

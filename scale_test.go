@@ -124,7 +124,7 @@ func TestUnruledNamesKeepNothing(t *testing.T) {
 	grown := int64(heapInUse()) - int64(before)
 	t.Logf("heap grew %d bytes over 200,000 names", grown)
 	assert.Less(t, grown, int64(64<<10), "nothing per name")
-	assert.Len(t, m.Resources(), 1, "only db has settings")
+	assert.Len(t, m.Settings(), 1, "only db has settings")
 	assert.Zero(t, m.TemplateStats().Resources, "no template made breakers")
 	runtime.KeepAlive(m)
 }

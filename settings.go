@@ -103,8 +103,8 @@ func (m *Manager) LoadResources(cfg map[string]ResourceConfig) error {
 	return m.load(nil, false, cfg, true)
 }
 
-// Resources returns the settings loaded by LoadResources, a copy, template settings included.
-func (m *Manager) Resources() map[string]ResourceConfig { return m.rules.Load().configs() }
+// Settings returns the settings loaded by LoadResources, a copy, template settings included.
+func (m *Manager) Settings() map[string]ResourceConfig { return m.rules.Load().configs() }
 
 // configs returns the settings loaded into rs, template settings included.
 func (rs *ruleSet) configs() map[string]ResourceConfig {
@@ -116,43 +116,6 @@ func (rs *ruleSet) configs() map[string]ResourceConfig {
 		out[t.prefix+"*"] = t.cfg
 	}
 	return out
-}
-
-// AppliedSettings is what applies to the calls of one resource now; see Manager.SettingsOf.
-type AppliedSettings struct {
-	ResourceConfig
-	// Template is the key of the template setting it takes, such as "GET *"; "" when it has
-	// settings of its own, or none.
-	Template string
-	// Overridden says that Force is that of an operator's override (Manager.Override).
-	Overridden bool
-}
-
-// SettingsOf returns the settings that apply to calls to resource now: its own, or else those
-// of the template setting with the longest prefix of it, with the Force of an operator's
-// override in force over them; the zero AppliedSettings when it has none of these. Exporters
-// and status pages read a resource's force through it.
-func (m *Manager) SettingsOf(resource string) AppliedSettings {
-	rs := m.rules.Load()
-	var a AppliedSettings
-	if s := rs.settings[resource]; s != nil {
-		a.ResourceConfig = s.ResourceConfig
-	} else if t := rs.matchSettings(resource); t != nil {
-		a.ResourceConfig, a.Template = t.cfg, t.prefix+"*"
-	}
-	if o := rs.overrides[resource]; o != nil && !o.over(m.now()) {
-		a.Force, a.Overridden = o.Force, true
-	}
-	return a
-}
-
-// InFlight returns how many calls to resource are admitted and not yet exited. It is counted
-// only for a resource that has settings, its own or a template's; for any other it is 0.
-func (m *Manager) InFlight(resource string) int64 {
-	if n := m.counts.get(resource); n != nil {
-		return n.Load()
-	}
-	return 0
 }
 
 // checkResources validates cfg, in name order so that the error is the same every time.
@@ -216,22 +179,3 @@ func newNameSettings(name string, c ResourceConfig, inflight *atomic.Int64) *set
 
 // forcedClosed reports whether s forces its resource's breakers to let every call through.
 func (s *settings) forcedClosed() bool { return s != nil && s.Force == ForceClosed }
-
-// TemplateSettingsResources returns, sorted, the resources whose settings come from a template
-// setting now (SettingsOf(name).Template is not ""): those with rules of their own or an
-// operator's override and no settings of their own, and those that templates made entries
-// for. Each counts its own calls in flight (InFlight) against the template's MaxConcurrency.
-// The names come from the rules and overrides loaded and from the template entries, so the
-// list is bounded as they are.
-func (m *Manager) TemplateSettingsResources() []string {
-	rs := m.rules.Load()
-	if len(rs.settingTemplates) == 0 {
-		return nil
-	}
-	names := m.TemplateResources()
-	for name := range rs.resources {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return slices.DeleteFunc(slices.Compact(names), func(name string) bool { return m.SettingsOf(name).Template == "" })
-}

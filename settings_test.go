@@ -67,7 +67,7 @@ func TestForceSurvivesLoadRules(t *testing.T) {
 	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrForcedOpen)
 	require.NoError(t, h.m.LoadRules(nil))
 	assert.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrForcedOpen)
-	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen}}, h.m.Resources())
+	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen}}, h.m.Settings())
 }
 
 // ForceClosed lets every call through; the breakers still count, trip, probe and report,
@@ -234,7 +234,7 @@ func TestLoadResourcesValidation(t *testing.T) {
 			var re *breaker.RuleError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.wantField, re.Field)
-			assert.Equal(t, before, m.Resources(), "nothing changed")
+			assert.Equal(t, before, m.Settings(), "nothing changed")
 		})
 	}
 }

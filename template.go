@@ -17,9 +17,7 @@ type template struct {
 	timed  bool    // a rule needs each call's response time
 }
 
-// IsTemplate reports whether the rule is a template: its Resource ends in "*".
-func (r Rule) IsTemplate() bool { return isTemplate(r.Resource) }
-
+// isTemplate reports whether a rule's Resource or a settings key is a template's: it ends in "*".
 func isTemplate(resource string) bool { return strings.HasSuffix(resource, "*") }
 
 // buildTemplates gathers the template rules of rs.rules, longest prefix first.
@@ -27,7 +25,7 @@ func (rs *ruleSet) buildTemplates() {
 	byPattern := map[string]*template{}
 	for i := range rs.rules {
 		r := &rs.rules[i]
-		if !r.IsTemplate() {
+		if !isTemplate(r.Resource) {
 			continue
 		}
 		t := byPattern[r.Resource]

@@ -88,7 +88,7 @@ type templateEntry struct {
 }
 
 func (d *templateBreakers) init() {
-	d.limit = DefaultMaxTemplateBreakers
+	d.limit = defaultMaxTemplateBreakers
 	d.maxBytes = math.MaxInt64
 	d.seed = maphash.MakeSeed()
 	for i := range d.shards {
@@ -431,7 +431,7 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 func (m *Manager) checkTemplates(rules []Rule) error {
 	perTemplate := map[string]int{}
 	for i, r := range rules {
-		if !r.IsTemplate() {
+		if !isTemplate(r.Resource) {
 			continue
 		}
 		if _, seen := perTemplate[r.Resource]; !seen && len(perTemplate) == maxTemplates {

@@ -89,7 +89,7 @@ func TestTemplateSettingsApplyToEveryName(t *testing.T) {
 	assert.Equal(t, map[string]breaker.ResourceConfig{
 		"GET *":    {MaxConcurrency: 2, Timeout: 50 * time.Millisecond},
 		"DELETE *": {Force: breaker.ForceOpen},
-	}, h.m.Resources(), "Resources lists the template settings by their keys")
+	}, h.m.Settings(), "Resources lists the template settings by their keys")
 }
 
 // The longest prefix wins, "*" alone matches every name, and a name's own settings win over
@@ -248,7 +248,7 @@ func TestTemplateSettingsInTheBudget(t *testing.T) {
 	var re *breaker.RuleError
 	require.ErrorAs(t, err, &re)
 	assert.Contains(t, re.Reason, "template settings for 1000 resources")
-	assert.Empty(t, m.Resources(), "nothing is loaded")
+	assert.Empty(t, m.Settings(), "nothing is loaded")
 	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"h/a": {MaxConcurrency: 1}}))
 }
 
@@ -323,7 +323,7 @@ func TestTemplateSettingsRefusedWithoutRoom(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "h/*", re.Resource)
 	assert.Contains(t, re.Reason, "WithMaxTemplateBreakers(0)")
-	assert.Empty(t, m.Resources())
+	assert.Empty(t, m.Settings())
 }
 
 // At most MaxTemplates patterns of template rules, and as many of template settings, are loaded.
@@ -346,7 +346,7 @@ func TestTemplatePatternsBounded(t *testing.T) {
 	require.ErrorAs(t, m.LoadRules(append(rules, tripsOnOne("more/*"))), &re)
 	assert.Contains(t, re.Reason, "one template too many")
 	assert.Equal(t, breaker.MaxTemplates, len(m.Rules()), "nothing more is loaded")
-	assert.Len(t, m.Resources(), breaker.MaxTemplates)
+	assert.Len(t, m.Settings(), breaker.MaxTemplates)
 }
 
 // SettingsOf says what applies to a name: its own settings, else its template setting's, with

@@ -518,7 +518,7 @@ func TestJSONShowsTemplateBreakers(t *testing.T) {
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
 	assert.Empty(t, got.Resources, "no breakers before the first call")
 	require.NotNil(t, got.Templates, "a template is loaded")
-	assert.Equal(t, breaker.DefaultMaxTemplateBreakers, got.Templates.Limit)
+	assert.Equal(t, 10_000, got.Templates.Limit)
 
 	call(m, "api/users", fail)
 	call(m, "api/orders", succeed)

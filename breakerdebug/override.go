@@ -45,7 +45,7 @@ const maxOverrideBody = 4 << 10
 // its Content-Type is application/json, so that an HTML form of another site cannot make one;
 // 413 Request Entity Too Large past 4 KiB; and 400 Bad Request for a body that is not one JSON
 // object of those four string fields, each at most once, or whose values the Manager refuses
-// (the text of its *breaker.OverrideError). Every error answer is {"error": "..."}.
+// (the text of its *breaker.RuleError). Every error answer is {"error": "..."}.
 func WithOverrides(authorize func(r *http.Request) (operator string, err error)) Option {
 	return optionFunc(func(h *handler) { h.authorize = authorize })
 }
@@ -126,7 +126,7 @@ func (h *handler) serveOverride(w http.ResponseWriter, r *http.Request) {
 	out, applyErr := h.apply(req, operator, r)
 	if applyErr != nil {
 		status := http.StatusInternalServerError
-		var re *breaker.OverrideError
+		var re *breaker.RuleError
 		var rq *requestError
 		switch {
 		case errors.As(applyErr, &rq):

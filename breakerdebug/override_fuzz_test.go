@@ -33,7 +33,7 @@ func FuzzOverrideBody(f *testing.F) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 				t.Fatalf("a 200 answer that is not JSON: %q", rec.Body)
 			}
-			for _, o := range w.m.Overrides() {
+			for _, o := range overridesOf(w.m) {
 				if o.Until.Sub(o.At) <= 0 || o.Until.Sub(o.At) > 24*time.Hour || len(o.Note) > 256 {
 					t.Fatalf("an override out of bounds was installed: %+v", o)
 				}

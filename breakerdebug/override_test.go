@@ -103,7 +103,7 @@ func errorOf(t *testing.T, rec *httptest.ResponseRecorder) string {
 // and logged nothing.
 func (w *writable) assertUnchanged(t *testing.T) {
 	t.Helper()
-	assert.Empty(t, w.m.Overrides(), "no override")
+	assert.Empty(t, overridesOf(w.m), "no override")
 	assert.Empty(t, w.events.heard(), "observers heard nothing")
 	assert.Empty(t, w.logs.String(), "nothing logged")
 }
@@ -136,7 +136,7 @@ func TestOverrideOverHTTP(t *testing.T) {
 			assert.JSONEq(t, fmt.Sprintf(`{"resource": "inventory", "force": %q, "at": %q, "until": %q, "note": "INC-42 ledger"}`,
 				tt.give, stamp(time.Second), stamp(time.Second+10*time.Minute)), rec.Body.String())
 			assert.Equal(t, []breaker.OverrideInfo{{Resource: "inventory", Force: tt.want, At: at(time.Second),
-				Until: at(time.Second + 10*time.Minute), Note: "INC-42 ledger"}}, w.m.Overrides())
+				Until: at(time.Second + 10*time.Minute), Note: "INC-42 ledger"}}, overridesOf(w.m))
 
 			err := w.m.Do(context.Background(), "inventory", succeed)
 			if tt.call == nil {
@@ -164,7 +164,7 @@ func TestEndAndResetOverHTTP(t *testing.T) {
 	rec := post(w.h, `{"resource": "inventory", "action": "end"}`)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.JSONEq(t, `{"ended": true}`, rec.Body.String())
-	assert.Empty(t, w.m.Overrides())
+	assert.Empty(t, overridesOf(w.m))
 	assert.JSONEq(t, `{"ended": false}`, post(w.h, `{"resource": "inventory", "action": "end"}`).Body.String())
 	assert.Equal(t, 1, strings.Count(w.logs.String(), `msg="breakerdebug: override ended" operator=alice resource=inventory`))
 
@@ -205,7 +205,7 @@ func TestOverridesAreReadOnlyByDefault(t *testing.T) {
 				assert.Equal(t, http.StatusForbidden, rec.Code, body)
 				assert.Contains(t, errorOf(t, rec), "read-only")
 			}
-			assert.Empty(t, m.Overrides())
+			assert.Empty(t, overridesOf(m))
 			assert.Empty(t, events.heard())
 		})
 	}
@@ -472,7 +472,7 @@ func TestOverrideExpiresOverHTTP(t *testing.T) {
 	assert.Empty(t, overrides, "both have ended")
 	assert.NoError(t, w.m.Do(context.Background(), "inventory", succeed))
 	assert.NoError(t, w.m.Do(context.Background(), "legacy", succeed))
-	assert.Empty(t, w.m.Overrides())
+	assert.Empty(t, overridesOf(w.m))
 }
 
 // Given one writer goroutine per resource setting, replacing and ending its overrides over
@@ -530,9 +530,9 @@ func TestOverridesAndReloadsOverHTTPConcurrently(t *testing.T) {
 		want = append(want, breaker.OverrideInfo{Resource: fmt.Sprint("svc", i), Force: forceOf[actions[round%4]],
 			At: at(0), Until: at(time.Duration(round+1) * time.Minute), Note: fmt.Sprint(round)})
 	}
-	assert.Equal(t, want, w.m.Overrides())
+	assert.Equal(t, want, overridesOf(w.m))
 	assert.Equal(t, float64(50), w.m.Rules()[0].Threshold, "the last rules loaded")
-	assert.Equal(t, map[string]breaker.ResourceConfig{"svc2": {MaxConcurrency: 50}}, w.m.Resources())
+	assert.Equal(t, map[string]breaker.ResourceConfig{"svc2": {MaxConcurrency: 50}}, w.m.Settings())
 	assert.ErrorIs(t, w.m.Do(context.Background(), "svc1", succeed), breaker.ErrForcedOpen, "forced open over its new rules")
 }
 
@@ -575,4 +575,16 @@ func TestStatusTemplateSettingHasNoInFlight(t *testing.T) {
 	require.Len(t, st.Resources, 2)
 	assert.NotContains(t, st.Resources[0], "inFlight", "GET *")
 	assert.Contains(t, st.Resources[1], "inFlight", "own")
+}
+
+// overridesOf is the overrides in force, by resource name, as a Snapshot reads them.
+func overridesOf(m *breaker.Manager) []breaker.OverrideInfo {
+	var out []breaker.OverrideInfo
+	snap := m.Snapshot()
+	for _, r := range snap.Resources {
+		if r.Override != nil {
+			out = append(out, *r.Override)
+		}
+	}
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -60,8 +59,9 @@ func ExampleNewTransport() {
 // One template rule and one template setting protect every host the client calls, each on
 // its own: a breaker, a timeout and a concurrency limit per host.
 func ExampleNewTransport_everyHost() {
-	release := make(chan struct{})
+	release, arrived := make(chan struct{}), make(chan struct{}, 1)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
 		<-release // a host that is slow to answer
 	}))
 	defer slow.Close()
@@ -90,9 +90,7 @@ func ExampleNewTransport_everyHost() {
 			resp.Body.Close()
 		}
 	}()
-	for m.InFlight("GET "+slow.Listener.Addr().String()) == 0 {
-		runtime.Gosched() // until the first request holds its place
-	}
+	<-arrived // the first request holds its place
 	_, err := client.Get(slow.URL)
 	fmt.Println("slow host, second request:", errors.Is(err, breaker.ErrConcurrencyLimit))
 	close(release)

@@ -190,7 +190,7 @@ func TestServerStreamTimeoutEndsRecv(t *testing.T) {
 
 			c := rec.waitCalls(t, 1)
 			assert.ErrorIs(t, c[0].err, context.DeadlineExceeded)
-			assert.Zero(t, m.InFlight(method))
+			assert.Zero(t, inFlight(m, method))
 			assert.Equal(t, int64(1), s.hits.Load())
 		})
 	}

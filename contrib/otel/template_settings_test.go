@@ -66,7 +66,7 @@ func TestTemplateSettingsGauges(t *testing.T) {
 	}})
 	f.assertData(breakerotel.TemplateBreakersName, gauge(templatePoint(0)))
 	f.assertData(breakerotel.TemplateSettingsName, gauge(templatePoint(2)))
-	f.assertData(breakerotel.TemplateLimitName, gauge(templatePoint(breaker.DefaultMaxTemplateBreakers)))
+	f.assertData(breakerotel.TemplateLimitName, gauge(templatePoint(10_000)))
 	// The template setting forces api/ruled closed: its breaker rejects nothing.
 	f.assertData(breakerotel.StateName, gauge(stateDry("api/ruled", "ErrorCount#0", breaker.Closed, true)))
 
