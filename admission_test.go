@@ -51,16 +51,21 @@ func TestDoBlockedDoesNotCallFn(t *testing.T) {
 	assert.Equal(t, breaker.Open, be.State)
 }
 
-// A panic in fn is a failure; the call exits and the panic goes on.
+// A panic in fn is a failure, whatever the Classifier says of other errors, through an Entry
+// (with slots) or not; the call exits and the panic goes on.
 func TestDoPanicCountsAsFailure(t *testing.T) {
-	for _, withSlots := range []bool{false, true} {
-		t.Run(fmt.Sprintf("slots=%v", withSlots), func(t *testing.T) {
+	for _, tc := range []struct{ withSlots, forgiving bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		withSlots := tc.withSlots
+		t.Run(fmt.Sprintf("slots=%v,forgiving=%v", withSlots, tc.forgiving), func(t *testing.T) {
 			h := newHarness(t)
 			var opts []breaker.Option
 			opts = append(opts, breaker.WithClock(h.clock))
 			slots, log := newSlots("a")
 			if withSlots {
 				opts = append(opts, breaker.WithSlots(slots[0]))
+			}
+			if tc.forgiving {
+				opts = append(opts, breaker.WithClassifier(func(error) breaker.Outcome { return breaker.Success }))
 			}
 			h.m = breaker.NewManager(opts...)
 			require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(1, 1)}))

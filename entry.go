@@ -12,18 +12,16 @@ import (
 //
 // Its methods are safe for concurrent use; Exit may run on another goroutine than Enter.
 type Entry struct {
-	m        *Manager
-	resource string
-	call     call
-	passed   int           // the user slots whose OnEntry passed
-	timeout  time.Duration // the resource's Timeout, for WithTimeout
-	limit    atomic.Pointer[limit]
-	err      atomic.Error
-	exited   atomic.Bool
+	call    call          // with the Manager and the resource's name
+	passed  int           // the user slots whose OnEntry passed
+	timeout time.Duration // the resource's Timeout, for WithTimeout
+	limit   atomic.Pointer[limit]
+	err     atomic.Error
+	exited  atomic.Bool
 }
 
 // Resource returns the name the call was made under.
-func (e *Entry) Resource() string { return e.resource }
+func (e *Entry) Resource() string { return e.call.name }
 
 // SetError records that the call failed with err; nil is ignored. The Manager's Classifier
 // reads err at Exit (by default context.Canceled counts neither way, any other error as a
@@ -55,7 +53,7 @@ func (e *Entry) Exit() {
 // exitCounted has the breakers count the call's outcome.
 func (e *Entry) exitCounted() {
 	err := e.err.Load()
-	e.m.finish(&e.call, e.resource, e.m.classify(err), retryHint(err), e.cutOff(err))
+	e.call.finish(err, e.cutOff(err))
 }
 
 // Run calls fn as e's call and exits e, for a call that ends when fn returns: fn gets ctx

@@ -154,7 +154,8 @@ func quoteName(name string) string {
 
 // ErrPanicked is the error recorded on the Entry of a call whose function panicked, by Do and
 // Execute and by the integrations (breakerhttp, the gRPC interceptors): slots see it through
-// Entry.Err, and the call counts as a failure. The panic goes on up; no caller gets this error.
+// Entry.Err, and the call counts as a failure, whatever the Classifier says. The panic goes on
+// up; no caller gets this error.
 var ErrPanicked = errors.New("breaker: call panicked")
 
 // RuleError is the error for what a change cannot take: an invalid rule or settings, which it

@@ -18,14 +18,14 @@ func (e *Entry) enterSlots() (blocked *BlockError) {
 	defer func() {
 		if !done {
 			e.exitSlots()
-			e.call.giveBack(e.m.now())
+			e.call.giveBack(e.call.m.now())
 			e.call.leave()
 		}
 	}()
-	for i, s := range e.m.slots {
+	for i, s := range e.call.m.slots {
 		if err := s.OnEntry(e); err != nil {
 			// The call observers hear of it before the deferred return of its probes.
-			return e.m.reject(e.resource, &BlockError{Resource: e.resource, Cause: err})
+			return e.call.m.reject(e.call.name, &BlockError{Resource: e.call.name, Cause: err})
 		}
 		e.passed = i + 1
 	}
@@ -36,7 +36,7 @@ func (e *Entry) enterSlots() (blocked *BlockError) {
 // exitSlots runs OnExit of the slots whose OnEntry passed, last first.
 func (e *Entry) exitSlots() {
 	for i := e.passed - 1; i >= 0; i-- {
-		e.m.slots[i].OnExit(e)
+		e.call.m.slots[i].OnExit(e)
 	}
 	e.passed = 0
 }
