@@ -171,3 +171,19 @@ func TestTemplateNamesAreCopied(t *testing.T) {
 	assert.Equal(t, 16, m.TemplateStats().Resources)
 	runtime.KeepAlive(m)
 }
+
+// The window takes its ring in the memory budget.
+func TestStatCallsInTheBudget(t *testing.T) {
+	m := breaker.NewManager(breaker.WithMemoryBudget(64 << 10))
+	rules := make([]breaker.Rule, 0, 60)
+	for i := range 60 {
+		r := callsRule(0.5, breaker.MaxStatCalls) // 1,250 bytes of ring and the breaker
+		r.Resource = string(rune('a'+i%26)) + string(rune('a'+i/26))
+		rules = append(rules, r)
+	}
+	err := m.LoadRules(rules)
+	var re *breaker.RuleError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Reason, "memory budget")
+	require.NoError(t, m.LoadRules(rules[:20]))
+}

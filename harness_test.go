@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -112,3 +113,68 @@ const (
 	recovered = "HALF_OPEN->CLOSED ProbeSucceeded"
 	reopened  = "HALF_OPEN->OPEN ProbeFailed"
 )
+
+// errDown is the error of a call that failed.
+var errDown = errors.New("downstream failed")
+
+// errorCount, errorRatio and slowRatio are rules of "svc" with RetryTimeout 5s (slowRatio's
+// MaxAllowedRT is 50ms) over the default window, a second of ten buckets.
+func errorCount(threshold float64, minRequests uint64) breaker.Rule {
+	return breaker.Rule{Resource: "svc", Strategy: breaker.ErrorCount, Threshold: threshold,
+		MinRequestAmount: minRequests, RetryTimeout: 5 * time.Second}
+}
+
+func errorRatio(threshold float64, minRequests uint64) breaker.Rule {
+	return breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: threshold,
+		MinRequestAmount: minRequests, RetryTimeout: 5 * time.Second}
+}
+
+func slowRatio(threshold float64, minRequests uint64) breaker.Rule {
+	return breaker.Rule{Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: threshold,
+		MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: minRequests, RetryTimeout: 5 * time.Second}
+}
+
+// callsRule is an ErrorRatio rule of "svc" over its last n calls.
+func callsRule(threshold float64, n uint32) breaker.Rule {
+	return breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: threshold, StatCalls: n,
+		RetryTimeout: 5 * time.Second}
+}
+
+// failIf returns errDown when bad, else nil.
+func failIf(bad bool) error {
+	if bad {
+		return errDown
+	}
+	return nil
+}
+
+// blockOf returns err as a *BlockError, failing the test if it is not one.
+func blockOf(t *testing.T, err error) *breaker.BlockError {
+	t.Helper()
+	var be *breaker.BlockError
+	require.True(t, errors.As(err, &be), "want a *BlockError, got %v", err)
+	return be
+}
+
+// enterN enters n calls to name and returns the entries that passed and the error of the last
+// call that did not.
+func enterN(m *breaker.Manager, name string, n int) ([]*breaker.Entry, error) {
+	var entries []*breaker.Entry
+	var last error
+	for range n {
+		e, err := m.Enter(name)
+		if err != nil {
+			last = err
+			continue
+		}
+		entries = append(entries, e)
+	}
+	return entries, last
+}
+
+// exitAll exits every entry.
+func exitAll(entries []*breaker.Entry) {
+	for _, e := range entries {
+		e.Exit()
+	}
+}

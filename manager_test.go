@@ -40,3 +40,36 @@ func TestRulesReturnsACopy(t *testing.T) {
 	assert.Equal(t, 1.0, h.m.Rules()[0].Threshold)
 	assert.Equal(t, 1.0, h.m.Breakers("svc")[0].Rule().Threshold)
 }
+
+// Reset closes every breaker of the resource with an empty window; observers hear Reset
+// from those that were not CLOSED.
+func TestReset(t *testing.T) {
+	open, closed := errorCount(1, 1), errorRatio(0.5, 4)
+	h := newHarness(t, open, closed)
+	h.completeN("svc", 1, errDown) // trips the count rule; the ratio rule holds 1 call
+	require.Equal(t, uint64(1), h.m.Breakers("svc")[1].Stats().Total)
+	h.events.reset()
+
+	h.m.Reset("svc")
+	assert.Equal(t, []string{"OPEN->CLOSED Reset"}, h.events.transitions())
+	for i, b := range h.m.Breakers("svc") {
+		st := b.Stats()
+		assert.Equal(t, breaker.Closed, st.State, "breaker %d", i)
+		assert.Zero(t, st.Total, "breaker %d: the window starts empty", i)
+	}
+	require.NoError(t, h.complete("svc", 0, nil))
+	h.m.Reset("nothing") // no rules: nothing happens
+	h.m.Reset("svc")     // all CLOSED: no event
+	assert.Len(t, h.events.all(), 1)
+}
+
+// A call admitted before Reset does not count in the new window.
+func TestResetMakesEarlierCallsStale(t *testing.T) {
+	h := newHarness(t, errorCount(1, 1))
+	e, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	h.m.Reset("svc")
+	e.SetError(errDown)
+	e.Exit()
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}

@@ -289,3 +289,17 @@ func TestReloadTuningProtection(t *testing.T) {
 	require.NoError(t, h.complete("svc", 0, nil), "RampUp 0: the next call passes")
 	assert.Empty(t, h.events.all(), "observers hear nothing")
 }
+
+// A reload that changes StatCalls gives the rule a new breaker; one that changes only its
+// threshold keeps the breaker and its window.
+func TestStatCallsReload(t *testing.T) {
+	h := newHarness(t, callsRule(0.5, 4))
+	h.completeN("svc", 4, errDown)
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{callsRule(0.75, 4)}))
+	assert.Equal(t, breaker.Open, h.state("svc", 0), "tuned: kept")
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{callsRule(0.75, 8)}))
+	assert.Equal(t, breaker.Closed, h.state("svc", 0), "a new window: a new breaker")
+	assert.Equal(t, "OPEN->CLOSED RuleChanged", h.events.transitions()[1])
+	assert.Equal(t, breaker.Stats{Rule: h.m.Breakers("svc")[0].Rule(), State: breaker.Closed, Generation: 0}, h.m.Breakers("svc")[0].Stats())
+}

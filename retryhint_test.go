@@ -13,42 +13,6 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// A failure that carries the dependency's retry hint holds the breaker OPEN at least that
-// long, within MaxRetryTimeout (RetryTimeout when that is 0), on a trip and on a failed probe.
-func TestRetryAfterHint(t *testing.T) {
-	tests := []struct {
-		name    string
-		max     time.Duration
-		hint    time.Duration
-		wantFor time.Duration
-	}{
-		{"the hint when longer", time.Minute, 30 * time.Second, 30 * time.Second},
-		{"capped at MaxRetryTimeout", time.Minute, time.Hour, time.Minute},
-		{"the OPEN time when longer", time.Minute, 100 * time.Millisecond, time.Second},
-		{"no backoff: capped at RetryTimeout", 0, 30 * time.Second, time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rule := errorCount(1, 1)
-			rule.RetryTimeout, rule.MaxRetryTimeout = time.Second, tt.max
-			h := newHarness(t, rule)
-			require.NoError(t, h.complete("svc", 0, breaker.RetryAfter(errDown, tt.hint)))
-			assert.Equal(t, h.clock.Now().Add(tt.wantFor), h.m.Breakers("svc")[0].Stats().RetryAt, "after the trip")
-			be := blockOf(t, h.complete("svc", 0, nil))
-			assert.Equal(t, h.clock.Now().Add(tt.wantFor), be.RetryAt)
-
-			h.clock.Advance(tt.wantFor)
-			err := h.m.Do(context.Background(), "svc", func(context.Context) error {
-				return breaker.RetryAfter(errDown, tt.hint)
-			})
-			require.ErrorIs(t, err, errDown)
-			assert.Equal(t, []string{tripped, probing, reopened}, h.events.transitions())
-			want := max(tt.wantFor, min(2*time.Second, max(tt.max, time.Second))) // backed off, or the hint
-			assert.Equal(t, h.clock.Now().Add(want), h.m.Breakers("svc")[0].Stats().RetryAt, "after the probe")
-		})
-	}
-}
-
 func TestRetryAfterOf(t *testing.T) {
 	err := fmt.Errorf("wrapped: %w", breaker.RetryAfter(errDown, 3*time.Second))
 	d, ok := breaker.RetryAfterOf(err)

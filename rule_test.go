@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -731,4 +732,56 @@ func TestRuleWithDefaults(t *testing.T) {
 			assert.Equal(t, tt.want, tt.give.WithDefaults())
 		})
 	}
+}
+
+// StatCalls is validated, and the fields about time are refused beside it.
+func TestStatCallsValidation(t *testing.T) {
+	base := callsRule(0.5, 100)
+	tests := []struct {
+		name  string
+		edit  func(*breaker.Rule)
+		field string
+	}{
+		{"too many", func(r *breaker.Rule) { r.StatCalls = breaker.MaxStatCalls + 1 }, "StatCalls"},
+		{"no window to count in", func(r *breaker.Rule) { r.Strategy, r.Threshold = breaker.ConsecutiveErrors, 3 }, "StatCalls"},
+		{"beside StatInterval", func(r *breaker.Rule) { r.StatInterval = time.Second }, "StatInterval"},
+		{"beside BucketCount", func(r *breaker.Rule) { r.BucketCount = 10 }, "BucketCount"},
+		{"beside FastBuckets", func(r *breaker.Rule) { r.FastBuckets = 2 }, "FastBuckets"},
+		{"beside FastThreshold", func(r *breaker.Rule) { r.FastThreshold = 0.9 }, "FastThreshold"},
+		{"beside RampUp", func(r *breaker.Rule) { r.RampUp = time.Second }, "RampUp"},
+		{"more calls needed than held", func(r *breaker.Rule) { r.MinRequestAmount = 101 }, "MinRequestAmount"},
+		{"more failures needed than held", func(r *breaker.Rule) { r.Strategy, r.Threshold = breaker.ErrorCount, 101 }, "Threshold"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := base
+			tt.edit(&r)
+			m := breaker.NewManager()
+			err := m.LoadRules([]breaker.Rule{r})
+			var re *breaker.RuleError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, tt.field, re.Field)
+			assert.Empty(t, m.Rules(), "nothing is loaded")
+		})
+	}
+	r := base
+	r.StatCalls, r.MinRequestAmount = breaker.MaxStatCalls, breaker.MaxStatCalls
+	assert.NoError(t, r.Validate())
+}
+
+// WithDefaults spells out MinRequestAmount as StatCalls and leaves the time window's fields
+// at 0, so the rule it returns is valid; JSON carries statCalls.
+func TestStatCallsDefaultsAndJSON(t *testing.T) {
+	d := callsRule(0.5, 20).WithDefaults()
+	assert.Equal(t, uint64(20), d.MinRequestAmount)
+	assert.Zero(t, d.StatInterval)
+	assert.Zero(t, d.BucketCount)
+	require.NoError(t, d.Validate())
+
+	data, err := json.Marshal(callsRule(0.5, 20))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"statCalls":20`)
+	rules, err := breaker.ParseRules([]byte("[" + string(data) + "]"))
+	require.NoError(t, err)
+	assert.Equal(t, []breaker.Rule{callsRule(0.5, 20)}, rules)
 }

@@ -14,14 +14,6 @@ import (
 	"github.com/halfopen/breaker"
 )
 
-// blockOf returns err as a *BlockError, failing the test if it is not one.
-func blockOf(t *testing.T, err error) *breaker.BlockError {
-	t.Helper()
-	var be *breaker.BlockError
-	require.True(t, errors.As(err, &be), "want a *BlockError, got %v", err)
-	return be
-}
-
 // ForceOpen rejects every call, also to a resource without rules, before fn runs.
 func TestForceOpenWithoutRules(t *testing.T) {
 	h := newHarness(t)

@@ -25,28 +25,6 @@ func newSettingsHarness(t *testing.T, limit int, cfg map[string]breaker.Resource
 	return h
 }
 
-// enterN enters n calls to name and returns the entries that passed and the error of the last
-// call that did not.
-func enterN(m *breaker.Manager, name string, n int) ([]*breaker.Entry, error) {
-	var entries []*breaker.Entry
-	var last error
-	for range n {
-		e, err := m.Enter(name)
-		if err != nil {
-			last = err
-			continue
-		}
-		entries = append(entries, e)
-	}
-	return entries, last
-}
-
-func exitAll(entries []*breaker.Entry) {
-	for _, e := range entries {
-		e.Exit()
-	}
-}
-
 // A template setting gives every name it matches its Timeout and Force, and a MaxConcurrency
 // counted for each name on its own.
 func TestTemplateSettingsApplyToEveryName(t *testing.T) {
