@@ -27,7 +27,7 @@ func (e *Entry) enterSlots() (blocked *BlockError) {
 			// The call observers hear of it before the deferred return of its probes.
 			return e.call.m.reject(e.call.name, &BlockError{Resource: e.call.name, Cause: err})
 		}
-		e.passed = i + 1
+		e.passed = int32(i + 1)
 	}
 	done = true
 	return nil
