@@ -342,3 +342,33 @@ func TestLostProbeIsJudgedAsTheBreakerStandsNow(t *testing.T) {
 		assert.Equal(t, breaker.Closed, h.state("svc", 1), "its success is the second of the run")
 	})
 }
+
+// With ProbeNum 2, a probe between two of a run that a later slot blocks returns the breaker
+// to OPEN with its retry time unchanged: the next call probes at once, and the run starts
+// over, so two more successes close it.
+func TestProbeNumBlockedProbeKeepsTheRetryTime(t *testing.T) {
+	rule := errorCount(1, 1)
+	rule.ProbeNum = 2
+	h := newHarness(t)
+	slot := &toggleSlot{}
+	h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithSlots(slot))
+	h.m.AddObserver(h.events)
+	require.NoError(t, h.m.LoadRules([]breaker.Rule{rule}))
+	h.completeN("svc", 1, errDown)
+	retryAt := h.clock.Now().Add(5 * time.Second)
+	h.clock.Advance(5 * time.Second)
+	require.NoError(t, h.complete("svc", 0, nil), "the first probe of the run")
+
+	slot.on = true
+	assert.ErrorIs(t, h.complete("svc", 0, nil), errSlotBlocks, "the second probe, blocked")
+	assert.Equal(t, []string{tripped, probing, "HALF_OPEN->OPEN ProbeBlocked"}, h.events.transitions())
+	st := h.m.Breakers("svc")[0].Stats()
+	assert.Equal(t, breaker.Open, st.State)
+	assert.Equal(t, retryAt, st.RetryAt, "the retry time is not pushed back")
+
+	slot.on = false
+	require.NoError(t, h.complete("svc", 0, nil), "a probe at once")
+	assert.Equal(t, breaker.HalfOpen, h.state("svc", 0), "the run started over")
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
