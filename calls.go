@@ -19,7 +19,7 @@ type CallInfo struct {
 	// ForceClosed resource, would have rejected it with; nil when none would have.
 	DryRun *BlockError
 	// NotCalled is, for a call that was not made because its context was already done before
-	// admission (Do, Execute, EnterContext), the context's error; nil for every other call.
+	// admission (Do, Execute, a Handle's Do, EnterContext), the context's error; nil for every other call.
 	// Such a call was neither let through nor blocked, and no breaker counted it.
 	NotCalled error
 }

@@ -48,13 +48,16 @@ type BlockError struct {
 	// ramping up (Cause ErrRampingUp), or when a slot blocked the call.
 	State State
 	// RetryAt is when the caller may try again, never before the rejection: while OPEN, when
-	// that breaker lets a probe through; while HALF_OPEN with its probe in flight, the start
-	// of the bucket after next of the rule's window (at least one bucket away), or the
-	// probe's deadline if that is sooner; while ramping up, the start of the next bucket.
+	// that breaker lets a probe through; while HALF_OPEN (its probe in flight, or another call
+	// taking the next probe of a run), the start of the bucket after next of the rule's window
+	// (at least one bucket away), or the probe's deadline if that is sooner; while ramping up,
+	// the start of the next bucket, or the ramp's end if that is sooner.
 	// Zero when a slot or the resource's settings blocked the call.
 	RetryAt time.Time
 	// Cause is the slot's error, when a slot blocked the call; ErrForcedOpen or
-	// ErrConcurrencyLimit when the resource's settings did.
+	// ErrConcurrencyLimit when the resource's settings did; ErrRampingUp when a ramping
+	// breaker held the call back; ErrNameTooLong when the name was past the Manager's bound.
+	// Nil when an OPEN or HALF_OPEN breaker rejected the call.
 	Cause error
 
 	at int64 // RetryAt in the Manager's nanoseconds
@@ -81,7 +84,8 @@ func (e *BlockError) Is(target error) bool {
 	return target == ErrBlocked || (target == ErrOpen && (e.Rule != nil && e.Cause != ErrRampingUp || e.Cause == ErrForcedOpen))
 }
 
-// Unwrap returns the slot's error, if any.
+// Unwrap returns Cause, so that errors.Is matches ErrForcedOpen, ErrConcurrencyLimit,
+// ErrRampingUp, ErrNameTooLong or a slot's error.
 func (e *BlockError) Unwrap() error { return e.Cause }
 
 // BlockKind says what blocked a call, for metrics and dashboards.

@@ -23,18 +23,18 @@ type lookup struct {
 }
 
 // Enter checks a call to the resource; see Manager.Enter.
-func (r *Handle) Enter() (*Entry, error) { return r.m.enter(r.name, r.breakers()) }
+func (h *Handle) Enter() (*Entry, error) { return h.m.enter(h.name, h.breakers()) }
 
 // Do calls fn if the breakers of the resource let the call through; see Manager.Do.
-func (r *Handle) Do(ctx context.Context, fn func(context.Context) error) error {
-	return r.m.do(ctx, r.name, r, fn)
+func (h *Handle) Do(ctx context.Context, fn func(context.Context) error) error {
+	return h.m.do(ctx, h.name, h, fn)
 }
 
 // breakers returns the resource's breakers under the rules loaded now, looking them up by name
 // only after a reload, or after its breakers from a template were dropped.
-func (r *Handle) breakers() *resource {
-	set := r.m.rules.Load()
-	if f := r.found.Load(); f != nil && f.set == set {
+func (h *Handle) breakers() *resource {
+	set := h.m.rules.Load()
+	if f := h.found.Load(); f != nil && f.set == set {
 		if f.entry == nil {
 			return f.res
 		}
@@ -42,20 +42,20 @@ func (r *Handle) breakers() *resource {
 			return f.entry.res.Load()
 		}
 	}
-	res := r.m.find(set, r.name)
+	res := h.m.find(set, h.name)
 	f := &lookup{set: set, res: res}
-	if e := r.m.tmpl.find(r.name); e != nil && e.res.Load() == res {
+	if e := h.m.tmpl.find(h.name); e != nil && e.res.Load() == res {
 		f.entry = e
 	}
-	r.found.Store(f)
+	h.found.Store(f)
 	return res
 }
 
 // ExecuteOn is Execute through a Handle: Go methods cannot have type parameters, so it is a
 // function, as Execute is.
-func ExecuteOn[T any](ctx context.Context, r *Handle, fn func(context.Context) (T, error)) (T, error) {
+func ExecuteOn[T any](ctx context.Context, h *Handle, fn func(context.Context) (T, error)) (T, error) {
 	var out T
-	err := r.Do(ctx, func(ctx context.Context) error {
+	err := h.Do(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = fn(ctx)
 		return err

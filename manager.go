@@ -77,10 +77,11 @@ func NewManager(opts ...Option) *Manager {
 // take more memory than the budget (WithMemoryBudget), it returns a *RuleError (wrapping
 // ErrInvalidRule) that names the rule's index, resource and field, and changes nothing.
 //
-// A rule whose window keeps its shape (the same Resource, Strategy, StatInterval and
-// BucketCount) keeps its breaker, with its state and window, also when it moves in the list or
-// changes in anything else (Threshold, MinRequestAmount, MaxAllowedRT, RetryTimeout,
-// ProbeTimeout, ProbeNum, MaxRetryTimeout, RetryJitter, DryRun, ID): an OPEN breaker stays
+// A rule whose window keeps its shape (the same Resource, Strategy, StatInterval, BucketCount
+// and StatCalls) keeps its breaker, with its state and window, also when it moves in the list
+// or changes in anything else (Threshold, MinRequestAmount, MaxAllowedRT, RetryTimeout,
+// ProbeTimeout, ProbeNum, MaxRetryTimeout, RetryJitter, DryRun, FastBuckets, FastThreshold,
+// RampUp, ID): an OPEN breaker stays
 // OPEN until its retry time, a probe in flight stays the probe, the new values apply from the
 // next call, and observers hear nothing. Reset closes a breaker at once. The breakers of
 // other changed rules, and of removed ones, are dropped; observers hear of each one that was
@@ -271,7 +272,7 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, name
 // pairRules matches the rules of one resource or template, as reloaded, with the breakers it
 // had. A rule keeps the breaker of an identical rule (but perhaps for its ID or a default
 // spelled out), or else the first one left whose rule gives its window the same shape: the
-// same strategy, StatInterval and BucketCount, so that only its tuning differs. It returns,
+// same strategy, StatInterval, BucketCount and StatCalls, so that only its tuning differs. It returns,
 // for each rule, the index in breakers of the one it keeps, or -1 for a new breaker.
 func pairRules(breakers []*circuit, rules []*Rule) []int {
 	keep := make([]int, len(rules))

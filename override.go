@@ -55,7 +55,7 @@ func (o *override) over(now int64) bool {
 // without rules), with the note; the Manager's logger logs it. A d that is not positive or is
 // longer than MaxOverrideDuration, an unknown force, a note longer than 256 bytes or not
 // UTF-8, a name ending in "*" or one the Manager would not keep, or one more than 1,000
-// resources overridden at once is an *RuleError (wrapping ErrInvalidOverride), and nothing
+// resources overridden at once is a *RuleError (wrapping ErrInvalidOverride), and nothing
 // changes. Overrides whose end has come are removed then, and observers hear them expire.
 func (m *Manager) Override(resource string, force Force, d time.Duration, note string) (OverrideInfo, error) {
 	if err := m.checkOverride(resource, force, d, note); err != nil {

@@ -145,7 +145,7 @@ type Rule struct {
 	FastThreshold float64
 	// RampUp, after the breaker closes on a probe, paces the calls it admits for at most this
 	// long: within each bucket of the window, no more than the dependency has shown it can
-	// take (see the README's "Ramp up after recovery"); the others are rejected with
+	// take (see "Ramp up after recovery" in docs/recovery.md); the others are rejected with
 	// ErrRampingUp. The ramp ends at the end of a bucket that held nothing back, or once RampUp
 	// has passed. 0 turns it off: the full flow at once. Not for ConsecutiveErrors, which has no
 	// buckets to pace by.
