@@ -409,7 +409,7 @@ type result struct {
 
 // check reads the breaker, whose period is p, for a call arriving at now. It changes nothing
 // but a probe that has timed out, or a ramp's counts. An OPEN breaker before its retry time,
-// the common case of a rejection, is judged inline; checkMore judges the rest.
+// the common case of a rejection, is judged here, in a small frame; checkMore judges the rest.
 func (c *circuit) check(p *period, now int64) (*period, verdict) {
 	if ahead := p.retryAt - now; p.state == Open && ahead > 0 && ahead <= p.openFor {
 		return p, rejected // before the retry time: neither due nor a stepped-back clock (retryDue)
