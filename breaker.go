@@ -564,7 +564,18 @@ func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, h
 		trips = measure >= t.fastRatio
 	}
 	if trips {
-		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, hint), reason, measure, now)
+		c.trip(p, t, now, hint, reason, measure)
+	}
+}
+
+// trip moves the CLOSED period p to OPEN at now, for reason, with the measure that met the
+// threshold; or the copy of p that is current, if one replaced it meanwhile (withFlight: the
+// end of a ramp, a ring of calls in flight started again), since it counts in the same window.
+func (c *circuit) trip(p *period, t *tuning, now, hint int64, reason Reason, measure float64) {
+	for from := p; from != nil && from.state == Closed; from = c.current(p) {
+		if c.move(from, c.withHint(c.openPeriod(from, now, 0), t, now, hint), reason, measure, now) {
+			return
+		}
 	}
 }
 

@@ -17,6 +17,6 @@ func (c *circuit) countRun(p *period, t *tuning, now int64, failed bool, hint in
 		return
 	}
 	if run := p.run.Inc(); float64(run) >= t.threshold {
-		c.move(p, c.withHint(c.openPeriod(p, now, 0), t, now, hint), ThresholdExceeded, float64(run), now)
+		c.trip(p, t, now, hint, ThresholdExceeded, float64(run))
 	}
 }

@@ -243,6 +243,10 @@ var fuzzSeeds = [][]byte{
 	{0, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLoad, 8, opDo, 0x00, 0x00,
 		opAdvance, 0x14, opEnter, 0, opLoad, 0, opExit, 0, 0, opEnter, 0, opExit, 0, 0,
 		opDo, 0x01, 0x01, opDo, 0x01, 0x01, opLoad, 8, opDo, 0x01, 0x01, opDo, 0x01, 0x00},
+	// Set 11's ramps after a trip and a probe; a call hangs, another is slow, and the call that
+	// ends the slow rule's ramp finds the hung one: 2 slow of 2, it trips.
+	{0, opLoad, 11, opDo, 0x30, 0x31, opDo, 0x30, 0x31, opAdvance, 0x32, opDo, 0x1e, 0x1e, opEnter, 0x1e,
+		opDo, 0x30, 0x30, opAdvance, 0x31, opEnter, 0},
 	// Breakers made by "*" alone, one tripped; then "d*" takes "da" and "db" from it.
 	{0, opLoad, 14, opNames, opDo, 0x00, 0x00, opDo, 0x01, 0x01, opDo, 0x02, 0x01, opLoad, 6,
 		opDo, 0x00, 0x00, opDo, 0x01, 0x00, opDo, 0x02, 0x00},

@@ -273,3 +273,30 @@ func TestRampHoldsBackDo(t *testing.T) {
 	assert.ErrorIs(t, err, breaker.ErrRampingUp)
 	assert.False(t, called)
 }
+
+// A call whose check ends the ramp and finds a hung call in flight trips the breaker: the
+// ramp's end replaces the period with a copy that counts in the same window, and the trip
+// moves from that copy. (The hung call and a slow one are 2 of 2 calls, at MinRequestAmount 2.)
+func TestRampEndDoesNotLoseATrip(t *testing.T) {
+	slow := breaker.Rule{Resource: "svc", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+		MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 2, StatInterval: 200 * time.Millisecond,
+		BucketCount: 2, RetryTimeout: 200 * time.Millisecond, RampUp: 100 * time.Millisecond}
+	h := newHarness(t, slow)
+	require.NoError(t, h.complete("svc", 12*time.Millisecond, nil))
+	require.NoError(t, h.complete("svc", 12*time.Millisecond, nil))
+	require.Equal(t, breaker.Open, h.state("svc", 0))
+	h.clock.Advance(time.Second)
+	require.NoError(t, h.complete("svc", 0, nil), "the probe closes it, ramping")
+	_, err := h.m.Enter("svc") // hangs
+	require.NoError(t, err)
+	require.NoError(t, h.complete("svc", 12*time.Millisecond, nil), "slow")
+	require.True(t, h.m.Breakers("svc")[0].Stats().RampingUp)
+
+	h.clock.Advance(130 * time.Millisecond) // past the ramp, and the hung call past MaxAllowedRT
+	e, err := h.m.Enter("svc")
+	require.NoError(t, err, "the ramp is over")
+	defer e.Exit()
+	assert.Equal(t, breaker.Open, h.state("svc", 0), "2 slow calls of 2")
+	trs := h.events.transitions()
+	assert.Equal(t, "CLOSED->OPEN ThresholdExceeded", trs[len(trs)-1])
+}
