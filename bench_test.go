@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -396,6 +397,31 @@ func templateManager(b *testing.B) *breaker.Manager {
 		b.Fatal("the template made no breakers", err)
 	}
 	return m
+}
+
+// manyTemplatesManager is a Manager with n template patterns of one ErrorRatio rule each,
+// "tenant0/*" to "tenant<n-1>/*", whose name "tenant0/x" has had its first call.
+func manyTemplatesManager(b *testing.B, n int) *breaker.Manager {
+	rules := make([]breaker.Rule, n)
+	for i := range rules {
+		rules[i] = breaker.Rule{Resource: fmt.Sprintf("tenant%d/*", i), Strategy: breaker.ErrorRatio,
+			Threshold: 0.5, RetryTimeout: time.Hour}
+	}
+	m := benchManager(b, rules)
+	if err := m.Do(context.Background(), "tenant0/x", succeed); err != nil || len(m.Breakers("tenant0/x")) != 1 {
+		b.Fatal("the template made no breaker", err)
+	}
+	return m
+}
+
+// A call by a name a template matched before, and by one no template matches, with 1 to 1,000
+// template patterns loaded: what a long list of templates costs each call.
+func BenchmarkDoTemplatePatterns(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		m := manyTemplatesManager(b, n)
+		b.Run(fmt.Sprintf("patterns=%d/matched", n), func(b *testing.B) { benchDo(b, m, "tenant0/x", succeed, false, false) })
+		b.Run(fmt.Sprintf("patterns=%d/unmatched", n), func(b *testing.B) { benchDo(b, m, "other", succeed, false, false) })
+	}
 }
 
 func BenchmarkDoTemplatePass(b *testing.B) {

@@ -91,7 +91,7 @@ func (m *Manager) InFlight(resource string) int64 {
 // list is bounded as they are.
 func (m *Manager) TemplateSettingsResources() []string {
 	rs := m.rules.Load()
-	if len(rs.settingTemplates) == 0 {
+	if len(rs.settingTemplates.all) == 0 {
 		return nil
 	}
 	names := m.TemplateResources()

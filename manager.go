@@ -41,9 +41,9 @@ type ruleSet struct {
 	resources map[string]*resource // every resource with rules or settings
 	index     resourceIndex        // resources, for find; built as the set is published
 	settings  map[string]*settings // by full name; the template settings are in settingTemplates
-	templates []*template          // longest prefix first
+	templates templates
 
-	settingTemplates []*settingTemplate   // longest prefix first
+	settingTemplates settingTemplates
 	overrides        map[string]*override // operators' overrides, by resource name
 	nameBudget       int64                // what the memory budget leaves for template resources' names
 	hasTemplates     bool                 // template rules or settings: find looks further than the index
@@ -301,7 +301,7 @@ func pairRules(breakers []*circuit, rules []*Rule) []int {
 // settings, longest prefix first, and the operators' overrides, kept across loads.
 type settingsSet struct {
 	named     map[string]*settings
-	templates []*settingTemplate
+	templates settingTemplates
 	overrides map[string]*override
 }
 
@@ -437,7 +437,7 @@ func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg ma
 		sum = satSum(sum, settingsBytes+int64(len(name)))
 	}
 	named, templates := splitSettings(cfg)
-	if len(templates) > 0 {
+	if len(templates.all) > 0 {
 		// A resource with rules and no settings of its own has a template setting's, if one matches.
 		rs := &ruleSet{settingTemplates: templates}
 		for i := range rules {
@@ -461,7 +461,7 @@ func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg ma
 			largest = i
 		}
 	}
-	if largest < 0 && len(templates) > 0 {
+	if largest < 0 && len(templates.all) > 0 {
 		if sum = satSum(sum, satMul(int64(m.tmpl.limit), settingsBytes+templateEntryBytes)); over(m.budget, sum) {
 			return sum, &RuleError{Index: -1, Field: "Resources",
 				Reason: fmt.Sprintf("template settings for %d resources (WithMaxTemplateBreakers) could take %s, "+
@@ -470,7 +470,7 @@ func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg ma
 	}
 	if largest >= 0 {
 		unit := rules[largest].breakerMemory()
-		if len(templates) > 0 {
+		if len(templates.all) > 0 {
 			unit = max(unit, settingsBytes)
 		}
 		if sum = satSum(sum, satMul(int64(m.tmpl.limit), unit+templateEntryBytes)); over(m.budget, sum) {

@@ -108,11 +108,11 @@ func (m *Manager) Settings() map[string]ResourceConfig { return m.rules.Load().c
 
 // configs returns the settings loaded into rs, template settings included.
 func (rs *ruleSet) configs() map[string]ResourceConfig {
-	out := make(map[string]ResourceConfig, len(rs.settings)+len(rs.settingTemplates))
+	out := make(map[string]ResourceConfig, len(rs.settings)+len(rs.settingTemplates.all))
 	for name, s := range rs.settings {
 		out[name] = s.ResourceConfig
 	}
-	for _, t := range rs.settingTemplates {
+	for _, t := range rs.settingTemplates.all {
 		out[t.prefix+"*"] = t.cfg
 	}
 	return out

@@ -20,9 +20,10 @@ type template struct {
 // isTemplate reports whether a rule's Resource or a settings key is a template's: it ends in "*".
 func isTemplate(resource string) bool { return strings.HasSuffix(resource, "*") }
 
-// buildTemplates gathers the template rules of rs.rules, longest prefix first.
+// buildTemplates gathers the template rules of rs.rules, by prefix.
 func (rs *ruleSet) buildTemplates() {
 	byPattern := map[string]*template{}
+	var all []*template
 	for i := range rs.rules {
 		r := &rs.rules[i]
 		if !isTemplate(r.Resource) {
@@ -32,24 +33,37 @@ func (rs *ruleSet) buildTemplates() {
 		if t == nil {
 			t = &template{prefix: strings.TrimSuffix(r.Resource, "*")}
 			byPattern[r.Resource] = t
-			rs.templates = append(rs.templates, t)
+			all = append(all, t)
 		}
 		t.rules = append(t.rules, r)
 		t.timed = t.timed || r.Strategy == SlowRequestRatio
 	}
-	slices.SortFunc(rs.templates, func(a, b *template) int { return len(b.prefix) - len(a.prefix) })
+	rs.templates = newTemplates(all)
 }
 
 // match returns the template with the longest prefix of name, or nil.
 func (rs *ruleSet) match(name string) *template {
-	for _, t := range rs.templates {
-		if strings.HasPrefix(name, t.prefix) {
-			return t
-		}
+	if i := rs.templates.index.longest(name); i >= 0 {
+		return rs.templates.all[i]
 	}
 	return nil
 }
 
-// maxTemplates bounds the distinct patterns of template rules, and those of template settings:
-// a call to a name without rules of its own is matched against each of them, longest first.
+// templates are the templates of a rule set, with their prefixes indexed.
+type templates struct {
+	all   []*template
+	index prefixes
+}
+
+// newTemplates indexes all, which it sorts longest prefix first.
+func newTemplates(all []*template) templates {
+	slices.SortFunc(all, func(a, b *template) int { return len(b.prefix) - len(a.prefix) })
+	keys := make([]string, len(all))
+	for i, t := range all {
+		keys[i] = t.prefix
+	}
+	return templates{all: all, index: newPrefixes(keys)}
+}
+
+// maxTemplates bounds the distinct patterns of template rules, and those of template settings.
 const maxTemplates = 1000

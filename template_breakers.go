@@ -37,7 +37,7 @@ func (m *Manager) TemplateStats() TemplateStats {
 
 // templateStats is TemplateStats for the rule set rs. It requires mu held.
 func (m *Manager) templateStats(rs *ruleSet) TemplateStats {
-	return TemplateStats{Templates: len(rs.templates), Resources: int(m.tmpl.names.Load()),
+	return TemplateStats{Templates: len(rs.templates.all), Resources: int(m.tmpl.names.Load()),
 		Breakers: int(m.tmpl.count.Load()), Settings: int(m.tmpl.settings.Load()), Limit: m.tmpl.limit,
 		Dropped: m.tmpl.dropped.Load()}
 }
@@ -363,7 +363,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		r.e.res.Store(r.res)
 	}
 	next.index = newResourceIndex(next.resources)
-	next.hasTemplates = next.templates != nil || next.settingTemplates != nil
+	next.hasTemplates = len(next.templates.all) > 0 || len(next.settingTemplates.all) > 0
 	m.rules.Store(next)
 	d.maxBytes = next.nameBudget
 	m.releaseCounts(next)

@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -26,9 +25,8 @@ type settingTemplate struct {
 	cfg    ResourceConfig
 }
 
-// splitSettings returns the settings of cfg keyed by a full name, and its template settings,
-// longest prefix first.
-func splitSettings(cfg map[string]ResourceConfig) (map[string]ResourceConfig, []*settingTemplate) {
+// splitSettings returns the settings of cfg keyed by a full name, and its template settings.
+func splitSettings(cfg map[string]ResourceConfig) (map[string]ResourceConfig, settingTemplates) {
 	named := make(map[string]ResourceConfig, len(cfg))
 	var templates []*settingTemplate
 	for name, c := range cfg {
@@ -38,18 +36,24 @@ func splitSettings(cfg map[string]ResourceConfig) (map[string]ResourceConfig, []
 			named[name] = c
 		}
 	}
-	slices.SortFunc(templates, func(a, b *settingTemplate) int {
-		return cmp.Or(len(b.prefix)-len(a.prefix), strings.Compare(a.prefix, b.prefix))
-	})
-	return named, templates
+	slices.SortFunc(templates, func(a, b *settingTemplate) int { return len(b.prefix) - len(a.prefix) })
+	keys := make([]string, len(templates))
+	for i, t := range templates {
+		keys[i] = t.prefix
+	}
+	return named, settingTemplates{all: templates, index: newPrefixes(keys)}
+}
+
+// settingTemplates are the template settings of a rule set, with their prefixes indexed.
+type settingTemplates struct {
+	all   []*settingTemplate
+	index prefixes
 }
 
 // matchSettings returns the template setting with the longest prefix of name, or nil.
 func (rs *ruleSet) matchSettings(name string) *settingTemplate {
-	for _, t := range rs.settingTemplates {
-		if strings.HasPrefix(name, t.prefix) {
-			return t
-		}
+	if i := rs.settingTemplates.index.longest(name); i >= 0 {
+		return rs.settingTemplates.all[i]
 	}
 	return nil
 }
