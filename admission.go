@@ -191,7 +191,7 @@ func (c *call) leave() {
 }
 
 // admit is the check of a call to resource, whose breakers and settings are res (nil: none),
-// in the order the call meets them: an override whose end has come goes first, then ForceOpen
+// in the order the call meets them: an override whose end has come is set aside, ForceOpen
 // rejects before anything else; then the breakers (ForceClosed makes them let the call
 // through); then MaxConcurrency, which gives back a probe the call took. It records in c what
 // the call's completion needs, and times the call when a breaker or a call observer needs its

@@ -279,3 +279,29 @@ func TestOverridesAndReloadsConcurrently(t *testing.T) {
 	assert.Equal(t, float64(rounds), h.m.Rules()[0].Threshold)
 	assert.Equal(t, map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: rounds}}, h.m.Settings())
 }
+
+// A call past an override's end goes by the settings under it, and changes nothing itself: no
+// rule set is published from the call path, so observers hear the override expire only at the
+// next read or change. An expired ForceOpen rejects nothing; an expired ForceClosed no longer
+// makes the breakers dry: a tripped one rejects.
+func TestExpiredOverrideIsIgnoredByCallsAndRemovedByTheNextRead(t *testing.T) {
+	other := errorCount(1, 1)
+	other.Resource = "other"
+	h := newOverrideHarness(t, 100, errorCount(1, 1), other)
+	_, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "")
+	require.NoError(t, err)
+	_, err = h.m.Override("other", breaker.ForceClosed, time.Minute, "")
+	require.NoError(t, err)
+	h.clock.Advance(time.Minute)
+	h.events.reset()
+
+	require.NoError(t, h.m.Do(context.Background(), "svc", succeed), "past its end, ForceOpen is gone")
+	require.ErrorIs(t, h.m.Do(context.Background(), "other", fail), errDown)
+	require.Equal(t, breaker.Open, h.state("other", 0))
+	assert.ErrorIs(t, h.m.Do(context.Background(), "other", succeed), breaker.ErrOpen, "an expired ForceClosed dries nothing")
+	assert.Empty(t, overrideNotes(t, h.events), "the calls published nothing")
+
+	snap := h.m.Snapshot()
+	assert.Nil(t, snap.Resource("other").Override)
+	assert.Len(t, overrideNotes(t, h.events), 2, "the read removed both, and observers heard it")
+}
