@@ -46,6 +46,7 @@ type Ticket struct {
 	n        int         // the grants, in the order of the resource's breakers
 	inline   [4]grant    // enough for the usual few rules of a resource, without allocating
 	more     *[]grant
+	stripe   uint8 // which stripe of its breakers' counters it writes (stripeOf); 0: not chosen yet
 	timed    bool
 	due      bool // a breaker let the call through as its probe to be (takeProbes)
 	issued   bool // made by the admission path
@@ -68,6 +69,15 @@ func (t *Ticket) now(tl *timeline) int64 {
 		t.start, t.timed = tl.now(), true
 	}
 	return t.start
+}
+
+// stripeOf returns the stripe of the counters the call writes, choosing it on first use, as tl
+// says: the processor the call runs on, plus 1 (a stripe past a counter's stripes wraps round).
+func (t *Ticket) stripeOf(tl *timeline) uint8 {
+	if t.stripe == 0 {
+		t.stripe = tl.stripe() + 1
+	}
+	return t.stripe
 }
 
 // next returns the call's grant for its next breaker, c.
@@ -258,8 +268,8 @@ func (t *Ticket) pass(breakers []*circuit) {
 		t.n++
 		g.c, g.p = c, p
 		if f := p.flight; f != nil {
-			if g.flight = f.TryEnter(t.start); g.flight == 0 {
-				g.p, g.flight = c.enterFlight(p, t.start)
+			if g.flight = f.TryEnter(t.start, t.stripeOf(c.tl)); g.flight == 0 || f.Due(t.start) {
+				g.enterFlight(t, t.start)
 			}
 		}
 	}
@@ -276,14 +286,14 @@ func (c *circuit) TryPass(t *Ticket) bool {
 // passFrom is TryPass for the breaker's period p.
 func (c *circuit) passFrom(t *Ticket, p *period) bool {
 	if p.state == Closed && p.ramp == nil {
-		t.next(c).admitted(p, t.start)
+		t.next(c).admitted(p, t.start, t)
 		return true
 	}
 	now := t.now(c.tl)
 	p, v := c.check(c.cur.Load(), now) // loaded after the reading: never older than it
 	switch v {
 	case admitted:
-		t.next(c).admitted(p, now)
+		t.next(c).admitted(p, now, t)
 		return true
 	case probeDue:
 		t.next(c).p, t.due = p, true
@@ -305,15 +315,26 @@ func (c *circuit) passFrom(t *Ticket, p *period) bool {
 	return false
 }
 
-// admitted notes that the CLOSED period p admitted the call, which started at start, and
+// admitted notes that the CLOSED period p admitted the call of t, which started at start, and
 // counts it among p's calls in flight when p has them.
-func (g *grant) admitted(p *period, start int64) {
+func (g *grant) admitted(p *period, start int64, t *Ticket) {
 	g.p = p
 	if f := p.flight; f != nil {
-		if g.flight = f.TryEnter(start); g.flight == 0 {
-			g.p, g.flight = g.c.enterFlight(p, start)
+		if g.flight = f.TryEnter(start, t.stripeOf(g.c.tl)); g.flight == 0 || f.Due(start) {
+			g.enterFlight(t, start)
 		}
 	}
+}
+
+// enterFlight is admitted's count of the call of t among the calls in flight of the CLOSED
+// period g.p, when TryEnter did not take the call (g.flight is 0) or a slot is due: it judges
+// the due slots and enters the call if it is not in yet.
+func (g *grant) enterFlight(t *Ticket, start int64) {
+	if g.flight != 0 {
+		g.c.judgeFlight(g.p, start, t.stripe)
+		return
+	}
+	g.p, g.flight = g.c.enterFlight(g.p, start, t.stripe)
 }
 
 // takeProbes makes the call the probe of each breaker that TryPass found due. A breaker whose
@@ -341,7 +362,7 @@ func (g *grant) takeProbe(t *Ticket) *BlockError {
 		}
 		p, v := c.check(c.cur.Load(), now)
 		if v == admitted {
-			g.admitted(p, now)
+			g.admitted(p, now, t)
 			break
 		}
 		if v == probeDue {
@@ -485,14 +506,15 @@ func (c *circuit) OnRequestComplete(t *Ticket) {
 	}
 	for i := 0; i < t.n; i++ {
 		if g := t.at(i); g.c == c {
-			g.count(t.end, &t.res)
+			g.count(t.end, &t.res, t.stripeOf(c.tl))
 			g.p = nil // it counts once
 		}
 	}
 }
 
-// count is OnRequestComplete for the grant a of a call that ended at now as res.
-func (a *grant) count(now int64, res *result) {
+// count is OnRequestComplete for the grant a of a call that ended at now as res, whose counts
+// go to stripe.
+func (a *grant) count(now int64, res *result, stripe uint8) {
 	from := a.p
 	if from == nil {
 		return // not admitted by this breaker (a dry run's rejection)
@@ -512,7 +534,7 @@ func (a *grant) count(now int64, res *result) {
 		return
 	}
 	if f := p.flight; f != nil && (a.flight == 0 || f.Due(now) || !from.flight.TryLeave(a.flight)) &&
-		c.leaveFlight(p, from.flight, a.flight, now) {
+		c.leaveFlight(p, from.flight, a.flight, now, stripe) {
 		return // counted as slow while it was in flight
 	}
 	if res.o == Ignore && !c.slowIgnored(res) {
@@ -529,10 +551,10 @@ func (a *grant) count(now int64, res *result) {
 	bad := c.isBad(res)
 	head, counted := int64(0), false
 	if !bad {
-		head, counted = p.window.AddGood(now)
+		head, counted = p.window.AddGood(now, stripe)
 	}
 	if !counted {
-		head = p.window.Add(now, 1, bad)
+		head = p.window.Add(now, 1, bad, stripe)
 	}
 	if p.ramp != nil {
 		p.ramp.completed(now, c.tune.Load().rampUp, bad)

@@ -32,7 +32,7 @@ func bigRules(n int) []breaker.Rule {
 func TestMemoryBudgetBoundsTheHeap(t *testing.T) {
 	const n = 2000
 	rules := bigRules(n)
-	perRule := int64(640 + 1000*16*9/8)
+	perRule := breaker.BreakerMemory(rules[0])
 	var counted int64
 	for _, r := range rules {
 		counted += perRule + int64(len(r.Resource))

@@ -40,14 +40,16 @@ const nearReading = 1 << 62
 // sequence of their transitions. A breaker holds a pointer to it, not to the Manager, and its
 // methods get the time of their call passed down.
 type timeline struct {
-	clock  Clock
-	system bool         // clock is the system clock
-	steady bool         // read is the runtime's monotonic clock, which never steps back
-	read   func() int64 // reads the clock: a tick once mono is taken from it
-	mono   int64        // what read returned at epoch
-	epoch  time.Time    // ticks are nanoseconds since epoch
-	near   atomic.Pointer[reading]
-	seq    atomic.Uint64 // the last StateChange.Seq handed out
+	clock   Clock
+	system  bool         // clock is the system clock
+	steady  bool         // read is the runtime's monotonic clock, which never steps back
+	read    func() int64 // reads the clock: a tick once mono is taken from it
+	mono    int64        // what read returned at epoch
+	epoch   time.Time    // ticks are nanoseconds since epoch
+	near    atomic.Pointer[reading]
+	seq     atomic.Uint64 // the last StateChange.Seq handed out
+	stripe  func() uint8  // which stripe of the breakers' counters a call writes: window.Stripe, or a test's choice
+	stripes int           // how many stripes a counter has; 0: as window.Stripes says
 }
 
 // startClock reads the clock for the epoch, and chooses how to read it: the runtime's

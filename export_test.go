@@ -9,17 +9,23 @@ import (
 // of a breaker's resource for its probe: it passes one breaker through its door, as the
 // admission path does.
 type Rival struct {
-	m *Manager
-	t Ticket
+	m      *Manager
+	t      Ticket
+	stripe uint8 // of the counters its calls write, plus 1; 0: the processor's
 }
 
 // NewRival returns a call on m's clock that no breaker has let through yet.
 func NewRival(m *Manager) *Rival { return &Rival{m: m} }
 
+// NewRivalOn is NewRival for calls that write stripe of the breakers' counters, whatever
+// processor they run on.
+func NewRivalOn(m *Manager, stripe uint8) *Rival { return &Rival{m: m, stripe: stripe + 1} }
+
 // Pass lets the call through b, making it b's probe if b is due for one, and reports whether b
 // let it through.
 func (r *Rival) Pass(b CircuitBreaker) bool {
 	r.t = newTicket()
+	r.t.stripe = r.stripe
 	return b.TryPass(&r.t) && r.t.takeProbes() == nil
 }
 
@@ -28,6 +34,16 @@ func (r *Rival) Complete(b CircuitBreaker, err error) {
 	r.t.end = r.m.now()
 	r.t.res = result{rt: r.t.end - r.t.start, o: r.m.classify(err)}
 	b.OnRequestComplete(&r.t)
+}
+
+// BreakerMemory is what the memory budget counts for the breaker of r, its counters' stripes
+// included.
+func BreakerMemory(r Rule) int64 { return r.breakerMemory() }
+
+// WithStripes makes the breakers' counters have stripes stripes, and has pick choose the stripe
+// each call writes, for tests that put calls on stripes of their choice.
+func WithStripes(stripes int, pick func() uint8) Option {
+	return optionFunc(func(m *Manager) { m.stripes, m.stripe = stripes, pick })
 }
 
 // The bounds and defaults tests check, which the package documents rather than exports.

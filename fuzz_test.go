@@ -362,6 +362,10 @@ func runStateMachine(t *testing.T, ops []byte) {
 		opts = append(opts, breaker.WithSlots(slot))
 	}
 	opts = append(opts, breaker.WithMaxTemplateBreakers(fuzzTemplateLimit))
+	step := 0
+	// Each call writes the stripe its step names, so the windows count a run's calls in four
+	// stripes, as calls on four processors would.
+	opts = append(opts, breaker.WithStripes(4, func() uint8 { return uint8(step) }))
 	m := breaker.NewManager(opts...)
 	events := &recorder{}
 	m.AddObserver(events)
@@ -388,8 +392,8 @@ func runStateMachine(t *testing.T, ops []byte) {
 	var entries []open
 	settings := map[string]breaker.ResourceConfig{}
 	leaps := 0 // centuries the clock leapt ahead, less those it leapt back: 0, 1 or 2
-	step := 0
-	arg := func() byte { // the next byte, or 0 past the end
+	// arg returns the next byte, or 0 past the end.
+	arg := func() byte {
 		step++
 		if step < len(ops) {
 			return ops[step]

@@ -880,3 +880,63 @@ func checkPeriodsLast(t *testing.T, all []breaker.StateChange) {
 		}
 	}
 }
+
+// Goroutines, each writing a stripe of its own, race the judgements of one breaker with calls
+// that together just meet its threshold, or fall one short: a threshold met is never missed,
+// though no goroutine's stripe holds it (the last judgement sees every stripe), and one not met
+// never trips. ErrorCount counts 64 failures; ErrorRatio 64 of 128 calls, successes and
+// failures interleaved, whose last may be a success that brings the calls to MinRequestAmount.
+func TestPropertyStripesMeetTheThresholdTogether(t *testing.T) {
+	const stripes, failures = 4, 64
+	rules := map[string]breaker.Rule{
+		"count": {Resource: "svc", Strategy: breaker.ErrorCount, Threshold: failures, MinRequestAmount: 1,
+			StatInterval: time.Hour, RetryTimeout: time.Hour},
+		"ratio": {Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2 * failures,
+			StatInterval: time.Hour, RetryTimeout: time.Hour},
+	}
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		name := []string{"count", "ratio"}[n%2]
+		short := n/2%2 == 1 // one failure short of the threshold, or for the ratio one call short of MinRequestAmount
+		m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()), breaker.WithStripes(stripes, func() uint8 { return 0 }))
+		events := &recorder{}
+		m.AddObserver(events)
+		require.NoError(t, m.LoadRules([]breaker.Rule{rules[name]}))
+		b := m.Breakers("svc")[0]
+		calls := make([][]error, stripes) // each stripe's share, in a shuffled order
+		for i := range failures {
+			calls[i%stripes] = append(calls[i%stripes], errDown)
+			if name == "ratio" {
+				calls[(i+1)%stripes] = append(calls[(i+1)%stripes], nil)
+			}
+		}
+		if short {
+			calls[0] = calls[0][1:]
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for st, share := range calls {
+			rand.Shuffle(len(share), func(i, j int) { share[i], share[j] = share[j], share[i] })
+			wg.Go(func() {
+				r := breaker.NewRivalOn(m, uint8(st))
+				<-start
+				for _, err := range share {
+					if r.Pass(b) {
+						r.Complete(b, err)
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		want := []string{"CLOSED->OPEN ThresholdExceeded"}
+		if short {
+			want = nil
+		}
+		if got := events.transitions(); !slices.Equal(got, want) {
+			t.Errorf("%s, episode %d, short %v: transitions %q, want %q", name, n, short, got, want)
+			return false
+		}
+		return true
+	})
+	t.Logf("%d episodes", episodes)
+}

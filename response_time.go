@@ -34,19 +34,19 @@ func (c *circuit) probeSlow(p *period, now int64) bool {
 }
 
 // enterFlight counts a call that the CLOSED period p admitted at now among p's calls in
-// flight, after counting as slow those that have run longer than MaxAllowedRT. It returns the
+// flight, in stripe, after counting as slow those that have run longer than MaxAllowedRT. It returns the
 // call's ticket, and the period whose ring holds it: p, or, when the clock stepped back past a
 // ring that holds calls, a copy of p with a ring started again at now (see reflight). The
 // calls of the old ring leave it when they return, and count then, by their response time.
-func (c *circuit) enterFlight(p *period, now int64) (*period, uint64) {
+func (c *circuit) enterFlight(p *period, now int64, stripe uint8) (*period, uint64) {
 	for {
-		c.judgeFlight(p, now)
-		ticket, slow, again := p.flight.Enter(now)
-		c.countSlow(p, slow, now)
+		c.judgeFlight(p, now, stripe)
+		ticket, slow, again := p.flight.Enter(now, stripe)
+		c.countSlow(p, slow, now, stripe)
 		if !again {
 			return p, ticket
 		}
-		q := c.reflight(p, window.NewFlight(c.bucketLen(), c.tune.Load().maxRT), nil)
+		q := c.reflight(p, c.newFlight(c.tune.Load().maxRT), nil)
 		if q == nil {
 			return p, 0 // p is over: the call counts nothing in it
 		}
@@ -56,17 +56,17 @@ func (c *circuit) enterFlight(p *period, now int64) (*period, uint64) {
 
 // leaveFlight takes the call with ticket out of the ring of calls in flight that holds it, after
 // counting as slow the calls of p, the period it counts in now, that have run longer than
-// MaxAllowedRT. It reports whether the call was counted so while in flight: then it counts
-// nothing more.
-func (c *circuit) leaveFlight(p *period, ring *window.Flight, ticket uint64, now int64) bool {
-	c.judgeFlight(p, now)
+// MaxAllowedRT (in stripe). It reports whether the call was counted so while in flight: then it
+// counts nothing more.
+func (c *circuit) leaveFlight(p *period, ring *window.Flight, ticket uint64, now int64, stripe uint8) bool {
+	c.judgeFlight(p, now, stripe)
 	return ring.Leave(ticket)
 }
 
-// judgeFlight counts as slow, in the window's newest bucket, the calls in flight of p whose
+// judgeFlight counts as slow, in the window's newest bucket (in stripe), the calls in flight of p whose
 // slot has been over for MaxAllowedRT at now: those of its ring, and those of the ring a
 // reload of MaxAllowedRT replaced, once the new ring is due too (at most a slot later).
-func (c *circuit) judgeFlight(p *period, now int64) {
+func (c *circuit) judgeFlight(p *period, now int64, stripe uint8) {
 	if !p.flight.Due(now) {
 		return
 	}
@@ -74,7 +74,7 @@ func (c *circuit) judgeFlight(p *period, now int64) {
 	if p.oldFlight != nil {
 		slow += p.oldFlight.Judge(now)
 	}
-	c.countSlow(p, slow, now)
+	c.countSlow(p, slow, now, stripe)
 }
 
 // reflight replaces the CLOSED period p with a copy whose calls in flight are counted in the
@@ -107,20 +107,20 @@ func (c *circuit) retuneFlight(maxRT int64) {
 		if f.Fits(c.bucketLen(), maxRT) {
 			return
 		}
-		if q := c.reflight(p, window.NewFlight(c.bucketLen(), maxRT), f); q == nil || q.oldFlight == f {
+		if q := c.reflight(p, c.newFlight(maxRT), f); q == nil || q.oldFlight == f {
 			return // replaced, or p is over
 		}
 	}
 }
 
-// countSlow counts n calls in flight as slow at now, and trips p if its window then meets the
-// threshold.
-func (c *circuit) countSlow(p *period, n uint64, now int64) {
+// countSlow counts n calls in flight as slow at now, in stripe, and trips p if its window then
+// meets the threshold.
+func (c *circuit) countSlow(p *period, n uint64, now int64, stripe uint8) {
 	switch {
 	case n == 0:
 	case p.calls != nil:
 		c.countCalls(p, n, true, now, 0)
 	default:
-		c.judge(p, p.window.Add(now, n, true), now, 0)
+		c.judge(p, p.window.Add(now, n, true, stripe), now, 0)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakertest"
+	"github.com/halfopen/breaker/internal/window"
 )
 
 // manyRules returns two rules (slow and error ratio, 10 buckets each) for each of n resources.
@@ -31,16 +32,21 @@ func heapInUse() uint64 {
 	return ms.HeapAlloc
 }
 
-// A breaker with 10 buckets, with its share of the manager's maps, stays under 1 KiB.
+// A breaker with 10 buckets, with its share of the manager's maps, takes what the budget counts
+// for it at most, and under 1 KiB beside its counters' stripes.
 func TestBreakerMemory(t *testing.T) {
 	const resources = 5000
 	rules := manyRules(resources)
+	counted := breaker.BreakerMemory(rules[0]) + breaker.BreakerMemory(rules[1])
+	_, slots := window.FlightShape(int64(time.Second/10), int64(rules[0].MaxAllowedRT)) // the slow rule's calls in flight
+	stripes := 2*window.StripedBytes(10) + window.StripedBytes(slots)                   // two windows of 10 buckets
 	before := heapInUse()
 	m := breaker.NewManager()
 	require.NoError(t, m.LoadRules(rules))
 	perBreaker := (heapInUse() - before) / uint64(len(rules))
-	t.Logf("%d bytes per breaker", perBreaker)
-	assert.Less(t, perBreaker, uint64(1024))
+	t.Logf("%d bytes per breaker, %d counted, %d of them stripes", perBreaker, counted/2, stripes/2)
+	assert.LessOrEqual(t, perBreaker, uint64(counted/2))
+	assert.Less(t, perBreaker, uint64(1024+stripes/2))
 	runtime.KeepAlive(m)
 	runtime.KeepAlive(rules)
 }
@@ -96,7 +102,7 @@ func TestTemplateBound(t *testing.T) {
 	assert.LessOrEqual(t, st.Breakers, limit)
 	assert.Equal(t, st.Breakers, st.Resources)
 	assert.Equal(t, uint64(names), st.Dropped+uint64(st.Resources), "every name made is held or was dropped")
-	perBreaker := int64(640+10*16*9/8) + 256 // breakerBytes with 10 buckets, and templateEntryBytes
+	perBreaker := breaker.BreakerMemory(rule) + 256 // and templateEntryBytes
 	t.Logf("%d template breakers, %d dropped, peak heap %d bytes (%d per breaker), %d counted per breaker",
 		st.Breakers, st.Dropped, peak, peak/limit, perBreaker)
 	assert.LessOrEqual(t, peak, uint64(limit*perBreaker))

@@ -142,12 +142,26 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 	case c.statCalls > 0:
 		q.calls = window.NewCalls(c.statCalls)
 	case c.strategy.windowed():
-		q.window = window.NewSliding(c.interval, c.buckets)
+		q.window = window.NewSliding(c.interval, c.buckets, c.stripes(int(c.buckets)))
 	}
 	if c.strategy == SlowRequestRatio {
-		q.flight = window.NewFlight(c.bucketLen(), c.tune.Load().maxRT)
+		q.flight = c.newFlight(c.tune.Load().maxRT)
 	}
 	return q
+}
+
+// newFlight returns an empty ring of calls in flight for the limit maxRT.
+func (c *circuit) newFlight(maxRT int64) *window.Flight {
+	_, n := window.FlightShape(c.bucketLen(), maxRT)
+	return window.NewFlight(c.bucketLen(), maxRT, c.stripes(n))
+}
+
+// stripes returns how many stripes a counter of n words of the breaker has.
+func (c *circuit) stripes(n int) int {
+	if c.tl.stripes > 0 {
+		return c.tl.stripes
+	}
+	return window.Stripes(n)
 }
 
 // bucketLen is the length of a bucket of the breaker's window.

@@ -7,5 +7,6 @@
 // while they are less than 2^63 ns, about 292 years, apart.
 //
 // Every counter is lock-free on the path of a call and allocates nothing; each is safe for
-// concurrent use.
+// concurrent use. Sliding and Flight stripe what a call writes by the processor it runs on
+// (stripes.go), so that calls on different cores write different cache lines.
 package window

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"go.uber.org/atomic"
+	"sync/atomic"
 )
 
 // Flight counts calls in flight by when they started, so that a call still running past a
@@ -27,18 +27,19 @@ import (
 // of calls, with the older call's outcome for the newer one's.
 // Entering costs one atomic add; moving on to the next slot takes mu, once a slot, as the
 // window does.
+//
+// A slot has such a word in every stripe (stripes.go): a call enters its stripe's, its ticket
+// names the stripe, and it leaves the same word; a judgement and a move go through every
+// stripe's word of a slot, each as one slot of one stripe.
 type Flight struct {
-	width  int64        // of a slot
-	after  atomic.Int64 // how long after the start of the latest slot judged the next is due: 2 widths + MaxAllowedRT
-	slots  []flightSlot
-	head   atomic.Uint64 // the index in slots of the slot of the latest start
-	judged atomic.Int64  // the start of the latest slot judged
-	mu     sync.Mutex    // serialises moves of head
-}
-
-type flightSlot struct {
-	start atomic.Int64
-	word  atomic.Uint64 // lap in the high 24 bits, waiting in the next 20, counted in the low 20
+	width  int64           // of a slot
+	after  atomic.Int64    // how long after the start of the latest slot judged the next is due: 2 widths + MaxAllowedRT
+	starts []atomic.Int64  // of each slot
+	head   atomic.Uint64   // the index in starts of the slot of the latest start
+	judged atomic.Int64    // the start of the latest slot judged
+	mu     sync.Mutex      // serialises moves of head
+	stride int             // the words of a stripe (stripes.go)
+	words  []atomic.Uint64 // of slot i in a stripe at(stripe, stride, i, len(words)): lap in the high 24 bits, waiting in the next 20, counted in the low 20
 }
 
 const (
@@ -50,31 +51,53 @@ const (
 	maxFlightSlots  = 1024 // a MaxAllowedRT of more buckets gets wider slots instead
 )
 
-// A ticket is what a call that entered the ring keeps to leave it: its slot's index and lap,
-// and a flag, so that the zero ticket is a call the ring does not hold.
-const flightTicket = 1 << 63
+// A ticket is what a call that entered the ring keeps to leave it: the index in words of the
+// word it entered (from bit 24; words are at most maxFlightSlots, as stripes.go lays them out)
+// and its lap, and a flag, so that the zero ticket is a call the ring does not hold.
+const (
+	flightTicket    = 1 << 63
+	flightWordShift = 24
+	flightWordMask  = 2*maxFlightSlots - 1
+)
 
 func unpackFlight(w uint64) (lap, waiting, counted uint64) {
 	return w >> flightLapShift, w >> flightCountBits & flightCountMask, w & flightCountMask
 }
 
-// NewFlight returns an empty ring for a window of buckets of length and the limit maxRT. Its
-// slots start about 146 years before tick 0, as a new window's buckets do, so the first call
-// starts the ring again at its time.
-func NewFlight(length, maxRT int64) *Flight {
+// NewFlight returns an empty ring for a window of buckets of length and the limit maxRT, with
+// its counts in s stripes: a power of two of at most 8, such as Stripes of its slots
+// (FlightShape). Its slots start about 146 years before tick 0, as a new window's buckets do,
+// so the first call starts the ring again at its time.
+func NewFlight(length, maxRT int64, s int) *Flight {
 	width, n := FlightShape(length, maxRT)
-	f := &Flight{width: width, slots: make([]flightSlot, n)}
+	stride, words := layout(n, s)
+	f := &Flight{width: width, starts: make([]atomic.Int64, n), stride: stride, words: make([]atomic.Uint64, words)}
 	f.after.Store(2*width + maxRT)
 	noStart := -(1 << 62) / width * width
-	for i := range f.slots {
-		s := &f.slots[i]
-		s.start.Store(noStart - int64(n-i)*width)
-		s.word.Store(f.lapOf(s.start.Load()) << flightLapShift)
+	for i := range f.starts {
+		f.starts[i].Store(noStart - int64(n-i)*width)
 	}
-	f.slots[0].start.Store(noStart)
-	f.slots[0].word.Store(f.lapOf(noStart) << flightLapShift)
+	f.starts[0].Store(noStart)
+	for i := range f.starts {
+		f.setAll(i, f.lapOf(f.starts[i].Load())<<flightLapShift)
+	}
 	f.judged.Store(noStart - width) // head is slots[0]
 	return f
+}
+
+// word returns the word of slot i in stripe.
+func (f *Flight) word(i int, stripe uint8) *atomic.Uint64 {
+	return &f.words[at(stripe, f.stride, i, len(f.words))]
+}
+
+// stripes returns the ring's stripes.
+func (f *Flight) stripes() int { return len(f.words) / f.stride }
+
+// setAll stores w in the word of slot i in every stripe.
+func (f *Flight) setAll(i int, w uint64) {
+	for st := range f.stripes() {
+		f.word(i, uint8(st)).Store(w)
+	}
 }
 
 // FlightShape returns the slot width and the number of slots of the ring for a window of
@@ -87,10 +110,11 @@ func FlightShape(length, maxRT int64) (width int64, n int) {
 	return width, int(maxRT/width + 3)
 }
 
-// FlightBytes is what the ring for length and maxRT takes: its slots and its header, rounded up.
+// FlightBytes is what the ring for length and maxRT made now takes: its slots, their stripes
+// and its header, rounded up.
 func FlightBytes(length, maxRT int64) int64 {
 	_, n := FlightShape(length, maxRT)
-	return int64(n)*int64(unsafe.Sizeof(flightSlot{})) + 96
+	return int64(n)*int64(unsafe.Sizeof(atomic.Int64{})) + StripedBytes(n) + 112
 }
 
 // lapOf is the lap of the slot that holds the calls started from start. A slot whose word's
@@ -104,49 +128,50 @@ func (f *Flight) Retune(maxRT int64) { f.after.Store(2*f.width + maxRT) }
 // retuned ring judges its calls by it.
 func (f *Flight) Fits(length, maxRT int64) bool {
 	width, n := FlightShape(length, maxRT)
-	return width == f.width && n <= len(f.slots)
+	return width == f.width && n <= len(f.starts)
 }
 
-// TryEnter is Enter for a call that starts in the head slot while no slot is due, the common
-// case, small enough to inline (TestFastPathsInline holds it): it returns the call's ticket, or
-// 0 when Enter must run.
-func (f *Flight) TryEnter(now int64) uint64 {
+// TryEnter is Enter for a call that starts in the head slot, the common case, small enough to
+// inline (TestFastPathsInline holds it): it returns the call's ticket, or 0 when Enter must
+// run. The caller judges first if a slot is Due.
+func (f *Flight) TryEnter(now int64, stripe uint8) uint64 {
 	i := f.head.Load()
-	s := &f.slots[i]
-	if uint64(now-s.start.Load()) >= uint64(f.width) || f.Due(now) {
+	if uint64(now-f.starts[i].Load()) >= uint64(f.width) {
 		return 0
 	}
-	return flightTicket | i<<24 | s.word.Add(flightWaiting)>>flightLapShift
+	w := (int(stripe)*f.stride | int(i)) & (len(f.words) - 1) // at, written out to inline
+	return flightTicket | uint64(w)<<flightWordShift | f.words[w].Add(flightWaiting)>>flightLapShift
 }
 
 // TryLeave is Leave for a call held (a ticket not 0) in a lap that no judgement counted, the
 // common case, small enough to inline (TestFastPathsInline holds it): it reports whether it
 // took the call out. The caller judges first if a slot is Due.
 func (f *Flight) TryLeave(ticket uint64) bool {
-	s := &f.slots[ticket>>24&(maxFlightSlots*2-1)]
-	old := s.word.Load()
+	w := &f.words[ticket>>flightWordShift&flightWordMask]
+	old := w.Load()
 	// Of its lap, none counted and some waiting: without its lap, the word holds waiting calls
 	// only, at least one. (A lap that came round again may hold none, and leave decides.)
 	rest := old ^ (ticket&flightLapMask)<<flightLapShift
 	return rest-flightWaiting < flightCountMask<<flightCountBits && rest&flightCountMask == 0 &&
-		s.word.CompareAndSwap(old, old-flightWaiting)
+		w.CompareAndSwap(old, old-flightWaiting)
 }
 
-// Enter counts a call that starts at now. It returns the call's ticket (0: not held, for a
+// Enter counts a call that starts at now, in stripe. It returns the call's ticket (0: not held, for a
 // clock that stepped back to a slot that has moved on since), and the calls of an earlier lap
 // of the slot it moved to that no judgement counted yet: slow, for the caller to count. again
 // says that the clock stepped back past the ring, or so far ahead that the ticks wrapped, while
 // the ring holds calls: the call must enter a new ring, started at now.
-func (f *Flight) Enter(now int64) (ticket, slow uint64, again bool) {
+func (f *Flight) Enter(now int64, stripe uint8) (ticket, slow uint64, again bool) {
 	i := f.head.Load()
-	if uint64(now-f.slots[i].start.Load()) >= uint64(f.width) {
+	if uint64(now-f.starts[i].Load()) >= uint64(f.width) {
 		var ok bool
 		if i, slow, ok, again = f.move(now); !ok {
 			return 0, slow, again
 		}
 	}
-	lap, _, _ := unpackFlight(f.slots[i].word.Add(flightWaiting))
-	return flightTicket | i<<24 | lap, slow, false
+	w := at(stripe, f.stride, int(i), len(f.words))
+	lap, _, _ := unpackFlight(f.words[w].Add(flightWaiting))
+	return flightTicket | uint64(w)<<flightWordShift | lap, slow, false
 }
 
 // move returns the index of the slot for a call that starts at now, outside the head slot: a
@@ -159,16 +184,16 @@ func (f *Flight) move(now int64) (idx, slow uint64, ok, again bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	head := f.head.Load()
-	s := &f.slots[head]
-	d := now - s.start.Load()
-	n := int64(len(f.slots))
+	headStart := f.starts[head].Load()
+	d := now - headStart
+	n := int64(len(f.starts))
 	switch {
 	case d >= 0 && d < f.width:
 		return head, 0, true, false // another call moved it
 	case d < 0 && d > -n*f.width:
 		back := (-d + f.width - 1) / f.width
 		earlier := uint64((int64(head) - back%n + n) % n)
-		return earlier, 0, f.slots[earlier].start.Load() == s.start.Load()-back*f.width, false
+		return earlier, 0, f.starts[earlier].Load() == headStart-back*f.width, false
 	case d < 0 || d >= 1<<62:
 		if !f.restart(now) {
 			return 0, 0, false, true
@@ -177,17 +202,19 @@ func (f *Flight) move(now int64) (idx, slow uint64, ok, again bool) {
 	}
 	steps := d / f.width
 	idx = uint64((int64(head) + steps%n) % n)
-	next := &f.slots[idx]
+
 	// A new lap of the slot. Its last lap is due, so its calls still in flight are slow:
 	// judge counts them unless this takes them first.
-	start, oldStart := s.start.Load()+steps*f.width, next.start.Load()
-	old := next.word.Swap(f.lapOf(start) << flightLapShift)
-	next.start.Store(start)
-	f.head.Store(idx)
-	if lap, waiting, _ := unpackFlight(old); lap == f.lapOf(oldStart) {
-		return idx, waiting, true, false
+	start, oldStart := headStart+steps*f.width, f.starts[idx].Load()
+	for st := range f.stripes() {
+		old := f.word(int(idx), uint8(st)).Swap(f.lapOf(start) << flightLapShift)
+		if lap, waiting, _ := unpackFlight(old); lap == f.lapOf(oldStart) {
+			slow += waiting
+		}
 	}
-	return idx, 0, true, false
+	f.starts[idx].Store(start)
+	f.head.Store(idx)
+	return idx, slow, true, false
 }
 
 // restart starts the ring again with its head slot at now's, if no slot holds a call: each
@@ -195,30 +222,37 @@ func (f *Flight) move(now int64) (idx, slow uint64, ok, again bool) {
 // so that no judgement counts it and a call that enters it meanwhile leaves it uncounted. It
 // requires mu held.
 func (f *Flight) restart(now int64) bool {
-	for i := range f.slots {
-		o := &f.slots[i]
-		for {
-			old := o.word.Load()
-			if _, waiting, counted := unpackFlight(old); waiting+counted > 0 {
+	for i := range f.starts {
+		for st := range f.stripes() {
+			if !f.blank(f.word(i, uint8(st)), (f.lapOf(f.starts[i].Load())+1)<<flightLapShift) {
 				return false
-			}
-			if o.word.CompareAndSwap(old, (f.lapOf(o.start.Load())+1)<<flightLapShift) {
-				break
 			}
 		}
 	}
-	s := &f.slots[f.head.Load()]
-	blank := s.word.Load()
-	if _, waiting, counted := unpackFlight(blank); waiting+counted > 0 {
-		return false
-	}
+	head := int(f.head.Load())
 	start := now - FloorMod(now, f.width)
-	s.start.Store(start)
-	if !s.word.CompareAndSwap(blank, f.lapOf(start)<<flightLapShift) {
-		return false // a call entered the head slot meanwhile: it leaves uncounted
+	blank := (f.lapOf(f.starts[head].Load()) + 1) << flightLapShift
+	f.starts[head].Store(start)
+	for st := range f.stripes() {
+		if !f.word(head, uint8(st)).CompareAndSwap(blank, f.lapOf(start)<<flightLapShift) {
+			return false // a call entered the head slot meanwhile: it leaves uncounted
+		}
 	}
 	f.judged.Store(start - f.width)
 	return true
+}
+
+// blank replaces the word w with blank, if it holds no call, and reports whether it did.
+func (f *Flight) blank(w *atomic.Uint64, blank uint64) bool {
+	for {
+		old := w.Load()
+		if _, waiting, counted := unpackFlight(old); waiting+counted > 0 {
+			return false
+		}
+		if w.CompareAndSwap(old, blank) {
+			return true
+		}
+	}
 }
 
 // Leave takes a call with ticket out of flight when it returns, and reports whether it was
@@ -227,19 +261,19 @@ func (f *Flight) Leave(ticket uint64) (counted bool) {
 	if ticket == 0 {
 		return false
 	}
-	s, lap := &f.slots[ticket>>24&(maxFlightSlots*2-1)], ticket&flightLapMask
+	w, lap := &f.words[ticket>>flightWordShift&flightWordMask], ticket&flightLapMask
 	for {
-		old := s.word.Load()
+		old := w.Load()
 		l, waiting, done := unpackFlight(old)
 		switch {
 		case l != lap:
 			return true // its lap was judged and the slot moved on, or the ring started again
 		case done > 0:
-			if s.word.CompareAndSwap(old, old-1) {
+			if w.CompareAndSwap(old, old-1) {
 				return true
 			}
 		case waiting > 0:
-			if s.word.CompareAndSwap(old, old-flightWaiting) {
+			if w.CompareAndSwap(old, old-flightWaiting) {
 				return false
 			}
 		default:
@@ -270,23 +304,29 @@ func (f *Flight) Judge(now int64) uint64 {
 // countDue moves the calls in flight of the slots that start in (after, last] to counted.
 func (f *Flight) countDue(after, last int64) uint64 {
 	var slow uint64
-	for i := range f.slots {
-		s := &f.slots[i]
-		start := s.start.Load()
+	for i := range f.starts {
+		start := f.starts[i].Load()
 		if start-after <= 0 || start-last > 0 {
 			continue
 		}
-		for {
-			old := s.word.Load()
-			lap, waiting, _ := unpackFlight(old)
-			if waiting == 0 || lap != f.lapOf(start) {
-				break // nothing in flight, or the slot moved on since start was read
-			}
-			if s.word.CompareAndSwap(old, old-waiting*flightWaiting+waiting) {
-				slow += waiting
-				break
-			}
+		for st := range f.stripes() {
+			slow += f.countWord(f.word(i, uint8(st)), f.lapOf(start))
 		}
 	}
 	return slow
+}
+
+// countWord moves the calls in flight of the word w, of a slot due in its lap, to counted, and
+// returns how many it moved.
+func (f *Flight) countWord(w *atomic.Uint64, lap uint64) uint64 {
+	for {
+		old := w.Load()
+		l, waiting, _ := unpackFlight(old)
+		if waiting == 0 || l != lap {
+			return 0 // nothing in flight, or the slot moved on since its start was read
+		}
+		if w.CompareAndSwap(old, old-waiting*flightWaiting+waiting) {
+			return waiting
+		}
+	}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 	"unsafe"
 
-	"go.uber.org/atomic"
+	"sync/atomic"
 )
 
 // Sliding is a sliding window of equal buckets. At time t it holds the bucket containing t and
@@ -17,26 +17,24 @@ import (
 // that the window keeps sliding on the clock's new course instead of counting into one bucket
 // until the clock catches up.
 //
-// Counting is lock-free. A call inside the newest bucket, the common case, costs two loads and
-// one atomic add, with no division. The window moves under mu: a bucket is reset, once, by the
-// first call to reach it in a new lap, and only published after it is zeroed, so no count
+// Counting is lock-free. A call inside the newest bucket, the common case, costs three loads
+// and one atomic add, with no division. The window moves under mu: a bucket is reset, once, by
+// the first call to reach it in a new lap, and only published after it is zeroed, so no count
 // lands before the reset.
 //
 // A bucket's two counts live in one 64-bit word, so they are added, read and reset together:
 // no reader can pair one lap's total with another's bad count, and bad never exceeds total.
+// Each bucket has such a word in every stripe (stripes.go): a call counts in its stripe's, and
+// the window's counts are the sum over the stripes.
 type Sliding struct {
 	bucketLen int64
 	interval  int64
-	newest    atomic.Pointer[bucket] // the bucket with the latest start
-	lastBad   atomic.Int64           // start of the newest bucket that counted a bad call
-	mu        sync.Mutex             // serialises moves of the window
-	slot      int                    // the index of newest in buckets; written under mu
-	buckets   []bucket
-}
-
-type bucket struct {
-	start  atomic.Int64
-	counts atomic.Uint64 // total in the high 32 bits, bad in the low 32
+	newest    atomic.Uint32   // the index of the bucket with the latest start; written under mu
+	lastBad   atomic.Int64    // start of the newest bucket that counted a bad call
+	mu        sync.Mutex      // serialises moves of the window
+	stride    int             // the words of a stripe (stripes.go)
+	starts    []atomic.Int64  // of each bucket
+	counts    []atomic.Uint64 // of bucket i in a stripe at(stripe, stride, i, len(counts)): total in the high 32 bits, bad in the low 32
 }
 
 // The packing of a bucket's counts. Since bad <= total < 2^32, adding a bad call never carries
@@ -52,33 +50,52 @@ const (
 // unpack splits a bucket's word into its counts.
 func unpack(w uint64) (total, bad uint64) { return w >> 32, w & (1<<32 - 1) }
 
-// SlidingBytes is what the buckets of a window of n buckets take.
-func SlidingBytes(n uint32) int64 { return int64(n) * int64(unsafe.Sizeof(bucket{})) }
+// SlidingBytes is what the buckets of a window of n buckets made now take, their stripes
+// included.
+func SlidingBytes(n uint32) int64 {
+	return int64(n)*int64(unsafe.Sizeof(atomic.Int64{})) + StripedBytes(int(n))
+}
 
-// NewSliding returns an empty window of interval, in buckets of equal length.
-func NewSliding(interval time.Duration, buckets uint32) *Sliding {
+// NewSliding returns an empty window of interval, in buckets of equal length, with its counts in
+// s stripes: a power of two of at most 8, such as Stripes(buckets).
+func NewSliding(interval time.Duration, buckets uint32, s int) *Sliding {
+	stride, words := layout(int(buckets), s)
 	w := &Sliding{
 		bucketLen: int64(interval) / int64(buckets),
 		interval:  int64(interval),
-		buckets:   make([]bucket, buckets),
+		stride:    stride,
+		starts:    make([]atomic.Int64, buckets),
+		counts:    make([]atomic.Uint64, words),
 	}
 	// The buckets start about 146 years before the epoch, on the grid of bucket starts that
 	// passes through it, so a window made near the epoch moves from there onto that grid, and
 	// one made far from it starts again at its first call.
 	noStart := -(1 << 62) / w.bucketLen * w.bucketLen
 	w.lastBad.Store(noStart - w.interval)
-	for i := range w.buckets {
-		w.buckets[i].start.Store(noStart)
+	for i := range w.starts {
+		w.starts[i].Store(noStart)
 	}
-	w.newest.Store(&w.buckets[0])
 	return w
 }
 
-// Add counts n calls completed at now, bad or not, and returns the start of the bucket that
-// counted them.
-func (w *Sliding) Add(now int64, n uint64, bad bool) int64 {
-	b := w.newest.Load()
-	start := b.start.Load()
+// Stripes returns the window's stripes.
+func (w *Sliding) Stripes() int { return len(w.counts) / w.stride }
+
+// word returns the counts of bucket i in stripe.
+func (w *Sliding) word(i int, stripe uint8) *atomic.Uint64 {
+	return &w.counts[at(stripe, w.stride, i, len(w.counts))]
+}
+
+// head returns the index of the newest bucket and its start.
+func (w *Sliding) head() (int, int64) {
+	i := int(w.newest.Load())
+	return i, w.starts[i].Load()
+}
+
+// Add counts n calls completed at now, bad or not, in stripe, and returns the start of the
+// bucket that counted them.
+func (w *Sliding) Add(now int64, n uint64, bad bool, stripe uint8) int64 {
+	b, start := w.head()
 	if uint64(now-start) >= uint64(w.bucketLen) {
 		b, start = w.locate(now)
 	}
@@ -88,8 +105,8 @@ func (w *Sliding) Add(now int64, n uint64, bad bool) int64 {
 		raiseTo(&w.lastBad, start)
 		add = n * badCall
 	}
-	if b.counts.Add(add) >= halveAt<<32 {
-		halve(&b.counts)
+	if c := w.word(b, stripe); c.Add(add) >= halveAt<<32 {
+		halve(c)
 	}
 	return start
 }
@@ -98,17 +115,19 @@ func (w *Sliding) Add(now int64, n uint64, bad bool) int64 {
 // inline (TestFastPathsInline holds it): it reports false, having counted nothing, when Add
 // must count the call instead. Calls that pass the test of the total together may take it a few
 // past halveAt; the next call, through Add, halves it.
-func (w *Sliding) AddGood(now int64) (int64, bool) {
-	b := w.newest.Load()
-	start := b.start.Load()
-	if uint64(now-start) >= uint64(w.bucketLen) || b.counts.Load() >= (halveAt-1)<<32 {
+func (w *Sliding) AddGood(now int64, stripe uint8) (int64, bool) {
+	b := int(w.newest.Load())
+	start := w.starts[b].Load()
+	c := &w.counts[(int(stripe)*w.stride|b)&(len(w.counts)-1)] // at, written out to inline
+	if uint64(now-start) >= uint64(w.bucketLen) || c.Load() >= (halveAt-1)<<32 {
 		return 0, false
 	}
-	b.counts.Add(goodCall)
+	c.Add(goodCall)
 	return start, true
 }
 
-// halve halves both counts of a bucket whose total reached halveAt, unless another call did.
+// halve halves both counts of a bucket's word whose total reached halveAt, unless another call
+// did. The word's ratio is kept; the sum's moves by at most what a word of 2^31 calls holds.
 func halve(counts *atomic.Uint64) {
 	for {
 		old := counts.Load()
@@ -121,15 +140,13 @@ func halve(counts *atomic.Uint64) {
 
 // locate returns the bucket that counts a call at now, which is not inside the newest bucket,
 // and its start, moving the window when now is past the newest bucket or far before it.
-func (w *Sliding) locate(now int64) (*bucket, int64) {
-	b := w.newest.Load()
-	if start := b.start.Load(); w.inNewest(now - start) {
+func (w *Sliding) locate(now int64) (int, int64) {
+	if b, start := w.head(); w.inNewest(now - start) {
 		return b, start // another call moved the window first, or the clock stepped back a little
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	b = w.newest.Load()
-	start := b.start.Load()
+	b, start := w.head()
 	d := now - start
 	switch {
 	case w.inNewest(d):
@@ -150,16 +167,17 @@ func (w *Sliding) inNewest(d int64) bool {
 // advance makes the bucket of the call d after start, the start of the newest bucket, the
 // newest, on the same grid of bucket starts. The buckets it passes over hold older laps, out
 // of the window from now on. It requires mu held.
-func (w *Sliding) advance(start, d int64) (*bucket, int64) {
+func (w *Sliding) advance(start, d int64) (int, int64) {
 	steps := d / w.bucketLen
-	n := int64(len(w.buckets))
-	w.slot = int((int64(w.slot) + steps%n) % n)
-	b := &w.buckets[w.slot]
+	n := int64(len(w.starts))
+	b := int((int64(w.newest.Load()) + steps%n) % n)
 	start += steps * w.bucketLen
 	// Zeroed before the new start is published: no count of the new lap is lost.
-	b.counts.Store(0)
-	b.start.Store(start)
-	w.newest.Store(b)
+	for s := range w.Stripes() {
+		w.word(b, uint8(s)).Store(0)
+	}
+	w.starts[b].Store(start)
+	w.newest.Store(uint32(b))
 	return b, start
 }
 
@@ -168,22 +186,24 @@ func (w *Sliding) advance(start, d int64) (*bucket, int64) {
 // window, so that no count of the old course is summed again. A call on its way may still
 // count a bad call of the old window in the new one, so the new window may hold a bad call
 // until it has moved on by a whole window. It requires mu held.
-func (w *Sliding) restart(start int64) (*bucket, int64) {
-	for i := range w.buckets {
-		w.buckets[i].counts.Store(0)
-		if i != w.slot {
-			w.buckets[i].start.Store(start - w.interval)
+func (w *Sliding) restart(start int64) (int, int64) {
+	for i := range w.counts {
+		w.counts[i].Store(0)
+	}
+	b := int(w.newest.Load())
+	for i := range w.starts {
+		if i != b {
+			w.starts[i].Store(start - w.interval)
 		}
 	}
 	w.lastBad.Store(start)
-	b := &w.buckets[w.slot]
-	b.start.Store(start) // published after the zeroing, as in advance
+	w.starts[b].Store(start) // published after the zeroing, as in advance
 	return b, start
 }
 
 // HeadAt returns the start of the newest bucket of the window at now, without counting.
 func (w *Sliding) HeadAt(now int64) int64 {
-	start := w.newest.Load().start.Load()
+	_, start := w.head()
 	d := now - start
 	if w.inNewest(d) {
 		return start
@@ -205,10 +225,13 @@ type Counts struct{ Total, Bad uint64 }
 // buckets that start less than span before head (the newest span/bucketLen buckets; none when
 // span is 0), in one pass over the same buckets.
 func (w *Sliding) Sums(head, span int64) (all, newest Counts) {
-	for i := range w.buckets {
-		b := &w.buckets[i]
-		if age := uint64(head - b.start.Load()); age < uint64(w.interval) { // in (head-interval, head]
-			t, f := unpack(b.counts.Load())
+	for i := range w.starts {
+		age := uint64(head - w.starts[i].Load())
+		if age >= uint64(w.interval) {
+			continue // not in (head-interval, head]
+		}
+		for s := range w.Stripes() {
+			t, f := unpack(w.word(i, uint8(s)).Load())
 			all.Total += t
 			all.Bad += f
 			if age < uint64(span) {

@@ -11,10 +11,10 @@ import (
 
 // A bucket's two counts are one word: bad calls add to both, good calls to the total only.
 func TestBucketCountsArePacked(t *testing.T) {
-	w := NewSliding(time.Second, 10)
-	w.Add(0, 1, true)
-	w.Add(0, 1, false)
-	w.Add(50*int64(time.Millisecond), 1, true)
+	w := NewSliding(time.Second, 10, 1)
+	w.Add(0, 1, true, 0)
+	w.Add(0, 1, false, 0)
+	w.Add(50*int64(time.Millisecond), 1, true, 0)
 	total, bad := w.Sum(w.HeadAt(0))
 	assert.Equal(t, uint64(3), total)
 	assert.Equal(t, uint64(2), bad)
@@ -39,10 +39,10 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := NewSliding(time.Second, 1)
-			w.Add(0, 1, false) // publishes the bucket at 0
-			w.buckets[0].counts.Store(tt.giveTotal<<32 | tt.giveBad)
-			w.Add(0, 1, tt.addBad)
+			w := NewSliding(time.Second, 1, 1)
+			w.Add(0, 1, false, 0) // publishes the bucket at 0
+			w.word(0, 0).Store(tt.giveTotal<<32 | tt.giveBad)
+			w.Add(0, 1, tt.addBad, 0)
 			total, bad := w.Sum(0)
 			assert.Equal(t, tt.wantTotal, total)
 			assert.Equal(t, tt.wantBad, bad)
@@ -54,31 +54,31 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 // nothing, a call past the newest bucket and one that would take the total to halveAt.
 func TestAddGoodLeavesTheRareCasesToAdd(t *testing.T) {
 	ms := int64(time.Millisecond)
-	w := NewSliding(time.Second, 10)
-	w.Add(0, 1, true)
-	start, ok := w.AddGood(50 * ms)
+	w := NewSliding(time.Second, 10, 1)
+	w.Add(0, 1, true, 0)
+	start, ok := w.AddGood(50*ms, 0)
 	require.True(t, ok)
 	assert.Equal(t, int64(0), start)
 	total, bad := w.Sum(0)
 	assert.Equal(t, []uint64{2, 1}, []uint64{total, bad})
 
-	_, ok = w.AddGood(100 * ms) // the next bucket
+	_, ok = w.AddGood(100*ms, 0) // the next bucket
 	assert.False(t, ok)
 	total, _ = w.Sum(0)
 	assert.Equal(t, uint64(2), total, "nothing counted")
 
-	newest := w.newest.Load()
-	newest.counts.Store((halveAt - 1) << 32)
-	_, ok = w.AddGood(50 * ms)
+	newest := w.word(int(w.newest.Load()), 0)
+	newest.Store((halveAt - 1) << 32)
+	_, ok = w.AddGood(50*ms, 0)
 	assert.False(t, ok, "the call that reaches halveAt goes through add, which halves")
-	assert.Equal(t, (halveAt-1)<<32, newest.counts.Load())
+	assert.Equal(t, (halveAt-1)<<32, newest.Load())
 }
 
 // Reaching a bucket of a new lap zeroes both counts in one store.
 func TestBucketResetZeroesBoth(t *testing.T) {
-	w := NewSliding(time.Second, 2)
-	w.Add(0, 1, true)
-	w.Add(int64(time.Second), 1, false) // the same slot, one lap on
+	w := NewSliding(time.Second, 2, 1)
+	w.Add(0, 1, true, 0)
+	w.Add(int64(time.Second), 1, false, 0) // the same slot, one lap on
 	total, bad := w.Sum(int64(time.Second))
 	assert.Equal(t, uint64(1), total)
 	assert.Equal(t, uint64(0), bad)
@@ -88,10 +88,10 @@ func TestBucketResetZeroesBoth(t *testing.T) {
 // lets them go a window later.
 func TestWindowSpansTheWrapOfTicks(t *testing.T) {
 	ms := int64(time.Millisecond)
-	w := NewSliding(time.Second, 10)
+	w := NewSliding(time.Second, 10, 1)
 	first := int64(math.MaxInt64) - 250*ms
-	w.Add(first, 1, true)
-	w.Add(first+300*ms, 1, true) // wrapped to a negative tick
+	w.Add(first, 1, true, 0)
+	w.Add(first+300*ms, 1, true, 0) // wrapped to a negative tick
 	total, bad := w.Sum(w.HeadAt(first + 300*ms))
 	assert.Equal(t, uint64(2), total)
 	assert.Equal(t, uint64(2), bad)
@@ -120,10 +120,10 @@ func TestWindowStepBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := NewSliding(time.Second, 10)
-			w.Add(10_000*ms, 1, true)
+			w := NewSliding(time.Second, 10, 1)
+			w.Add(10_000*ms, 1, true, 0)
 			now := 10_000*ms - tt.give
-			head := w.Add(now, 1, false)
+			head := w.Add(now, 1, false, 0)
 			assert.Equal(t, head, w.HeadAt(now))
 			total, _ := w.Sum(head)
 			assert.Equal(t, tt.wantTotal, total)
@@ -138,14 +138,14 @@ func TestWindowStepBack(t *testing.T) {
 // between ticks wraps.
 func TestWindowFarAheadForgetsOldLaps(t *testing.T) {
 	year := 365 * 24 * int64(time.Hour)
-	w := NewSliding(time.Second, 10)
+	w := NewSliding(time.Second, 10, 1)
 	var now int64
 	for i, step := range []int64{0, 200 * year, 200 * year, 1000 * year} {
 		now += step // wraps past 292 years
 		total, _ := w.Sum(w.HeadAt(now))
 		assert.Equal(t, uint64(0), total, "nothing in the window before the calls of step %d", i)
-		w.Add(now, 1, true)
-		w.Add(now+int64(time.Millisecond), 1, false)
+		w.Add(now, 1, true, 0)
+		w.Add(now+int64(time.Millisecond), 1, false, 0)
 		total, bad := w.Sum(w.HeadAt(now + int64(time.Millisecond)))
 		assert.Equal(t, uint64(2), total)
 		assert.Equal(t, uint64(1), bad)
