@@ -3,7 +3,6 @@ package breaker
 import (
 	"cmp"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
@@ -53,11 +52,10 @@ func (m *Manager) TemplateResources() []string {
 	return names
 }
 
-const templateShards = 32 // spreads the read locks of parallel callers over cache lines
-
 // templateBreakers is a Manager's breakers made from template rules, and settings made from
-// template settings, by resource name. Lookups take one shard's read lock; creating, dropping
-// and rebinding entries take mu, then a shard's lock.
+// template settings, by resource name. Lookups take no lock and write nothing, so parallel
+// callers of one name share its entry's cache lines read-only; creating, dropping and
+// rebinding entries take mu.
 type templateBreakers struct {
 	mu       sync.Mutex
 	limit    int
@@ -65,17 +63,10 @@ type templateBreakers struct {
 	settings atomic.Int64 // entries with settings from a template setting; written under mu
 	names    atomic.Int64 // resources held; written under mu
 	dropped  atomic.Uint64
-	made     uint64 // entries made so far; written under mu
-	bytes    int64  // the length of the names held; written under mu
-	maxBytes int64  // what the memory budget leaves for those names; written under mu
-	seed     maphash.Seed
-	shards   [templateShards]templateShard
-}
-
-type templateShard struct {
-	mu sync.RWMutex
-	m  map[string]*templateEntry
-	_  [40]byte // a shard to a cache line
+	made     uint64   // entries made so far; written under mu
+	bytes    int64    // the length of the names held; written under mu
+	maxBytes int64    // what the memory budget leaves for those names; written under mu
+	entries  sync.Map // name to *templateEntry; stored and deleted under mu
 }
 
 // templateEntry is the breakers of one resource made from a template, and its settings.
@@ -90,32 +81,22 @@ type templateEntry struct {
 func (d *templateBreakers) init() {
 	d.limit = defaultMaxTemplateBreakers
 	d.maxBytes = math.MaxInt64
-	d.seed = maphash.MakeSeed()
-	for i := range d.shards {
-		d.shards[i].m = map[string]*templateEntry{}
-	}
-}
-
-func (d *templateBreakers) shard(name string) *templateShard {
-	return &d.shards[maphash.String(d.seed, name)%templateShards]
 }
 
 // find returns the entry of name, or nil.
 func (d *templateBreakers) find(name string) *templateEntry {
-	s := d.shard(name)
-	s.mu.RLock()
-	e := s.m[name]
-	s.mu.RUnlock()
-	return e
+	if e, ok := d.entries.Load(name); ok {
+		return e.(*templateEntry)
+	}
+	return nil
 }
 
-// each calls f for every entry. It requires mu held, which keeps the maps from changing.
+// each calls f for every entry. It requires mu held, which keeps the entries from changing.
 func (d *templateBreakers) each(f func(*templateEntry)) {
-	for i := range d.shards {
-		for _, e := range d.shards[i].m {
-			f(e)
-		}
-	}
+	d.entries.Range(func(_, e any) bool {
+		f(e.(*templateEntry))
+		return true
+	})
 }
 
 // touch marks e used at now, when a call its breakers admitted ended or one of them rejected a
@@ -197,10 +178,7 @@ func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
 	res := m.templateResource(rs, e, t, own, nil, nil)
 	e.res.Store(res)
 	e.used.Store(now >> 20)
-	s := m.tmpl.shard(name)
-	s.mu.Lock()
-	s.m[name] = e
-	s.mu.Unlock()
+	m.tmpl.entries.Store(name, e)
 	m.tmpl.count.Add(int64(len(res.breakers)))
 	m.tmpl.settings.Add(int64(res.templateSettings()))
 	m.tmpl.names.Inc()
@@ -266,10 +244,7 @@ func (m *Manager) releaseCounts(rs *ruleSet) {
 // dropTemplateEntry removes e and retires its breakers, returning the transitions to report for those
 // that were not CLOSED. It requires mu held.
 func (m *Manager) dropTemplateEntry(e *templateEntry, reason Reason, now int64) []StateChange {
-	s := m.tmpl.shard(e.name)
-	s.mu.Lock()
-	delete(s.m, e.name)
-	s.mu.Unlock()
+	m.tmpl.entries.Delete(e.name)
 	e.dropped.Store(true)
 	res := e.res.Load()
 	m.tmpl.count.Sub(int64(len(res.breakers)))
