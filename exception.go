@@ -10,10 +10,13 @@ type ExceptionBreaker struct{ circuit }
 var _ CircuitBreaker = (*ExceptionBreaker)(nil)
 
 // countRun counts a call for ConsecutiveErrors: a failure lengthens the run of failures, a
-// success ends it.
+// success ends it. A success after a success writes nothing, so parallel callers of a healthy
+// resource share the run's cache line read-only.
 func (c *circuit) countRun(p *period, t *tuning, now int64, failed bool, hint int64) {
 	if !failed {
-		p.run.Store(0)
+		if p.run.Load() != 0 {
+			p.run.Store(0)
+		}
 		return
 	}
 	if run := p.run.Inc(); float64(run) >= t.threshold {
