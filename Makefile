@@ -8,6 +8,7 @@ SOAK     ?= 60s
 STRESS_EPISODES ?= 200000
 PROPERTY_TIME ?= 200s
 BENCH    ?= .
+CPU      ?= 1,2
 
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
@@ -117,9 +118,10 @@ stress:
 soak:
 	SOAK=$(SOAK) go test -count=1 -run '^TestSoak$$' -v -timeout 0 .
 
-# bench runs the core's benchmarks COUNT times and summarises them with benchstat.
+# bench runs the core's benchmarks COUNT times at each GOMAXPROCS of CPU (1 and 2: the Parallel
+# benchmarks show what a second core adds) and summarises them with benchstat.
 bench:
-	go test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) . | tee bench.txt
+	go test -run '^$$' -bench '$(BENCH)' -benchmem -cpu $(CPU) -count $(COUNT) . | tee bench.txt
 	go run $(BENCHSTAT) bench.txt
 
 # bench-peers runs breaker and its peers side by side; see benchmarks/README.md.

@@ -76,6 +76,30 @@ func BenchmarkDoPassParallel(b *testing.B) {
 	benchDo(b, benchManager(b, passRules("svc")), "svc", succeed, true, false)
 }
 
+// The pass path of many resources, each goroutine calling its own: what the calls cost when
+// they share no breaker, beside DoPassParallel, where they all share one.
+func BenchmarkDoPassManyParallel(b *testing.B) {
+	const resources = 64
+	var rules []breaker.Rule
+	for i := range resources {
+		rules = append(rules, passRules("svc-"+strconv.Itoa(i))...)
+	}
+	m := benchManager(b, rules)
+	ctx := context.Background()
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		resource := "svc-" + strconv.Itoa(int(next.Add(1))%resources)
+		for pb.Next() {
+			if m.Do(ctx, resource, succeed) != nil {
+				b.Error("unexpected outcome")
+				return
+			}
+		}
+	})
+}
+
 // protectedRules are passRules with the protection the README recommends: the newest two
 // buckets judged on their own, and a ramp after recovery.
 func protectedRules(resource string) []breaker.Rule {
@@ -203,6 +227,18 @@ func BenchmarkDoErrorCount(b *testing.B) {
 
 func BenchmarkDoErrorCountParallel(b *testing.B) {
 	benchDo(b, benchManager(b, errorCountRules()), "svc", succeed, true, false)
+}
+
+func consecutiveRules() []breaker.Rule {
+	return []breaker.Rule{{Resource: "svc", Strategy: breaker.ConsecutiveErrors, Threshold: 5, RetryTimeout: time.Hour}}
+}
+
+func BenchmarkDoConsecutiveErrors(b *testing.B) {
+	benchDo(b, benchManager(b, consecutiveRules()), "svc", succeed, false, false)
+}
+
+func BenchmarkDoConsecutiveErrorsParallel(b *testing.B) {
+	benchDo(b, benchManager(b, consecutiveRules()), "svc", succeed, true, false)
 }
 
 // statCallsRules are an ErrorRatio and a SlowRequestRatio rule over the last 100 calls each.
