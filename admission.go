@@ -291,9 +291,8 @@ func (c *call) finish(err error, cutOff bool) {
 	if len(m.calls) > 0 {
 		m.callDone(c) // before the transitions the outcome makes: cause before effect
 	}
-	stripe := c.stripeOf(&m.timeline)
 	for i := 0; i < c.n; i++ {
-		c.at(i).count(now, &c.res, stripe) // each breaker that let the call through counts it (OnRequestComplete)
+		c.at(i).count(&c.Ticket) // each breaker that let the call through counts it (OnRequestComplete)
 	}
 }
 

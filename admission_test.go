@@ -269,5 +269,5 @@ func TestCallerDeadlineIsNotACutOff(t *testing.T) {
 // name, a read of the clock, the classification of a call's error, and the check of a cut at
 // the resource's Timeout.
 func TestFastPathsInline(t *testing.T) {
-	inlinecheck.Inlined(t, "(*Manager).Do", "(*timeline).now", "(*Manager).classify", "(*limit).cut")
+	inlinecheck.Inlined(t, "(*Manager).Do", "(*timeline).now", "(*Manager).classify", "(*limit).cut", "(*Ticket).stripeFor")
 }

@@ -71,11 +71,28 @@ func (t *Ticket) now(tl *timeline) int64 {
 	return t.start
 }
 
+// stripeFor returns the stripe the call writes in the counters of a period whose calls have
+// contended for them (striped) or not: its own (stripeOf), or stripe 0, so that a call that
+// runs alone on its resource does not choose one. It is small enough to inline.
+func (t *Ticket) stripeFor(striped bool, tl *timeline) uint8 {
+	if !striped {
+		return 0
+	}
+	return t.stripeOf(tl)
+}
+
 // stripeOf returns the stripe of the counters the call writes, choosing it on first use, as tl
 // says: the processor the call runs on, plus 1 (a stripe past a counter's stripes wraps round).
+// It is kept out of line, so that stripeFor inlines.
+//
+//go:noinline
 func (t *Ticket) stripeOf(tl *timeline) uint8 {
 	if t.stripe == 0 {
-		t.stripe = tl.stripe() + 1
+		if tl.stripe == nil {
+			t.stripe = window.Stripe() + 1
+		} else {
+			t.stripe = tl.stripe() + 1
+		}
 	}
 	return t.stripe
 }
@@ -268,7 +285,12 @@ func (t *Ticket) pass(breakers []*circuit) {
 		t.n++
 		g.c, g.p = c, p
 		if f := p.flight; f != nil {
-			if g.flight = f.TryEnter(t.start, t.stripeOf(c.tl)); g.flight == 0 || f.Due(t.start) {
+			if p.striped() {
+				g.flight = f.TryEnterOn(t.start, t.stripeOf(c.tl))
+			} else {
+				g.flight = f.TryEnter(t.start)
+			}
+			if g.flight == 0 || f.Due(t.start) {
 				g.enterFlight(t, t.start)
 			}
 		}
@@ -320,7 +342,12 @@ func (c *circuit) passFrom(t *Ticket, p *period) bool {
 func (g *grant) admitted(p *period, start int64, t *Ticket) {
 	g.p = p
 	if f := p.flight; f != nil {
-		if g.flight = f.TryEnter(start, t.stripeOf(g.c.tl)); g.flight == 0 || f.Due(start) {
+		if p.striped() {
+			g.flight = f.TryEnterOn(start, t.stripeOf(g.c.tl))
+		} else {
+			g.flight = f.TryEnter(start)
+		}
+		if g.flight == 0 || f.Due(start) {
 			g.enterFlight(t, start)
 		}
 	}
@@ -506,15 +533,15 @@ func (c *circuit) OnRequestComplete(t *Ticket) {
 	}
 	for i := 0; i < t.n; i++ {
 		if g := t.at(i); g.c == c {
-			g.count(t.end, &t.res, t.stripeOf(c.tl))
+			g.count(t)
 			g.p = nil // it counts once
 		}
 	}
 }
 
-// count is OnRequestComplete for the grant a of a call that ended at now as res, whose counts
-// go to stripe.
-func (a *grant) count(now int64, res *result, stripe uint8) {
+// count is OnRequestComplete for the grant a of the call of t, which ended at t.end as t.res.
+func (a *grant) count(t *Ticket) {
+	now, res := t.end, &t.res
 	from := a.p
 	if from == nil {
 		return // not admitted by this breaker (a dry run's rejection)
@@ -533,8 +560,7 @@ func (a *grant) count(now int64, res *result, stripe uint8) {
 	if p.retired {
 		return
 	}
-	if f := p.flight; f != nil && (a.flight == 0 || f.Due(now) || !from.flight.TryLeave(a.flight)) &&
-		c.leaveFlight(p, from.flight, a.flight, now, stripe) {
+	if f := p.flight; f != nil && (a.flight == 0 || f.Due(now) || !from.flight.TryLeave(a.flight)) && a.leaveFlight(p, t) {
 		return // counted as slow while it was in flight
 	}
 	if res.o == Ignore && !c.slowIgnored(res) {
@@ -550,11 +576,15 @@ func (a *grant) count(now int64, res *result, stripe uint8) {
 	}
 	bad := c.isBad(res)
 	head, counted := int64(0), false
-	if !bad {
-		head, counted = p.window.AddGood(now, stripe)
+	switch w := p.window; {
+	case bad:
+	case !w.Striped():
+		head, counted = w.AddGood(now)
+	default:
+		head, counted = w.AddGoodOn(now, t.stripeOf(c.tl))
 	}
 	if !counted {
-		head = p.window.Add(now, 1, bad, stripe)
+		head = t.add(p, c, bad)
 	}
 	if p.ramp != nil {
 		p.ramp.completed(now, c.tune.Load().rampUp, bad)
@@ -563,6 +593,18 @@ func (a *grant) count(now int64, res *result, stripe uint8) {
 		return // a good call over a window with no bad call cannot trip
 	}
 	c.judge(p, head, now, res.hint)
+}
+
+// leaveFlight is count's step for a call of the grant a, which the CLOSED period p counts, that
+// TryLeave did not take out of flight: see circuit.leaveFlight.
+func (a *grant) leaveFlight(p *period, t *Ticket) bool {
+	return a.c.leaveFlight(p, a.p.flight, a.flight, t.end, t.stripeFor(p.striped(), a.c.tl))
+}
+
+// add is count's step for a call of t, bad or not, that AddGood or AddGoodOn did not count in
+// the window of p, the CLOSED period of c: it returns the start of the bucket it counted in.
+func (t *Ticket) add(p *period, c *circuit, bad bool) int64 {
+	return p.window.Add(t.end, 1, bad, t.stripeFor(p.window.Striped(), c.tl))
 }
 
 // judge trips the CLOSED period p if its window, whose newest bucket starts at head, meets the

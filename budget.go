@@ -9,7 +9,7 @@ import (
 
 // breakerBytes is what a breaker takes beside its buckets: the breaker, its period, its
 // window's header and its rule, rounded up from what TestBreakerMemory measures.
-const breakerBytes = 704
+const breakerBytes = 768
 
 // breakerMemory is what the breaker of r takes at most, its window included. The buckets are
 // counted an eighth larger, the most that rounding up to an allocation size can add.

@@ -48,8 +48,8 @@ type timeline struct {
 	epoch   time.Time    // ticks are nanoseconds since epoch
 	near    atomic.Pointer[reading]
 	seq     atomic.Uint64 // the last StateChange.Seq handed out
-	stripe  func() uint8  // which stripe of the breakers' counters a call writes: window.Stripe, or a test's choice
-	stripes int           // how many stripes a counter has; 0: as window.Stripes says
+	stripe  func() uint8  // which stripe of the breakers' counters a call writes; nil: window.Stripe's, the processor's
+	stripes int           // how many stripes a counter has, striped from the start; 0: as window.Stripes says, striped on contention
 }
 
 // startClock reads the clock for the epoch, and chooses how to read it: the runtime's

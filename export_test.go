@@ -40,8 +40,9 @@ func (r *Rival) Complete(b CircuitBreaker, err error) {
 // included.
 func BreakerMemory(r Rule) int64 { return r.breakerMemory() }
 
-// WithStripes makes the breakers' counters have stripes stripes, and has pick choose the stripe
-// each call writes, for tests that put calls on stripes of their choice.
+// WithStripes makes the breakers' counters have stripes stripes, written from the first call
+// rather than once calls contend for them, and has pick choose the stripe each call writes, for
+// tests that put calls on stripes of their choice.
 func WithStripes(stripes int, pick func() uint8) Option {
 	return optionFunc(func(m *Manager) { m.stripes, m.stripe = stripes, pick })
 }

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/atomic"
-
-	"github.com/halfopen/breaker/internal/window"
 )
 
 // Manager holds the rules and breakers of a set of resources and checks every call made
@@ -62,7 +60,7 @@ type resource struct {
 
 // NewManager returns a Manager with no rules: every call passes until LoadRules.
 func NewManager(opts ...Option) *Manager {
-	m := &Manager{timeline: timeline{clock: systemClock{}, system: true, stripe: window.Stripe}, logger: slog.Default(),
+	m := &Manager{timeline: timeline{clock: systemClock{}, system: true}, logger: slog.Default(),
 		budget: defaultMemoryBudget, maxName: DefaultMaxNameLength, instance: defaultInstance()}
 	m.tmpl.init()
 	for _, o := range opts {

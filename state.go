@@ -68,6 +68,10 @@ type period struct {
 	blocked   atomic.Pointer[BlockError] // OPEN, HALF_OPEN: the error of rejected calls
 }
 
+// striped reports whether the calls of the CLOSED period p have contended for its window's
+// words, and so write stripes of their own in its counters.
+func (p *period) striped() bool { return p.window != nil && p.window.Striped() }
+
 // awaitsProbe reports whether the period lets its next call through as a probe, once its
 // retry time has come (OPEN) or at once (HALF_OPEN between probes).
 func (p *period) awaitsProbe() bool {
@@ -143,6 +147,9 @@ func (c *circuit) closedPeriod(gen, seq uint64) *period {
 		q.calls = window.NewCalls(c.statCalls)
 	case c.strategy.windowed():
 		q.window = window.NewSliding(c.interval, c.buckets, c.stripes(int(c.buckets)))
+		if c.tl.stripes > 1 {
+			q.window.Stripe() // a test's: its calls write their stripes from the first
+		}
 	}
 	if c.strategy == SlowRequestRatio {
 		q.flight = c.newFlight(c.tune.Load().maxRT)

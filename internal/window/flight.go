@@ -28,9 +28,10 @@ import (
 // Entering costs one atomic add; moving on to the next slot takes mu, once a slot, as the
 // window does.
 //
-// A slot has such a word in every stripe (stripes.go): a call enters its stripe's, its ticket
-// names the stripe, and it leaves the same word; a judgement and a move go through every
-// stripe's word of a slot, each as one slot of one stripe.
+// A slot has such a word in every stripe (stripes.go): a call enters its stripe's (stripe 0,
+// until the calls of its window contend and the caller stripes them), its ticket names the
+// word, and it leaves the same word; a judgement and a move go through every stripe's word of
+// a slot, each as one slot of one stripe.
 type Flight struct {
 	width  int64           // of a slot
 	after  atomic.Int64    // how long after the start of the latest slot judged the next is due: 2 widths + MaxAllowedRT
@@ -131,10 +132,20 @@ func (f *Flight) Fits(length, maxRT int64) bool {
 	return width == f.width && n <= len(f.starts)
 }
 
-// TryEnter is Enter for a call that starts in the head slot, the common case, small enough to
-// inline (TestFastPathsInline holds it): it returns the call's ticket, or 0 when Enter must
-// run. The caller judges first if a slot is Due.
-func (f *Flight) TryEnter(now int64, stripe uint8) uint64 {
+// TryEnter is Enter for a call that starts in the head slot, in stripe 0, the common case,
+// small enough to inline (TestFastPathsInline holds it): it returns the call's ticket, or 0
+// when Enter must run. The caller judges first if a slot is Due. Calls that contend for the
+// ring (the caller knows: their window is striped) enter by TryEnterOn instead.
+func (f *Flight) TryEnter(now int64) uint64 {
+	i := f.head.Load()
+	if uint64(now-f.starts[i].Load()) >= uint64(f.width) {
+		return 0
+	}
+	return flightTicket | i<<flightWordShift | f.words[i].Add(flightWaiting)>>flightLapShift
+}
+
+// TryEnterOn is TryEnter in stripe, small enough to inline too.
+func (f *Flight) TryEnterOn(now int64, stripe uint8) uint64 {
 	i := f.head.Load()
 	if uint64(now-f.starts[i].Load()) >= uint64(f.width) {
 		return 0

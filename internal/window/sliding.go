@@ -18,27 +18,36 @@ import (
 // until the clock catches up.
 //
 // Counting is lock-free. A call inside the newest bucket, the common case, costs three loads
-// and one atomic add, with no division. The window moves under mu: a bucket is reset, once, by
-// the first call to reach it in a new lap, and only published after it is zeroed, so no count
-// lands before the reset.
+// and one compare-and-swap, with no division. The window moves under mu: a bucket is reset,
+// once, by the first call to reach it in a new lap, and only published after it is zeroed, so
+// no count lands before the reset.
 //
 // A bucket's two counts live in one 64-bit word, so they are added, read and reset together:
 // no reader can pair one lap's total with another's bad count, and bad never exceeds total.
-// Each bucket has such a word in every stripe (stripes.go): a call counts in its stripe's, and
-// the window's counts are the sum over the stripes.
+// Until calls contend for a bucket's word, every call counts in it, as Java's LongAdder counts
+// in its base; from the first compare-and-swap lost, the window is striped (stripes.go): each
+// call counts in its processor's stripe, and the window's counts are the base words' and the
+// stripes' sum. A window of one stripe has none, and counts in its base words only.
 type Sliding struct {
 	bucketLen int64
 	interval  int64
-	newest    atomic.Uint32   // the index of the bucket with the latest start; written under mu
-	lastBad   atomic.Int64    // start of the newest bucket that counted a bad call
-	mu        sync.Mutex      // serialises moves of the window
-	stride    int             // the words of a stripe (stripes.go)
-	starts    []atomic.Int64  // of each bucket
-	counts    []atomic.Uint64 // of bucket i in a stripe at(stripe, stride, i, len(counts)): total in the high 32 bits, bad in the low 32
+	newest    atomic.Pointer[bucket] // the bucket with the latest start; written under mu
+	lastBad   atomic.Int64           // start of the newest bucket that counted a bad call
+	striped   atomic.Bool            // calls contended for a word: each counts in its processor's stripe from then on
+	mu        sync.Mutex             // serialises moves of the window
+	stride    int                    // the words of a stripe (stripes.go)
+	buckets   []bucket
+	stripes   []atomic.Uint64 // of bucket i in a stripe at(stripe, stride, i, len(stripes)); none for one stripe
+}
+
+type bucket struct {
+	start  atomic.Int64
+	counts atomic.Uint64 // the base word: total in the high 32 bits, bad in the low 32
+	i      int           // its index in buckets
 }
 
 // The packing of a bucket's counts. Since bad <= total < 2^32, adding a bad call never carries
-// into the total. A bucket whose total reaches halveAt has both counts halved, keeping its
+// into the total. A word whose total reaches halveAt has both counts halved, keeping its
 // ratio; the 2^31 calls of headroom above halveAt cannot all be in flight at once, so the
 // total never wraps.
 const (
@@ -51,53 +60,84 @@ const (
 func unpack(w uint64) (total, bad uint64) { return w >> 32, w & (1<<32 - 1) }
 
 // SlidingBytes is what the buckets of a window of n buckets made now take, their stripes
-// included.
+// included (a window of one stripe has none beside its base words).
 func SlidingBytes(n uint32) int64 {
-	return int64(n)*int64(unsafe.Sizeof(atomic.Int64{})) + StripedBytes(int(n))
+	buckets := int64(n) * int64(unsafe.Sizeof(bucket{}))
+	if Stripes(int(n)) == 1 {
+		return buckets
+	}
+	return buckets + StripedBytes(int(n))
 }
 
 // NewSliding returns an empty window of interval, in buckets of equal length, with its counts in
-// s stripes: a power of two of at most 8, such as Stripes(buckets).
+// s stripes once calls contend for them: a power of two of at most 8, such as Stripes(buckets).
 func NewSliding(interval time.Duration, buckets uint32, s int) *Sliding {
-	stride, words := layout(int(buckets), s)
 	w := &Sliding{
 		bucketLen: int64(interval) / int64(buckets),
 		interval:  int64(interval),
-		stride:    stride,
-		starts:    make([]atomic.Int64, buckets),
-		counts:    make([]atomic.Uint64, words),
+		buckets:   make([]bucket, buckets),
+	}
+	if s > 1 {
+		stride, words := layout(int(buckets), s)
+		w.stride, w.stripes = stride, make([]atomic.Uint64, words)
 	}
 	// The buckets start about 146 years before the epoch, on the grid of bucket starts that
 	// passes through it, so a window made near the epoch moves from there onto that grid, and
 	// one made far from it starts again at its first call.
 	noStart := -(1 << 62) / w.bucketLen * w.bucketLen
 	w.lastBad.Store(noStart - w.interval)
-	for i := range w.starts {
-		w.starts[i].Store(noStart)
+	for i := range w.buckets {
+		w.buckets[i].start.Store(noStart)
+		w.buckets[i].i = i
 	}
+	w.newest.Store(&w.buckets[0])
 	return w
 }
 
-// Stripes returns the window's stripes.
-func (w *Sliding) Stripes() int { return len(w.counts) / w.stride }
+// Stripes returns the window's stripes: 1 for one without stripes beside its base words.
+func (w *Sliding) Stripes() int { return max(w.stripeCount(), 1) }
 
-// word returns the counts of bucket i in stripe.
-func (w *Sliding) word(i int, stripe uint8) *atomic.Uint64 {
-	return &w.counts[at(stripe, w.stride, i, len(w.counts))]
+// stripeCount returns the stripes beside the base words: 0 or more than 1.
+func (w *Sliding) stripeCount() int {
+	if w.stripes == nil {
+		return 0
+	}
+	return len(w.stripes) / w.stride
 }
 
-// head returns the index of the newest bucket and its start.
-func (w *Sliding) head() (int, int64) {
-	i := int(w.newest.Load())
-	return i, w.starts[i].Load()
+// word returns the word of b that a call in stripe counts in: its base word while the window is
+// not striped, else its word in stripe.
+func (w *Sliding) word(b *bucket, stripe uint8) *atomic.Uint64 {
+	if w.stripes == nil || !w.striped.Load() {
+		return &b.counts
+	}
+	return &w.stripes[at(stripe, w.stride, b.i, len(w.stripes))]
 }
 
-// Add counts n calls completed at now, bad or not, in stripe, and returns the start of the
-// bucket that counted them.
+// Stripe makes the window striped now, if it has stripes, as if calls had contended for it.
+func (w *Sliding) Stripe() {
+	if w.stripes != nil {
+		w.striped.Store(true)
+	}
+}
+
+// Striped reports whether calls have contended for the window's words: from then on each call
+// counts in its processor's stripe (AddGoodOn); until then every call counts in its bucket's
+// base word (AddGood), and a call that runs alone on a resource pays nothing for the stripes.
+func (w *Sliding) Striped() bool { return w.striped.Load() }
+
+// Add counts n calls completed at now, bad or not, and returns the start of the bucket that
+// counted them: in stripe once the window is Striped. A good call that comes here although it
+// lies in the newest bucket, below the halving, lost its compare-and-swap in AddGood to another
+// call: the window is striped from then on, if it has stripes.
 func (w *Sliding) Add(now int64, n uint64, bad bool, stripe uint8) int64 {
-	b, start := w.head()
-	if uint64(now-start) >= uint64(w.bucketLen) {
+	b := w.newest.Load()
+	start := b.start.Load()
+	switch {
+	case uint64(now-start) >= uint64(w.bucketLen):
 		b, start = w.locate(now)
+	case !bad && n == 1 && !w.striped.Load() && b.counts.Load() < (halveAt-1)<<32:
+		w.Stripe()
 	}
 	add := n * goodCall
 	if bad {
@@ -111,14 +151,28 @@ func (w *Sliding) Add(now int64, n uint64, bad bool, stripe uint8) int64 {
 	return start
 }
 
-// AddGood is Add for one good call inside the newest bucket, the common case, small enough to
-// inline (TestFastPathsInline holds it): it reports false, having counted nothing, when Add
-// must count the call instead. Calls that pass the test of the total together may take it a few
-// past halveAt; the next call, through Add, halves it.
-func (w *Sliding) AddGood(now int64, stripe uint8) (int64, bool) {
-	b := int(w.newest.Load())
-	start := w.starts[b].Load()
-	c := &w.counts[(int(stripe)*w.stride|b)&(len(w.counts)-1)] // at, written out to inline
+// AddGood is Add for one good call inside the newest bucket of a window that is not Striped,
+// the common case, small enough to inline (TestFastPathsInline holds it): it reports false,
+// having counted nothing, when Add must count the call instead, also when another call changed
+// the word first.
+func (w *Sliding) AddGood(now int64) (int64, bool) {
+	b := w.newest.Load()
+	start := b.start.Load()
+	old := b.counts.Load()
+	if uint64(now-start) >= uint64(w.bucketLen) || old >= (halveAt-1)<<32 || !b.counts.CompareAndSwap(old, old+goodCall) {
+		return 0, false
+	}
+	return start, true
+}
+
+// AddGoodOn is AddGood for a Striped window, small enough to inline too: the call counts in
+// stripe, with an atomic add, since calls on other processors write other stripes. Calls that
+// pass the test of the total together may take it a few past halveAt; the next call, through
+// Add, halves it.
+func (w *Sliding) AddGoodOn(now int64, stripe uint8) (int64, bool) {
+	b := w.newest.Load()
+	start := b.start.Load()
+	c := &w.stripes[(int(stripe)*w.stride|b.i)&(len(w.stripes)-1)] // at, written out to inline
 	if uint64(now-start) >= uint64(w.bucketLen) || c.Load() >= (halveAt-1)<<32 {
 		return 0, false
 	}
@@ -140,13 +194,15 @@ func halve(counts *atomic.Uint64) {
 
 // locate returns the bucket that counts a call at now, which is not inside the newest bucket,
 // and its start, moving the window when now is past the newest bucket or far before it.
-func (w *Sliding) locate(now int64) (int, int64) {
-	if b, start := w.head(); w.inNewest(now - start) {
+func (w *Sliding) locate(now int64) (*bucket, int64) {
+	b := w.newest.Load()
+	if start := b.start.Load(); w.inNewest(now - start) {
 		return b, start // another call moved the window first, or the clock stepped back a little
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	b, start := w.head()
+	b = w.newest.Load()
+	start := b.start.Load()
 	d := now - start
 	switch {
 	case w.inNewest(d):
@@ -167,17 +223,15 @@ func (w *Sliding) inNewest(d int64) bool {
 // advance makes the bucket of the call d after start, the start of the newest bucket, the
 // newest, on the same grid of bucket starts. The buckets it passes over hold older laps, out
 // of the window from now on. It requires mu held.
-func (w *Sliding) advance(start, d int64) (int, int64) {
+func (w *Sliding) advance(start, d int64) (*bucket, int64) {
 	steps := d / w.bucketLen
-	n := int64(len(w.starts))
-	b := int((int64(w.newest.Load()) + steps%n) % n)
+	n := int64(len(w.buckets))
+	i := int((int64(w.newest.Load().i) + steps%n) % n)
+	b := &w.buckets[i]
 	start += steps * w.bucketLen
-	// Zeroed before the new start is published: no count of the new lap is lost.
-	for s := range w.Stripes() {
-		w.word(b, uint8(s)).Store(0)
-	}
-	w.starts[b].Store(start)
-	w.newest.Store(uint32(b))
+	w.zero(i) // before the new start is published: no count of the new lap is lost
+	b.start.Store(start)
+	w.newest.Store(b)
 	return b, start
 }
 
@@ -186,24 +240,40 @@ func (w *Sliding) advance(start, d int64) (int, int64) {
 // window, so that no count of the old course is summed again. A call on its way may still
 // count a bad call of the old window in the new one, so the new window may hold a bad call
 // until it has moved on by a whole window. It requires mu held.
-func (w *Sliding) restart(start int64) (int, int64) {
-	for i := range w.counts {
-		w.counts[i].Store(0)
-	}
-	b := int(w.newest.Load())
-	for i := range w.starts {
-		if i != b {
-			w.starts[i].Store(start - w.interval)
+func (w *Sliding) restart(start int64) (*bucket, int64) {
+	b := w.newest.Load()
+	for i := range w.buckets {
+		w.zero(i)
+		if o := &w.buckets[i]; o != b {
+			o.start.Store(start - w.interval)
 		}
 	}
 	w.lastBad.Store(start)
-	w.starts[b].Store(start) // published after the zeroing, as in advance
+	b.start.Store(start) // published after the zeroing, as in advance
 	return b, start
+}
+
+// zero zeroes the counts of bucket i: its base word, and its word in every stripe.
+func (w *Sliding) zero(i int) {
+	w.buckets[i].counts.Store(0)
+	for s := range w.stripeCount() {
+		w.stripes[at(uint8(s), w.stride, i, len(w.stripes))].Store(0)
+	}
+}
+
+// countsOf returns the counts of bucket i: its base word's and its stripes'.
+func (w *Sliding) countsOf(i int) (total, bad uint64) {
+	total, bad = unpack(w.buckets[i].counts.Load())
+	for s := range w.stripeCount() {
+		t, f := unpack(w.stripes[at(uint8(s), w.stride, i, len(w.stripes))].Load())
+		total, bad = total+t, bad+f
+	}
+	return total, bad
 }
 
 // HeadAt returns the start of the newest bucket of the window at now, without counting.
 func (w *Sliding) HeadAt(now int64) int64 {
-	_, start := w.head()
+	start := w.newest.Load().start.Load()
 	d := now - start
 	if w.inNewest(d) {
 		return start
@@ -225,19 +295,17 @@ type Counts struct{ Total, Bad uint64 }
 // buckets that start less than span before head (the newest span/bucketLen buckets; none when
 // span is 0), in one pass over the same buckets.
 func (w *Sliding) Sums(head, span int64) (all, newest Counts) {
-	for i := range w.starts {
-		age := uint64(head - w.starts[i].Load())
+	for i := range w.buckets {
+		age := uint64(head - w.buckets[i].start.Load())
 		if age >= uint64(w.interval) {
 			continue // not in (head-interval, head]
 		}
-		for s := range w.Stripes() {
-			t, f := unpack(w.word(i, uint8(s)).Load())
-			all.Total += t
-			all.Bad += f
-			if age < uint64(span) {
-				newest.Total += t
-				newest.Bad += f
-			}
+		t, f := w.countsOf(i)
+		all.Total += t
+		all.Bad += f
+		if age < uint64(span) {
+			newest.Total += t
+			newest.Bad += f
 		}
 	}
 	return all, newest

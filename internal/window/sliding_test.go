@@ -41,7 +41,7 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := NewSliding(time.Second, 1, 1)
 			w.Add(0, 1, false, 0) // publishes the bucket at 0
-			w.word(0, 0).Store(tt.giveTotal<<32 | tt.giveBad)
+			w.buckets[0].counts.Store(tt.giveTotal<<32 | tt.giveBad)
 			w.Add(0, 1, tt.addBad, 0)
 			total, bad := w.Sum(0)
 			assert.Equal(t, tt.wantTotal, total)
@@ -56,20 +56,20 @@ func TestAddGoodLeavesTheRareCasesToAdd(t *testing.T) {
 	ms := int64(time.Millisecond)
 	w := NewSliding(time.Second, 10, 1)
 	w.Add(0, 1, true, 0)
-	start, ok := w.AddGood(50*ms, 0)
+	start, ok := w.AddGood(50 * ms)
 	require.True(t, ok)
 	assert.Equal(t, int64(0), start)
 	total, bad := w.Sum(0)
 	assert.Equal(t, []uint64{2, 1}, []uint64{total, bad})
 
-	_, ok = w.AddGood(100*ms, 0) // the next bucket
+	_, ok = w.AddGood(100 * ms) // the next bucket
 	assert.False(t, ok)
 	total, _ = w.Sum(0)
 	assert.Equal(t, uint64(2), total, "nothing counted")
 
-	newest := w.word(int(w.newest.Load()), 0)
+	newest := &w.newest.Load().counts
 	newest.Store((halveAt - 1) << 32)
-	_, ok = w.AddGood(50*ms, 0)
+	_, ok = w.AddGood(50 * ms)
 	assert.False(t, ok, "the call that reaches halveAt goes through add, which halves")
 	assert.Equal(t, (halveAt-1)<<32, newest.Load())
 }

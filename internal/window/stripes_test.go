@@ -55,7 +55,7 @@ func TestStripesShareNoCacheLine(t *testing.T) {
 		w := NewSliding(time.Second, 10, s)
 		f := NewFlight(int64(100*time.Millisecond), int64(time.Second), s)
 		for st := range s {
-			assert.Zero(t, uintptr(unsafe.Pointer(w.word(0, uint8(st))))%128, "window, stripe %d of %d", st, s)
+			assert.Zero(t, uintptr(unsafe.Pointer(&w.stripes[at(uint8(st), w.stride, 0, len(w.stripes))]))%128, "window, stripe %d of %d", st, s)
 			assert.Zero(t, uintptr(unsafe.Pointer(f.word(0, uint8(st))))%128, "ring, stripe %d of %d", st, s)
 		}
 		assert.Equal(t, s, w.Stripes())
@@ -63,27 +63,51 @@ func TestStripesShareNoCacheLine(t *testing.T) {
 	}
 }
 
-// The window's counts are the sum over its stripes, a stripe past the last wrapping round to
-// one of them, and a bucket reached in a new lap starts empty in every stripe.
+// A window counts in its base words until a call loses its compare-and-swap to another (it
+// comes to Add inside the newest bucket); from then on each call counts in its stripe. A window
+// of one stripe never stripes.
+func TestContentionStripesTheWindow(t *testing.T) {
+	ms := int64(time.Millisecond)
+	for _, stripes := range []int{1, 4} {
+		w := NewSliding(time.Second, 10, stripes)
+		w.Add(0, 1, false, 0) // the first call moves a new window
+		_, ok := w.AddGood(0)
+		require.True(t, ok)
+		w.Add(50*ms, 1, true, 0)
+		w.Add(100*ms, 1, false, 0) // the next bucket: it moves the window
+		assert.False(t, w.Striped(), "%d stripes: a bad call, or a call past the newest bucket, is no contention", stripes)
+		w.Add(100*ms, 1, false, 0) // a good call in the newest bucket: AddGood lost its compare-and-swap
+		assert.Equal(t, stripes > 1, w.Striped(), "%d stripes", stripes)
+		total, bad := w.Sum(w.HeadAt(100 * ms))
+		assert.Equal(t, []uint64{5, 1}, []uint64{total, bad}, "%d stripes", stripes)
+	}
+}
+
+// A striped window's counts are the sum of its base words and its stripes, a stripe past the
+// last wrapping round to one of them, and a bucket reached in a new lap starts empty in its
+// base word and every stripe.
 func TestSlidingSumsEveryStripe(t *testing.T) {
 	ms := int64(time.Millisecond)
 	w := NewSliding(time.Second, 10, 4)
+	w.Add(0, 1, true, 0) // in the base word
+	w.striped.Store(true)
 	for stripe := range uint8(9) { // stripes 4 to 8 wrap round
 		w.Add(0, 1, stripe%2 == 0, stripe)
-		_, ok := w.AddGood(50*ms, stripe)
+		_, ok := w.AddGoodOn(50*ms, stripe)
 		require.True(t, ok)
 	}
 	total, bad := w.Sum(w.HeadAt(50 * ms))
-	assert.Equal(t, []uint64{18, 5}, []uint64{total, bad})
+	assert.Equal(t, []uint64{19, 6}, []uint64{total, bad})
 
 	w.Add(1000*ms, 1, true, 3) // the first bucket's next lap
 	total, bad = w.Sum(w.HeadAt(1000 * ms))
-	assert.Equal(t, []uint64{1, 1}, []uint64{total, bad}, "the old lap is gone from every stripe")
+	assert.Equal(t, []uint64{1, 1}, []uint64{total, bad}, "the old lap is gone from the base and every stripe")
 }
 
-// Goroutines, each on a stripe of its own, count good and bad calls while another sums the
-// window: in every sum the bad calls are at most the calls, no sum is less than the one before,
-// and the last holds every call.
+// Goroutines, each on a stripe of its own, count good and bad calls, as the breaker does (AddGood
+// until the window is striped, then AddGoodOn; Add when either reports false), while another
+// sums the window: in every sum the bad calls are at most the calls, no sum is less than the
+// one before, and the last holds every call, those counted before the window striped and after.
 func TestPropertyStripedCountsAddUp(t *testing.T) {
 	const stripes, perStripe = 4, 2000
 	w := NewSliding(time.Second, 10, stripes)
@@ -104,10 +128,17 @@ func TestPropertyStripedCountsAddUp(t *testing.T) {
 	for st := range uint8(stripes) {
 		counters.Go(func() {
 			for i := range perStripe {
-				if i%3 == 0 {
+				switch {
+				case i%3 == 0:
 					w.Add(0, 1, true, st)
-				} else if _, ok := w.AddGood(0, st); !ok {
-					w.Add(0, 1, false, st)
+				case !w.Striped():
+					if _, ok := w.AddGood(0); !ok {
+						w.Add(0, 1, false, st)
+					}
+				default:
+					if _, ok := w.AddGoodOn(0, st); !ok {
+						w.Add(0, 1, false, st)
+					}
 				}
 			}
 		})

@@ -13,5 +13,5 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The fast paths of a call, which their comments promise small enough to inline, are.
 func TestFastPathsInline(t *testing.T) {
-	inlinecheck.Inlined(t, "(*Sliding).AddGood", "(*Flight).TryEnter", "(*Flight).TryLeave")
+	inlinecheck.Inlined(t, "(*Sliding).AddGood", "(*Sliding).AddGoodOn", "(*Flight).TryEnter", "(*Flight).TryEnterOn", "(*Flight).TryLeave")
 }
