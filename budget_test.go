@@ -55,7 +55,7 @@ func TestMemoryBudgetBoundsTheHeap(t *testing.T) {
 	assert.Empty(t, m.Rules(), "nothing was loaded")
 }
 
-// By default, 20,000 rules of 1,000 buckets (about 340 MB) are refused before any
+// By default, 20,000 rules of 1,000 buckets (about 550 MB) are refused before any
 // window is made, and the error names the default budget.
 func TestMemoryBudgetDefault(t *testing.T) {
 	rules := bigRules(20_000)

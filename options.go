@@ -51,8 +51,8 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // defaultMemoryBudget is how much memory the breakers of a Manager's rules may take unless
-// WithMemoryBudget says otherwise: 256 MiB, about 14,000 rules of 1,000 buckets each, or
-// 320,000 rules of the default 10.
+// WithMemoryBudget says otherwise: 256 MiB, about 9,600 rules of 1,000 buckets each, or
+// 120,000 to 250,000 rules of the default 10, whose stripes follow GOMAXPROCS.
 const defaultMemoryBudget = 256 << 20
 
 // WithMemoryBudget bounds the memory, in bytes, that the breakers of the loaded rules and the
