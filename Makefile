@@ -13,7 +13,7 @@ CPU      ?= 1,2
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 
-.PHONY: modules core-version tidy tag test test-bench test-contrib test-all e2e-deps e2e screenshot stress soak bench bench-peers scenarios fuzz lint cover
+.PHONY: modules core-version tidy tag test test-bench test-contrib test-all try-from-clone e2e-deps e2e screenshot stress soak bench bench-peers scenarios fuzz lint cover
 
 # The contrib modules and the benchmark module require the core at a released version, with no
 # replace directive, so that `go get` of a contrib module works for a user. Here they build
@@ -89,6 +89,12 @@ test-contrib:
 # test-all is what CI runs: the linters, the core's tests, the benchmark module's smoke run,
 # then every contrib module's tests.
 test-all: lint test test-bench test-contrib
+
+# try-from-clone runs the README's "Try it from a clone" commands, both ways, in a throwaway
+# module outside the repository, then builds and runs a program that uses the core and
+# contrib/prometheus from this checkout: what a user can do before the first release is tagged.
+try-from-clone:
+	./.ci/try-from-clone
 
 # e2e-deps installs Debian's Chromium for the status page's end-to-end test, unless a chromium
 # is on the PATH already (apt-get needs root, as CI has). make test skips that test without it.
