@@ -8,7 +8,7 @@ import (
 	"github.com/alibaba/sentinel-golang/core/base"
 	"github.com/alibaba/sentinel-golang/core/circuitbreaker"
 
-	scenariolibs "github.com/halfopen/breaker/benchmarks/scenario/libs"
+	"github.com/halfopen/breaker/benchmarks/internal/sentinelinit"
 )
 
 // sentinel-golang keeps its rules and breakers in process-wide state, so every benchmark uses
@@ -19,10 +19,10 @@ import (
 const hourMs = 3600 * 1000
 
 // initSentinel initializes sentinel-golang once per process, quiet and offline, as the
-// scenarios do (scenariolibs.InitSentinel); TestMain removes its log directory.
+// scenarios do (sentinelinit.Init); TestMain removes its log directory.
 func initSentinel(b *testing.B) {
 	b.Helper()
-	if _, err := scenariolibs.InitSentinel(); err != nil {
+	if _, err := sentinelinit.Init(); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -30,7 +30,7 @@ func initSentinel(b *testing.B) {
 // TestMain removes sentinel-golang's log directory, if a benchmark made one, after the run.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	scenariolibs.CleanupSentinel()
+	sentinelinit.Cleanup()
 	os.Exit(code)
 }
 

@@ -14,6 +14,10 @@ var ErrDependency = errors.New("scenario: dependency failed")
 // ErrOverloaded is the failure of a call beyond the dependency's capacity.
 var ErrOverloaded = errors.New("scenario: dependency overloaded")
 
+// ErrQuotaExceeded is the failure of a call beyond the dependency's quota for the current
+// second: a 503 that a backend answers at once.
+var ErrQuotaExceeded = errors.New("scenario: quota exceeded (503)")
+
 // capacityWindow is the period over which capacity is counted: a call is over capacity when
 // the window it starts in already took capacity × capacityWindow calls.
 const capacityWindow = 100 * time.Millisecond
@@ -32,6 +36,8 @@ type Dependency struct {
 	rng    *rand.Rand
 	window int64 // index of the current capacity window
 	inWin  int   // calls taken in it
+	second int64 // index of the current quota second
+	inSec  int   // calls that reached the dependency in it
 	// warm is when the current warm-up began: the start of the phase, or the last crash.
 	warm      time.Duration
 	warmPhase int // the phase warm belongs to (-1: none yet)
@@ -53,7 +59,8 @@ func (d *Dependency) Call(ctx context.Context) error {
 
 	d.mu.Lock()
 	over := d.overCapacity(p, start)
-	fail := d.rng.Float64() < p.ErrorRate
+	overQuota := d.overQuota(p, start)
+	fail := d.rng.Float64() < p.ErrorRate && !d.upTurn(p, start)
 	lat := p.Latency.Base
 	if p.Latency.Jitter > 0 {
 		lat += time.Duration(d.rng.Int64N(int64(p.Latency.Jitter)))
@@ -72,6 +79,9 @@ func (d *Dependency) Call(ctx context.Context) error {
 
 	if over {
 		return ErrOverloaded
+	}
+	if overQuota {
+		return ErrQuotaExceeded
 	}
 	if err := d.wait(ctx, lat); err != nil {
 		return err
@@ -111,6 +121,29 @@ func (d *Dependency) overCapacity(p Phase, at time.Duration) bool {
 		return true
 	}
 	return float64(d.inWin) > limit
+}
+
+// overQuota counts the call in its second of the run's clock and says whether it is beyond
+// the phase's quota for that second. d.mu is held.
+func (d *Dependency) overQuota(p Phase, at time.Duration) bool {
+	if p.QuotaPerSecond <= 0 {
+		return false
+	}
+	if s := int64(at / time.Second); s != d.second {
+		d.second, d.inSec = s, 0
+	}
+	d.inSec++
+	return d.inSec > p.QuotaPerSecond
+}
+
+// upTurn says whether at falls in one of the periods of an alternating phase in which the
+// dependency answers without errors: the second, fourth, ... AlternateEvery from its start.
+func (d *Dependency) upTurn(p Phase, at time.Duration) bool {
+	if p.AlternateEvery <= 0 {
+		return false
+	}
+	since := at - d.script.Start(d.script.PhaseAt(at))
+	return (since/p.AlternateEvery)%2 == 1
 }
 
 // capacity is the phase's calls per second at offset at, ramped over the phase's length from

@@ -120,3 +120,71 @@ func TestDependencyStops(t *testing.T) {
 		t.Errorf("call with a canceled context: %v", err)
 	}
 }
+
+// TestDependencyQuota: only the first QuotaPerSecond calls of each second of the run's clock
+// are answered, after their latency; the later ones of that second fail at once with
+// ErrQuotaExceeded, and the next second starts a new quota, even partway through the phase.
+func TestDependencyQuota(t *testing.T) {
+	clock := &FakeClock{}
+	s := Script{Name: "quota", Phases: []Phase{
+		{Name: "ok", Duration: 500 * time.Millisecond},
+		{Name: "quota", Duration: 2 * time.Second, Down: true, QuotaPerSecond: 3, Latency: Latency{Base: 5 * time.Millisecond}},
+	}}
+	dep := NewDependency(s, clock, 1, context.Background())
+	// Calls before the quota phase do not count against the second they fall in.
+	for range 5 {
+		if err := dep.Call(context.Background()); err != nil {
+			t.Fatalf("call at %v before the quota phase: %v", clock.Now(), err)
+		}
+	}
+	type call struct {
+		at   time.Duration
+		want error
+		took time.Duration
+	}
+	// Second 0 from 500 ms: three calls answered in 5 ms, then refusals at once; second 1
+	// takes three again.
+	calls := []call{
+		{500 * time.Millisecond, nil, 5 * time.Millisecond},
+		{600 * time.Millisecond, nil, 5 * time.Millisecond},
+		{700 * time.Millisecond, nil, 5 * time.Millisecond},
+		{800 * time.Millisecond, ErrQuotaExceeded, 0},
+		{990 * time.Millisecond, ErrQuotaExceeded, 0},
+		{time.Second, nil, 5 * time.Millisecond},
+		{1500 * time.Millisecond, nil, 5 * time.Millisecond},
+		{1600 * time.Millisecond, nil, 5 * time.Millisecond},
+		{1999 * time.Millisecond, ErrQuotaExceeded, 0},
+		{2 * time.Second, nil, 5 * time.Millisecond},
+	}
+	for _, c := range calls {
+		clock.Advance(c.at - clock.Now())
+		err := dep.Call(context.Background())
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("call at %v: err %v, want %v", c.at, err, c.want)
+		}
+		if took := clock.Now() - c.at; took != c.took {
+			t.Errorf("call at %v took %v, want %v", c.at, took, c.took)
+		}
+	}
+}
+
+// TestDependencyAlternates: an alternating phase fails by its error rate in its first period
+// of AlternateEvery, answers without errors in the second, and so on.
+func TestDependencyAlternates(t *testing.T) {
+	clock := &FakeClock{}
+	s := Script{Name: "flaps", Phases: []Phase{
+		{Name: "ok", Duration: time.Second},
+		{Name: "flaps", Duration: time.Second, Down: true, ErrorRate: 1, AlternateEvery: 250 * time.Millisecond},
+	}}
+	dep := NewDependency(s, clock, 1, context.Background())
+	for at := time.Duration(0); at < s.Total(); at += 10 * time.Millisecond {
+		clock.Advance(at - clock.Now())
+		err := dep.Call(context.Background())
+		// Failing in [1, 1.25) s and [1.5, 1.75) s, answering otherwise.
+		since := at - time.Second
+		wantFail := at >= time.Second && since/(250*time.Millisecond)%2 == 0
+		if (err != nil) != wantFail || (wantFail && !errors.Is(err, ErrDependency)) {
+			t.Fatalf("call at %v: err %v, want failure %v", at, err, wantFail)
+		}
+	}
+}

@@ -38,4 +38,17 @@ type Guard interface {
 type Library struct {
 	Name string
 	New  func(name string, changed func(State)) Guard
+	// Throttler marks an adaptive throttler: a guard without states, which rejects a share of
+	// the calls that grows with the failures it sees and never reports a change. Its trips are
+	// the buckets in which it starts shedding half of the calls (see MeasureThrottler).
+	Throttler bool
+}
+
+// Measure computes the measures of a timeline of one of l's runs: Measure for a breaker,
+// MeasureThrottler for a throttler.
+func (l Library) Measure(tl Timeline) Measures {
+	if l.Throttler {
+		return MeasureThrottler(tl)
+	}
+	return Measure(tl)
 }

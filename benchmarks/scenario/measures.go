@@ -87,6 +87,55 @@ func Measure(tl Timeline) Measures {
 	return m
 }
 
+// MeasureThrottler computes the measures of a throttler's timeline. A throttler has no states,
+// so its trips are read from the buckets: a bucket sheds when it rejected at least half of
+// the calls offered in it (SheddingBuckets). Its trip is the first shedding bucket at or after
+// the start of the first Down phase; detection is the time from that start to the start of
+// the bucket, and sent before trip the calls admitted in between (all of the Down phases'
+// calls if no bucket sheds). Trips are the buckets in which shedding starts (a shedding bucket
+// after one that did not), and changes those in which it starts or stops, each counted in the
+// phase the bucket starts in. The other measures are Measure's.
+func MeasureThrottler(tl Timeline) Measures {
+	plain := tl
+	plain.Transitions = nil // a throttler reports none; its changes come from the buckets
+	m := Measure(plain)
+	shed := SheddingBuckets(tl.Buckets)
+	for k := range shed {
+		prev := k > 0 && shed[k-1]
+		if shed[k] == prev {
+			continue
+		}
+		i := tl.Script.PhaseAt(time.Duration(k) * tl.BucketSize)
+		m.Changes[i]++
+		if shed[k] {
+			m.Trips[i]++
+		}
+	}
+	if down, ok := tl.Script.DownStart(); ok {
+		healed, _ := tl.Script.Healed()
+		m.Detection = Inf
+		until := healed
+		for k := int(down / tl.BucketSize); k < len(shed); k++ {
+			if start := time.Duration(k) * tl.BucketSize; shed[k] && start >= down {
+				m.Detection, until = start-down, start
+				break
+			}
+		}
+		m.SentBeforeTrip = float64(countIn(tl.AdmittedAt, down, until))
+	}
+	return m
+}
+
+// SheddingBuckets says, for each bucket, whether it rejected at least half of the calls
+// offered in it; a bucket offered nothing does not shed.
+func SheddingBuckets(buckets []Bucket) []bool {
+	shed := make([]bool, len(buckets))
+	for k, b := range buckets {
+		shed[k] = b.Offered > 0 && 2*b.Rejected >= b.Offered
+	}
+	return shed
+}
+
 // Goodput is the calls of b that succeeded, per second of d; NaN if d is not positive.
 func Goodput(b Bucket, d time.Duration) float64 {
 	if d <= 0 {

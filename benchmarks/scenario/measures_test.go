@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -219,4 +220,121 @@ func equalFloats(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// shedding returns 40 buckets of 20 calls offered, all admitted except those of rejected,
+// which maps a bucket to the calls rejected in it.
+func shedding(rejected map[int]int) []Bucket {
+	bs := make([]Bucket, 40)
+	for k := range bs {
+		r := rejected[k]
+		bs[k] = Bucket{Offered: 20, Admitted: 20 - r, Rejected: r}
+	}
+	return bs
+}
+
+func TestSheddingBuckets(t *testing.T) {
+	got := SheddingBuckets([]Bucket{
+		{Offered: 20, Admitted: 10, Rejected: 10}, // exactly half sheds
+		{Offered: 20, Admitted: 11, Rejected: 9},  // less than half does not
+		{Offered: 20, Rejected: 20},
+		{}, // nothing offered, nothing shed
+		{Offered: 3, Admitted: 1, Rejected: 2},
+	})
+	if want := []bool{true, false, true, false, true}; !slices.Equal(got, want) {
+		t.Errorf("SheddingBuckets = %v, want %v", got, want)
+	}
+}
+
+// TestMeasureThrottler computes a throttler's measures from a hand-made timeline: its trips
+// are the buckets where it starts shedding half of the calls, its detection the first such
+// bucket after the outage began, whatever transitions the timeline holds.
+func TestMeasureThrottler(t *testing.T) {
+	s := testScript() // ok 0-1s, down 1-3s, healed 3-4s
+	tl := Timeline{
+		Script: s, BucketSize: 100 * ms,
+		Buckets: shedding(map[int]int{
+			2: 10, // sheds at 0.2 s, before the outage: a false trip, not the detection
+			// The outage: a few rejections, then shedding from 1.2 s, a bucket that dips
+			// under half at 2 s, shedding again to the end of the outage.
+			10: 5, 11: 5, 12: 10, 13: 15, 14: 20, 15: 20, 16: 20, 17: 20, 18: 20, 19: 20,
+			20: 9, 21: 12, 22: 20, 23: 20, 24: 20, 25: 20, 26: 20, 27: 20, 28: 20, 29: 20,
+			30: 4, // healed: 16 of 20 admitted, under 90%; every bucket after admits all
+		}),
+		Phases: []PhaseStats{
+			{Bucket: Bucket{Offered: 200, Admitted: 190, Rejected: 10}},
+			{Bucket: Bucket{Offered: 400, Admitted: 40, Rejected: 330, Failed: 40}},
+			{Bucket: Bucket{Offered: 200, Admitted: 196, Rejected: 4}},
+		},
+		// Admitted at 0.5 s (before the outage), four times before the bucket of 1.2 s, and
+		// at 1.25 s, in it.
+		AdmittedAt: []time.Duration{500 * ms, 1000 * ms, 1050 * ms, 1100 * ms, 1150 * ms, 1250 * ms},
+		// A throttler reports no transitions; one here must change nothing.
+		Transitions: []Transition{{At: 1500 * ms, To: Open}},
+	}
+	m := MeasureThrottler(tl)
+	if m.Detection != 200*ms || m.SentBeforeTrip != 4 || m.SentWhileDown != 40 {
+		t.Errorf("detection %v, sent before trip %v, sent while down %v; want 200ms, 4, 40", m.Detection, m.SentBeforeTrip, m.SentWhileDown)
+	}
+	if m.Recovery != 100*ms {
+		t.Errorf("recovery %v, want 100ms", m.Recovery)
+	}
+	// Shedding starts at buckets 2, 12 and 21; it stops at 3, 20 and 30.
+	if want := []int{1, 2, 0}; !equal(m.Trips, want) {
+		t.Errorf("trips %v, want %v", m.Trips, want)
+	}
+	if want := []int{2, 3, 1}; !equal(m.Changes, want) {
+		t.Errorf("changes %v, want %v", m.Changes, want)
+	}
+	if want := []float64{190, 0, 196}; !equalFloats(m.Goodput, want) {
+		t.Errorf("goodput %v, want %v", m.Goodput, want)
+	}
+	if got := (Library{Throttler: true}).Measure(tl); got.Detection != m.Detection || !equal(got.Trips, m.Trips) {
+		t.Errorf("Library.Measure of a throttler: detection %v, trips %v", got.Detection, got.Trips)
+	}
+	if got := (Library{}).Measure(tl); got.Detection != 500*ms {
+		t.Errorf("Library.Measure of a breaker: detection %v, want 500ms (its transition)", got.Detection)
+	}
+}
+
+// TestMeasureThrottlerEdges: shedding that began before the outage trips at the outage's
+// first bucket, with nothing sent before it; a throttler that never sheds half never trips,
+// and sent every down call before its "trip"; a script without an outage has no outage
+// measures, but still counts its shedding.
+func TestMeasureThrottlerEdges(t *testing.T) {
+	tl := Timeline{Script: testScript(), BucketSize: 100 * ms,
+		Buckets: shedding(map[int]int{9: 10, 10: 20, 11: 20}),
+		Phases:  make([]PhaseStats, 3), AdmittedAt: []time.Duration{950 * ms, 1200 * ms}}
+	m := MeasureThrottler(tl)
+	if m.Detection != 0 || m.SentBeforeTrip != 0 {
+		t.Errorf("shedding since before the outage: detection %v, sent before trip %v; want 0, 0", m.Detection, m.SentBeforeTrip)
+	}
+	if want := []int{1, 0, 0}; !equal(m.Trips, want) {
+		t.Errorf("trips %v, want %v: shedding that goes on is one trip", m.Trips, want)
+	}
+	if want := []int{1, 1, 0}; !equal(m.Changes, want) {
+		t.Errorf("changes %v, want %v", m.Changes, want)
+	}
+
+	tl.Buckets = shedding(map[int]int{10: 9, 20: 5})
+	tl.AdmittedAt = []time.Duration{500 * ms, 1500 * ms, 2500 * ms, 3500 * ms}
+	tl.Phases[1].Admitted = 2
+	m = MeasureThrottler(tl)
+	if m.Detection != Inf || m.SentBeforeTrip != 2 || m.SentWhileDown != 2 || m.Recovery != 0 {
+		t.Errorf("never shed half: %+v", m)
+	}
+	if !equal(m.Trips, []int{0, 0, 0}) || !equal(m.Changes, []int{0, 0, 0}) {
+		t.Errorf("never shed half: trips %v, changes %v", m.Trips, m.Changes)
+	}
+
+	tl.Script = Script{Name: "calm", Phases: []Phase{{Name: "all", Duration: 4 * time.Second}}}
+	tl.Phases = tl.Phases[:1]
+	tl.Buckets = shedding(map[int]int{5: 10})
+	m = MeasureThrottler(tl)
+	if !math.IsNaN(m.SentWhileDown) || !math.IsNaN(m.SentBeforeTrip) || m.Detection >= 0 || m.Recovery >= 0 {
+		t.Errorf("outage measures of a script without an outage: %+v", m)
+	}
+	if !equal(m.Trips, []int{1}) || !equal(m.Changes, []int{2}) {
+		t.Errorf("calm script: trips %v, changes %v; want [1], [2]", m.Trips, m.Changes)
+	}
 }

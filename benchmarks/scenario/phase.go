@@ -25,6 +25,15 @@ type Phase struct {
 	// twice its capacity in a capacity window: its warm-up starts again from CapacityFrom, as a
 	// service does whose caches and pools a flood wipes out.
 	CrashOnOverload bool
+	// QuotaPerSecond, when positive, answers only the first QuotaPerSecond calls of each
+	// second of the run's clock (counted from the start of the run, whatever the phase); the
+	// later calls of that second fail at once with ErrQuotaExceeded, as a backend's per-second
+	// quota does with a 503.
+	QuotaPerSecond int
+	// AlternateEvery, when positive, makes the phase alternate every AlternateEvery from its
+	// start between answering by ErrorRate (first) and answering without errors: with
+	// ErrorRate 1, a dependency that flaps between down and up.
+	AlternateEvery time.Duration
 }
 
 // Latency is a call's response time: Base, plus up to Jitter of uniform noise, except that
@@ -104,6 +113,9 @@ func (s Script) Validate(bucket time.Duration) error {
 		}
 		if p.ErrorRate < 0 || p.ErrorRate > 1 || p.Latency.TailProb < 0 || p.Latency.TailProb > 1 {
 			return fmt.Errorf("scenario %q: phase %q: probabilities must be in [0, 1]", s.Name, p.Name)
+		}
+		if p.QuotaPerSecond < 0 || p.AlternateEvery < 0 {
+			return fmt.Errorf("scenario %q: phase %q: a negative quota or alternation", s.Name, p.Name)
 		}
 	}
 	return nil

@@ -6,13 +6,14 @@ import "time"
 // of 1 to 3 s where a service would see minutes. The rules in package libs are scaled the same
 // way (a 1 s window, a 500 ms retry timeout).
 
-// The healed phases last 3 s, longer than breaker+probes' longest OPEN time (2 s), so that
-// every library's recovery can be seen.
+// The healed phases of the first five scenarios last 3 s, longer than breaker+probes' longest
+// OPEN time (2 s), so that every library's recovery can be seen; those of the last three,
+// which model overloads and flaps more than outages, last 2 s.
 
 // healthy is the dependency's normal answer: 5 to 10 ms, no errors.
 var healthy = Latency{Base: 5 * time.Millisecond, Jitter: 5 * time.Millisecond}
 
-// Scripts returns the five scenarios.
+// Scripts returns the eight scenarios.
 func Scripts() []Script {
 	return []Script{
 		{Name: "hard-down", Phases: []Phase{
@@ -45,6 +46,26 @@ func Scripts() []Script {
 			// warming up; calls beyond that fail at once, and more than twice that in 100 ms
 			// knocks it over, so its warm-up starts again.
 			{Name: "warming", Duration: 3 * time.Second, Latency: healthy, CapacityFrom: 40, CapacityTo: 200, CrashOnOverload: true},
+			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
+		}},
+		{Name: "quota", Phases: []Phase{
+			{Name: "healthy", Duration: time.Second, Latency: healthy},
+			// A backend with a quota: the first 50 calls of each second (of the offered 200)
+			// are answered in 5 ms, the later ones fail at once with a 503.
+			{Name: "quota", Duration: 4 * time.Second, Down: true, QuotaPerSecond: 50, Latency: Latency{Base: 5 * time.Millisecond}},
+			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
+		}},
+		{Name: "capacity", Phases: []Phase{
+			{Name: "healthy", Duration: time.Second, Latency: healthy},
+			// Overloaded: it takes 120 calls/s (12 per 100 ms) of the offered 200 and fails
+			// the rest at once, without falling over.
+			{Name: "overload", Duration: 4 * time.Second, Down: true, Latency: healthy, CapacityFrom: 120, CapacityTo: 120},
+			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
+		}},
+		{Name: "rapid-flaps", Phases: []Phase{
+			{Name: "healthy", Duration: time.Second, Latency: healthy},
+			// Every call fails for 250 ms, then every call succeeds for 250 ms, and so on.
+			{Name: "flaps", Duration: 4 * time.Second, Down: true, ErrorRate: 1, AlternateEvery: 250 * time.Millisecond, Latency: healthy},
 			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
 		}},
 	}

@@ -22,8 +22,9 @@ type ranking struct {
 }
 
 // leaders writes, for each measure that ranks the guards, who leads: the fewest calls sent
-// before the trip, the soonest detection, the soonest recovery among the guards that tripped
-// (one that never did recovered from nothing), and the most goodput in each phase. Guards on
+// before the trip and the soonest recovery, both among the guards that tripped (one that
+// never did sent the whole outage and recovered from nothing), the soonest detection, and the
+// most goodput in each phase. Guards on
 // the same median lead together; the recommended guard's own value follows where it does not
 // lead.
 func leaders(b *strings.Builder, r scenarioResult) {
@@ -47,13 +48,15 @@ func rankings(r scenarioResult) []ranking {
 	if _, ok := r.script.DownStart(); ok {
 		detection := per(func(m scenario.Measures) float64 { return dur(m.Detection) })
 		recovery := per(func(m scenario.Measures) float64 { return dur(m.Recovery) })
+		sent := per(func(m scenario.Measures) float64 { return m.SentBeforeTrip })
 		for i, d := range detection {
 			if math.IsInf(d, 1) {
-				recovery[i] = math.NaN() // it never tripped
+				// It never tripped: it sent the whole outage, and recovered from nothing.
+				recovery[i], sent[i] = math.NaN(), math.NaN()
 			}
 		}
 		ks = append(ks,
-			ranking{"sent before trip", per(func(m scenario.Measures) float64 { return m.SentBeforeTrip }), true, count},
+			ranking{"sent before trip", sent, true, count},
 			ranking{"detection", detection, true, millis},
 			ranking{"recovery", recovery, true, millis})
 	}

@@ -50,6 +50,8 @@ func main() {
 		libs.Sentinel(libs.Rule),
 		libs.Failsafe(libs.Rule),
 		libs.Hystrix(libs.Rule),
+		libs.GoZero(libs.Rule),
+		libs.KratosSRE(libs.Rule),
 	}
 
 	var results []scenarioResult
@@ -70,7 +72,7 @@ func main() {
 				if tl.Dropped > 0 {
 					log.Fatalf("%s/%s: %d events beyond the recorder's bound", script.Name, libraries[i].Name, tl.Dropped)
 				}
-				m := scenario.Measure(tl)
+				m := libraries[i].Measure(tl)
 				res.measures[i] = append(res.measures[i], m)
 				if *verbose {
 					log.Printf("%s/%d/%s: sent while down %v, detection %v, recovery %v, trips %v",

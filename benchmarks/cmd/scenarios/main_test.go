@@ -169,3 +169,30 @@ func TestLeaders(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestLeadersNoTrip: where no guard tripped, none leads on the calls sent before a trip (one
+// that rejected a call or two sent fewer, but still the whole outage) or on recovery.
+func TestLeadersNoTrip(t *testing.T) {
+	r := scenarioResult{script: scenario.Script{Name: "overload", Phases: []scenario.Phase{
+		{Name: "overload", Duration: time.Second, Down: true},
+	}}}
+	for name, sent := range map[string]float64{"breaker+protect": 200, "kratos-sre": 199} {
+		r.libs = append(r.libs, scenario.Library{Name: name})
+		r.measures = append(r.measures, []scenario.Measures{{SentBeforeTrip: sent, Detection: scenario.Inf, Recovery: 0, Goodput: []float64{120}}})
+	}
+	var b strings.Builder
+	leaders(&b, r)
+	for _, want := range []string{"- sent before trip: —\n", "- detection: every guard (never)\n", "- recovery: —\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("got\n%s\nwant a line %q", b.String(), want)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for x, want := range map[float64]string{52: "52", 51.99999999: "52", 52.04: "52", 52.06: "52.1", 30.6: "30.6", math.NaN(): "—", math.Inf(1): "never"} {
+		if got := count(x); got != want {
+			t.Errorf("count(%v) = %q, want %q", x, got, want)
+		}
+	}
+}

@@ -184,13 +184,15 @@ func ratio(x, y float64) string {
 	return fmt.Sprintf("%.2f", x/y)
 }
 
+// count prints x to one decimal, without it for a whole number (once rounded, so that a
+// goodput of 51.99999 prints as 52).
 func count(x float64) string {
 	switch {
 	case math.IsNaN(x):
 		return "—"
 	case math.IsInf(x, 1):
 		return "never"
-	case x == math.Trunc(x):
+	case math.Round(x*10) == math.Round(x)*10:
 		return fmt.Sprintf("%.0f", x)
 	}
 	return fmt.Sprintf("%.1f", x)

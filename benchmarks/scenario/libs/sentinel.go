@@ -2,13 +2,12 @@ package libs
 
 import (
 	"context"
-	"os"
 	"sync"
 
 	"github.com/alibaba/sentinel-golang/api"
 	"github.com/alibaba/sentinel-golang/core/circuitbreaker"
-	"github.com/alibaba/sentinel-golang/core/config"
 
+	"github.com/halfopen/breaker/benchmarks/internal/sentinelinit"
 	"github.com/halfopen/breaker/benchmarks/scenario"
 )
 
@@ -64,45 +63,16 @@ func (g *sentinelGuard) Close() {
 }
 
 var (
-	sentinelOnce      sync.Once
-	sentinelLogDir    string
-	sentinelErr       error
 	listenOnce        sync.Once
 	sentinelListeners sync.Map // resource name → *combined
 )
 
-// InitSentinel initializes sentinel-golang once per process, quiet and offline, for the
-// scenarios and the peer benchmarks alike, and returns the temp directory its logs go to,
-// which CleanupSentinel removes. api.InitDefault would log to files under
-// ~/logs/csp, flush a metric log there every second and start collectors of system load, CPU
-// and memory; this keeps the defaults but logs nowhere and turns the metric log and the
-// collectors off, none of which takes part in circuit breaking.
-func InitSentinel() (logDir string, err error) {
-	sentinelOnce.Do(func() {
-		sentinelLogDir, sentinelErr = os.MkdirTemp("", "sentinel-")
-		if sentinelErr != nil {
-			return
-		}
-		conf := config.NewDefaultConfig()
-		conf.Sentinel.Log.Logger = quietSentinel{}
-		conf.Sentinel.Log.Dir = sentinelLogDir
-		conf.Sentinel.Log.Metric.FlushIntervalSec = 0
-		conf.Sentinel.Stat.System.CollectIntervalMs = 0
-		conf.Sentinel.Stat.System.CollectLoadIntervalMs = 0
-		conf.Sentinel.Stat.System.CollectCpuIntervalMs = 0
-		conf.Sentinel.Stat.System.CollectMemoryIntervalMs = 0
-		sentinelErr = api.InitWithConfig(conf)
-	})
-	return sentinelLogDir, sentinelErr
-}
+// InitSentinel initializes sentinel-golang once per process, quiet and offline; see
+// sentinelinit.Init.
+func InitSentinel() (logDir string, err error) { return sentinelinit.Init() }
 
-// CleanupSentinel removes the log directory of InitSentinel, if it made one. Call it once the
-// process is done with sentinel-golang.
-func CleanupSentinel() {
-	if sentinelLogDir != "" {
-		_ = os.RemoveAll(sentinelLogDir)
-	}
-}
+// CleanupSentinel removes the log directory of InitSentinel; see sentinelinit.Cleanup.
+func CleanupSentinel() { sentinelinit.Cleanup() }
 
 // sentinelListener hands each state change to the guard of its resource.
 type sentinelListener struct{}
@@ -124,14 +94,3 @@ func (l sentinelListener) OnTransformToOpen(_ circuitbreaker.State, r circuitbre
 func (l sentinelListener) OnTransformToHalfOpen(_ circuitbreaker.State, r circuitbreaker.Rule) {
 	l.tell(r, scenario.HalfOpen)
 }
-
-type quietSentinel struct{}
-
-func (quietSentinel) Debug(string, ...any)        {}
-func (quietSentinel) DebugEnabled() bool          { return false }
-func (quietSentinel) Info(string, ...any)         {}
-func (quietSentinel) InfoEnabled() bool           { return false }
-func (quietSentinel) Warn(string, ...any)         {}
-func (quietSentinel) WarnEnabled() bool           { return false }
-func (quietSentinel) Error(error, string, ...any) {}
-func (quietSentinel) ErrorEnabled() bool          { return false }
