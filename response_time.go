@@ -34,10 +34,11 @@ func (c *circuit) probeSlow(p *period, now int64) bool {
 }
 
 // enterFlight counts a call that the CLOSED period p admitted at now among p's calls in
-// flight, in stripe, after counting as slow those that have run longer than MaxAllowedRT. It returns the
-// call's ticket, and the period whose ring holds it: p, or, when the clock stepped back past a
-// ring that holds calls, a copy of p with a ring started again at now (see reflight). The
-// calls of the old ring leave it when they return, and count then, by their response time.
+// flight, in stripe, after counting as slow those that have run longer than MaxAllowedRT. It
+// returns the call's ticket, and the period whose ring holds it: p, or, when the clock stepped
+// back past a ring that holds calls, a copy of p with a ring started again at now (see
+// reflight). The calls of the old ring leave it when they return, and count then, by their
+// response time.
 func (c *circuit) enterFlight(p *period, now int64, stripe uint8) (*period, uint64) {
 	for {
 		c.judgeFlight(p, now, stripe)

@@ -9,9 +9,11 @@ import (
 // The counts a call writes are striped, as Java's LongAdder stripes a sum: each stripe is a
 // block of words on cache lines of its own, a call writes the stripe of the processor (the
 // scheduler's P) it runs on, and a judgement sums the stripes. Calls on different cores then
-// write different lines, instead of bouncing one line between them on every call. Each word
-// packs what is read together (a bucket's total and bad count, a slot's lap and calls), so what
-// holds of one word holds of each stripe and of their sum.
+// write different lines, instead of bouncing one line between them on every call. As in
+// LongAdder, the stripes are used only once calls contend for a counter (Sliding.Striped);
+// until then every call writes one word, and chooses no stripe. Each word packs what is read
+// together (a bucket's total and bad count, a slot's lap and calls), so what holds of one word
+// holds of each stripe and of their sum.
 //
 // The stripes follow GOMAXPROCS when the counter is made, up to a cap, and fewer where the
 // counter has many buckets or slots, so that its stripes stay within stripedBytes: a counter
