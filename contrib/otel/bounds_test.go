@@ -313,3 +313,27 @@ func TestMaxResourcesTemplateInFlight(t *testing.T) {
 		resourcePoint(breakerotel.OverflowResource, 3)))
 	f.assertData(breakerotel.TemplateSettingsName, gauge(templatePoint(3)))
 }
+
+// Given a bound of 2 resource names, taken by the calls of a name that holds template settings
+// and of another, when names past the bound hold the settings of two template keys, then each
+// name within the bound reports its settings as its own breaker.resource, and those past it as
+// "_other", once for each key (breaker.settings.from), with that key's settings; no template
+// key is a resource.
+func TestMaxResourcesTemplateSettings(t *testing.T) {
+	f := newFixture(t, nil, breakerotel.WithMaxResources(2))
+	f.settings(map[string]breaker.ResourceConfig{
+		"api/*": {MaxConcurrency: 10},
+		"web/*": {Timeout: time.Second, Force: breaker.ForceClosed},
+	})
+	f.callEach("api/a", "b") // the bound is full
+	held := f.enter("api/a", "api/x", "api/y", "web/z")
+	defer exit(held)
+	const other = breakerotel.OverflowResource
+	f.assertData(breakerotel.ForceName, gauge(settingsPoint("api/a", "api/*", 0), settingsPoint(other, "api/*", 0),
+		settingsPoint(other, "web/*", 2)))
+	f.assertData(breakerotel.ConcurrencyLimitName, gauge(settingsPoint("api/a", "api/*", 10),
+		settingsPoint(other, "api/*", 10), settingsPoint(other, "web/*", 0)))
+	f.assertData(breakerotel.TimeoutName, timeouts(timeoutPoint("api/a", "api/*", 0), timeoutPoint(other, "api/*", 0),
+		timeoutPoint(other, "web/*", 1)))
+	f.assertData(breakerotel.InFlightName, gauge(resourcePoint("api/a", 1), resourcePoint(other, 3)))
+}

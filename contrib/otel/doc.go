@@ -35,8 +35,12 @@
 // attribute set: a gauge reports the first of them in byte order, and their calls, transitions
 // and overrides add up.
 //
-// A template setting (a settings key ending in "*") reports its force, limit and timeout under
-// its key, and each name that holds its settings its own calls in flight in breaker.in_flight;
+// breaker.force, breaker.concurrency.limit and breaker.timeout are the settings that apply to
+// each resource (breaker.Manager.LoadResources), unless they are all zero, with
+// breaker.settings.from the key they come from: "own" ([SettingsOwn]) for the resource's own
+// settings, or the template setting's key, such as "*" or "GET *", for a resource that takes a
+// template setting's. A template key is never a breaker.resource. Each name that holds a
+// template setting's settings reports its own calls in flight in breaker.in_flight;
 // breaker.template.settings counts those names beside breaker.template.breakers.
 //
 // Each call costs a map lookup and one to five instrument updates, and allocates nothing once
@@ -50,8 +54,9 @@
 // collection from one Manager.Snapshot, so that they agree with each other: the Manager's rules
 // and settings, which operators, not callers, write. An override may name any resource, so the
 // override gauges take names of the bound too: those past it are counted together as "_other",
-// by force, with the latest end. So do the names that hold template settings in
-// breaker.in_flight, whose calls in flight past the bound are added up as "_other".
+// by force, with the latest end. So do the names that hold template settings: past the bound,
+// the settings gauges report them as "_other", once for each template key, and
+// breaker.in_flight adds up their calls in flight there.
 //
 // Every exported method is safe for concurrent use. The package starts no goroutines.
 package breakerotel

@@ -64,14 +64,14 @@ func Example() {
 	// breaker.calls{breaker.cause=open,breaker.outcome=blocked,breaker.resource=payments} 1
 	// breaker.calls{breaker.outcome=failed,breaker.resource=payments} 2
 	// breaker.calls{breaker.outcome=passed,breaker.resource=payments} 2
-	// breaker.concurrency.limit{breaker.resource=payments} 10
-	// breaker.force{breaker.resource=payments} 0
+	// breaker.concurrency.limit{breaker.resource=payments,breaker.settings.from=own} 10
+	// breaker.force{breaker.resource=payments,breaker.settings.from=own} 0
 	// breaker.in_flight{breaker.resource=payments} 0
 	// breaker.state{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0} 1
 	// breaker.status{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0,breaker.state=closed} 0
 	// breaker.status{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0,breaker.state=half_open} 0
 	// breaker.status{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0,breaker.state=open} 1
-	// breaker.timeout{breaker.resource=payments} 2
+	// breaker.timeout{breaker.resource=payments,breaker.settings.from=own} 2
 	// breaker.transitions{breaker.dry_run=false,breaker.reason=ThresholdExceeded,breaker.resource=payments,breaker.state.from=CLOSED,breaker.state.to=OPEN} 1
 }
 

@@ -30,8 +30,10 @@ const (
 	// calls after a probe closed it, else 0.
 	RampingUpName   = "breaker.ramping_up"
 	TransitionsName = "breaker.transitions"
-	// The settings of each resource that has them (breaker.Manager.LoadResources), and its
-	// calls in flight, observed when the reader collects.
+	// The settings that apply to each resource that has them (breaker.Manager.LoadResources),
+	// its own or a template setting's, with SettingsFromKey, unless they are all zero; and its
+	// calls in flight. Observed when the reader collects; a template setting's key is no
+	// resource.
 	ForceName            = "breaker.force"
 	InFlightName         = "breaker.in_flight"
 	ConcurrencyLimitName = "breaker.concurrency.limit"
@@ -74,7 +76,15 @@ const (
 	// ForceKey, on breaker.override and breaker.override.end, is the override's force as
 	// breaker.Force.String spells it: "open", "closed" or "auto".
 	ForceKey = attribute.Key("breaker.force")
+	// SettingsFromKey, on breaker.force, breaker.concurrency.limit and breaker.timeout, is the
+	// key the resource's settings come from: SettingsOwn for its own, else the template
+	// setting's key (breaker.ResourceStatus.SettingsFrom), such as "*" or "GET *".
+	SettingsFromKey = attribute.Key("breaker.settings.from")
 )
+
+// SettingsOwn is the value of SettingsFromKey for a resource whose settings are its own: a
+// template key, the other value, always ends in "*".
+const SettingsOwn = "own"
 
 // Values of StateKey, one for each breaker.State.
 const (
@@ -228,16 +238,16 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 		metric.WithDescription("State changes of the breakers."))
 	ins.force, errs[4] = meter.Int64ObservableGauge(ForceName,
 		metric.WithUnit("1"),
-		metric.WithDescription("Force of each resource with settings: 0 auto, 1 forced open, 2 forced closed."))
+		metric.WithDescription("Force of each resource with settings, as loaded, by the key they come from (breaker.settings.from: own, or a template key such as *): 0 auto, 1 forced open, 2 forced closed."))
 	ins.inFlight, errs[5] = meter.Int64ObservableGauge(InFlightName,
 		metric.WithUnit("{call}"),
-		metric.WithDescription("Calls admitted and not yet exited, of each resource with settings."))
+		metric.WithDescription("Calls admitted and not yet exited, of each resource with settings, its own or a template's."))
 	ins.limit, errs[6] = meter.Int64ObservableGauge(ConcurrencyLimitName,
 		metric.WithUnit("{call}"),
-		metric.WithDescription("MaxConcurrency of each resource with settings; 0 means no limit."))
+		metric.WithDescription("MaxConcurrency of each resource with settings, by the key they come from (breaker.settings.from: own, or a template key such as *); 0 means no limit."))
 	ins.timeout, errs[7] = meter.Float64ObservableGauge(TimeoutName,
 		metric.WithUnit("s"),
-		metric.WithDescription("Timeout of each resource with settings; 0 means none."))
+		metric.WithDescription("Timeout of each resource with settings, by the key they come from (breaker.settings.from: own, or a template key such as *); 0 means none."))
 	ins.override, errs[13] = meter.Int64ObservableGauge(OverrideName,
 		metric.WithUnit("{override}"),
 		metric.WithDescription("1 for each resource that an operator's override forces now, by breaker.force: open, closed or auto; for _other, how many of the names past the bound."))

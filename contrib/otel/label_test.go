@@ -107,11 +107,15 @@ func TestNamesThatShareALabelGiveOneSeries(t *testing.T) {
 	assert.Len(t, got[breakerotel.StateName], 2)
 
 	resource := func(name string) attribute.KeyValue { return breakerotel.ResourceKey.String(name) }
+	own := breakerotel.SettingsFromKey.String(breakerotel.SettingsOwn)
 	assert.Equal(t, 1.0, only(t, got, breakerotel.InFlightName, resource("pay\uFFFD")), "pay\xfe's calls in flight")
-	assert.Equal(t, 2.0, only(t, got, breakerotel.ForceName, resource("cfg\uFFFD")), "cfg\xfe's force")
+	assert.Equal(t, 10.0, only(t, got, breakerotel.ConcurrencyLimitName, resource("pay\uFFFD"),
+		breakerotel.SettingsFromKey.String("pay*")), "pay*'s limit")
+	assert.Len(t, got[breakerotel.ConcurrencyLimitName], 2, "pay\uFFFD and cfg\uFFFD, once each")
+	assert.Equal(t, 2.0, only(t, got, breakerotel.ForceName, resource("cfg\uFFFD"), own), "cfg\xfe's force")
 	assert.Equal(t, 1.0, only(t, got, breakerotel.InFlightName, resource("cfg\uFFFD")), "cfg\xfe's calls in flight")
-	assert.Equal(t, 5.0, only(t, got, breakerotel.ConcurrencyLimitName, resource("cfg\uFFFD")), "cfg\xfe's limit")
-	assert.Equal(t, 2.0, only(t, got, breakerotel.TimeoutName, resource("cfg\uFFFD")), "cfg\xfe's timeout")
+	assert.Equal(t, 5.0, only(t, got, breakerotel.ConcurrencyLimitName, resource("cfg\uFFFD"), own), "cfg\xfe's limit")
+	assert.Equal(t, 2.0, only(t, got, breakerotel.TimeoutName, resource("cfg\uFFFD"), own), "cfg\xfe's timeout")
 
 	assert.Equal(t, 2.0, only(t, got, breakerotel.CallsName, resource("pay\uFFFD"),
 		breakerotel.OutcomeKey.String(breakerotel.OutcomePassed)), "the calls of both names")
@@ -144,4 +148,23 @@ func TestRuleIDsThatShareAValueGiveOneSeriesEach(t *testing.T) {
 			breakerotel.ResourceKey.String("svc"), breakerotel.RuleKey.String(name), breakerotel.DryRunKey.Bool(false)))
 	}
 	assert.Len(t, got["breaker.state"], 4)
+}
+
+// Given two template keys and two names that are one breaker.resource once made UTF-8, each
+// name taking the settings of one key, then the settings gauges have one data point for the
+// breaker.resource and the key's value: the settings of the name first in byte order (k\xfea,
+// from k\xfe*).
+func TestTemplateKeysThatShareAValueGiveOneSeries(t *testing.T) {
+	f := newFixture(t, nil)
+	f.settings(map[string]breaker.ResourceConfig{
+		"k\xff*": {MaxConcurrency: 1},
+		"k\xfe*": {MaxConcurrency: 2},
+	})
+	held := f.enter("k\xffa", "k\xfea")
+	defer exit(held)
+
+	got := f.collectDistinct()
+	assert.Equal(t, 2.0, only(t, got, breakerotel.ConcurrencyLimitName, breakerotel.ResourceKey.String("k\uFFFDa"),
+		breakerotel.SettingsFromKey.String("k\uFFFD*")), "k\xfea's limit, from k\xfe*")
+	assert.Len(t, got[breakerotel.ConcurrencyLimitName], 1)
 }

@@ -135,18 +135,20 @@ func TestDryRunAndForceClosed(t *testing.T) {
 	))
 }
 
-// Given resources with settings and calls in flight, then each collection reports each
-// resource's force, calls in flight, limit and timeout; none for a resource without settings;
-// nothing once the settings are dropped.
+// Given resources with settings, one of them all zero, and calls in flight, then each
+// collection reports each resource's force, limit and timeout with breaker.settings.from
+// "own", and its calls in flight; the zero settings report calls in flight only; none for a
+// resource without settings; nothing once the settings are dropped.
 func TestSettingsGauges(t *testing.T) {
 	f := newFixture(t, []breaker.Rule{errorCount("payments", 1)})
 	f.settings(map[string]breaker.ResourceConfig{
 		"payments": {Timeout: 1500 * time.Millisecond, MaxConcurrency: 20},
 		"legacy":   {Force: breaker.ForceOpen},
 		"search":   {Force: breaker.ForceClosed, MaxConcurrency: 3},
+		"zero":     {},
 	})
 	var held []*breaker.Entry
-	for _, name := range []string{"payments", "payments", "search", "unsettled"} {
+	for _, name := range []string{"payments", "payments", "search", "unsettled", "zero"} {
 		e, err := f.m.Enter(name)
 		require.NoError(t, err)
 		held = append(held, e)
@@ -154,17 +156,19 @@ func TestSettingsGauges(t *testing.T) {
 	point := func(resource string, v int64) metricdata.DataPoint[int64] {
 		return metricdata.DataPoint[int64]{Value: v, Attributes: set(breakerotel.ResourceKey.String(resource))}
 	}
-	f.assertData(breakerotel.ForceName, gauge(point("legacy", 1), point("payments", 0), point("search", 2)))
-	f.assertData(breakerotel.InFlightName, gauge(point("legacy", 0), point("payments", 2), point("search", 1)))
-	f.assertData(breakerotel.ConcurrencyLimitName, gauge(point("legacy", 0), point("payments", 20), point("search", 3)))
-	f.assertData(breakerotel.TimeoutName, metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{
-		{Value: 0, Attributes: set(breakerotel.ResourceKey.String("legacy"))},
-		{Value: 1.5, Attributes: set(breakerotel.ResourceKey.String("payments"))},
-		{Value: 0, Attributes: set(breakerotel.ResourceKey.String("search"))},
-	}})
+	own := breakerotel.SettingsOwn
+	f.assertData(breakerotel.ForceName, gauge(settingsPoint("legacy", own, 1), settingsPoint("payments", own, 0),
+		settingsPoint("search", own, 2)))
+	f.assertData(breakerotel.InFlightName, gauge(point("legacy", 0), point("payments", 2), point("search", 1),
+		point("zero", 1)))
+	f.assertData(breakerotel.ConcurrencyLimitName, gauge(settingsPoint("legacy", own, 0),
+		settingsPoint("payments", own, 20), settingsPoint("search", own, 3)))
+	f.assertData(breakerotel.TimeoutName, timeouts(timeoutPoint("legacy", own, 0),
+		timeoutPoint("payments", own, 1.5), timeoutPoint("search", own, 0)))
 
 	held[0].Exit()
-	f.assertData(breakerotel.InFlightName, gauge(point("legacy", 0), point("payments", 1), point("search", 1)))
+	f.assertData(breakerotel.InFlightName, gauge(point("legacy", 0), point("payments", 1), point("search", 1),
+		point("zero", 1)))
 	for _, e := range held[1:] {
 		e.Exit()
 	}

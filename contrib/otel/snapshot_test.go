@@ -74,7 +74,8 @@ func (f *fixture) observed() map[string]float64 {
 // flight under both and a tripped template breaker, then one collection's observations are
 // what one Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's
 // state, status and dry run, the calls in flight of each resource with settings, the settings
-// loaded, the overrides in force and the template counts, and nothing else.
+// that apply to each resource as loaded with the key they come from, the overrides in force
+// and the template counts, and nothing else: no data point for a template key.
 func TestCollectionIsOneSnapshot(t *testing.T) {
 	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
@@ -127,18 +128,22 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 		if r.SettingsFrom != "" {
 			want[point(breakerotel.InFlightName, resource)] = float64(r.InFlight)
 		}
+		if cfg := snap.Settings[r.SettingsFrom]; cfg != (breaker.ResourceConfig{}) { // as loaded: no override's force
+			from := r.SettingsFrom
+			if from == r.Name {
+				from = breakerotel.SettingsOwn
+			}
+			kvs := []attribute.KeyValue{resource, breakerotel.SettingsFromKey.String(from)}
+			want[point(breakerotel.ForceName, kvs...)] = float64(cfg.Force)
+			want[point(breakerotel.ConcurrencyLimitName, kvs...)] = float64(cfg.MaxConcurrency)
+			want[point(breakerotel.TimeoutName, kvs...)] = cfg.Timeout.Seconds()
+		}
 		if o := r.Override; o != nil {
 			require.Zero(t, o.Until.Nanosecond())
 			force := breakerotel.ForceKey.String(o.Force.String())
 			want[point(breakerotel.OverrideName, resource, force)] = 1
 			want[point(breakerotel.OverrideEndName, resource, force)] = float64(o.Until.Unix())
 		}
-	}
-	for key, cfg := range snap.Settings {
-		resource := breakerotel.ResourceKey.String(key)
-		want[point(breakerotel.ForceName, resource)] = float64(cfg.Force)
-		want[point(breakerotel.ConcurrencyLimitName, resource)] = float64(cfg.MaxConcurrency)
-		want[point(breakerotel.TimeoutName, resource)] = cfg.Timeout.Seconds()
 	}
 	want[point(breakerotel.TemplateBreakersName)] = float64(snap.Templates.Breakers)
 	want[point(breakerotel.TemplateSettingsName)] = float64(snap.Templates.Settings)
@@ -150,4 +155,10 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 	assert.Contains(t, got, point(breakerotel.StateName, breakerotel.ResourceKey.String("api/held"),
 		breakerotel.RuleKey.String("api-errors"), breakerotel.DryRunKey.Bool(true)), "forced closed by its override")
 	assert.Equal(t, 2., got[point(breakerotel.InFlightName, breakerotel.ResourceKey.String("api/held"))])
+	assert.Equal(t, 2., got[point(breakerotel.TimeoutName, breakerotel.ResourceKey.String("api/held"),
+		breakerotel.SettingsFromKey.String("api/*"))], "the template setting's timeout, on the name that takes it")
+	payForce := point(breakerotel.ForceName, breakerotel.ResourceKey.String("pay"),
+		breakerotel.SettingsFromKey.String(breakerotel.SettingsOwn))
+	require.Contains(t, got, payForce)
+	assert.Equal(t, 0., got[payForce], "the force as loaded, not the override's")
 }

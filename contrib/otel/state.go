@@ -89,27 +89,42 @@ func (ins *Instruments) observeStatus(o metric.Observer, kvs []attribute.KeyValu
 }
 
 // observeSettings reports the force, calls in flight, concurrency limit and timeout of every
-// resource with settings in snap; of names that share a breaker.resource, those of the one
-// claim picks. The force is the settings' as loaded: breaker.override reports an override's. A
-// template setting reports its force, limit and timeout under its key, and the calls in flight
-// of the names that hold its settings under their own (observeTemplateInFlight): the key itself
-// has none.
+// resource with settings in snap, by resource name: a template setting's key is no resource,
+// and has none. A resource with settings of its own reports them with SettingsFromKey
+// SettingsOwn, and its calls in flight; of names that share a breaker.resource, those of the
+// one claim picks. The force is the settings' as loaded: breaker.override reports an
+// override's. The names that hold a template setting's settings report theirs with its key
+// (observeTemplateSettings) and their calls in flight (observeTemplateInFlight). Settings that
+// are all zero report no force, limit or timeout.
 func (ins *Instruments) observeSettings(o metric.Observer, snap *breaker.Snapshot) {
 	own := make(map[string]string, len(snap.Settings))
 	for name := range snap.Settings {
-		claim(own, resourceValue(name), name)
+		if !isTemplate(name) {
+			claim(own, resourceValue(name), name)
+		}
 	}
 	for resource, name := range own {
-		cfg := snap.Settings[name]
-		opt := metric.WithAttributeSet(ins.set(ResourceKey.String(resource)))
-		o.ObserveInt64(ins.force, int64(cfg.Force), opt)
-		if !isTemplate(name) {
-			o.ObserveInt64(ins.inFlight, inFlight(snap, name), opt)
-		}
-		o.ObserveInt64(ins.limit, int64(cfg.MaxConcurrency), opt)
-		o.ObserveFloat64(ins.timeout, cfg.Timeout.Seconds(), opt)
+		o.ObserveInt64(ins.inFlight, inFlight(snap, name), metric.WithAttributeSet(ins.set(ResourceKey.String(resource))))
+		ins.observeConfig(o, snap.Settings[name], settingsPoint{resource: resource, from: SettingsOwn})
 	}
+	ins.observeTemplateSettings(o, snap, own)
 	ins.observeTemplateInFlight(o, snap, own)
+}
+
+// settingsPoint is the attributes of the settings gauges of one resource: its
+// breaker.resource and the key its settings come from, SettingsOwn or a template key.
+type settingsPoint struct{ resource, from string }
+
+// observeConfig reports the force, limit and timeout cfg with the attributes p, unless cfg is
+// zero.
+func (ins *Instruments) observeConfig(o metric.Observer, cfg breaker.ResourceConfig, p settingsPoint) {
+	if cfg == (breaker.ResourceConfig{}) {
+		return
+	}
+	opt := metric.WithAttributeSet(ins.set(ResourceKey.String(p.resource), SettingsFromKey.String(p.from)))
+	o.ObserveInt64(ins.force, int64(cfg.Force), opt)
+	o.ObserveInt64(ins.limit, int64(cfg.MaxConcurrency), opt)
+	o.ObserveFloat64(ins.timeout, cfg.Timeout.Seconds(), opt)
 }
 
 // observeTemplates reports how many breakers the template rules in snap made, how many

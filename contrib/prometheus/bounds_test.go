@@ -361,3 +361,32 @@ func TestMaxResourcesTemplateInFlight(t *testing.T) {
 		breaker_template_dropped_total 0
 	`, templateFamilies...)
 }
+
+// Given a bound of 2 resource names, taken by the calls of a name that holds template settings
+// and of another, when names past the bound hold the settings of two template keys, then each
+// name within the bound reports its settings under its own name, and those past it under
+// resource="_other", once for each key (settings_from), with that key's settings; no template
+// key is a resource.
+func TestMaxResourcesTemplateSettings(t *testing.T) {
+	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithMaxResources(2)}, nil)
+	f.settings(map[string]breaker.ResourceConfig{
+		"api/*": {MaxConcurrency: 10},
+		"web/*": {Timeout: time.Second, Force: breaker.ForceClosed},
+	})
+	callEach(f.m, "api/a", "b") // the bound is full
+	held := f.enter("api/a", "api/x", "api/y", "web/z")
+	defer exit(held)
+	assertMetrics(t, f.c, `
+		breaker_force{resource="_other",settings_from="api/*"} 0
+		breaker_force{resource="_other",settings_from="web/*"} 2
+		breaker_force{resource="api/a",settings_from="api/*"} 0
+		breaker_in_flight{resource="_other"} 3
+		breaker_in_flight{resource="api/a"} 1
+		breaker_max_concurrency{resource="_other",settings_from="api/*"} 10
+		breaker_max_concurrency{resource="_other",settings_from="web/*"} 0
+		breaker_max_concurrency{resource="api/a",settings_from="api/*"} 10
+		breaker_timeout_seconds{resource="_other",settings_from="api/*"} 0
+		breaker_timeout_seconds{resource="_other",settings_from="web/*"} 1
+		breaker_timeout_seconds{resource="api/a",settings_from="api/*"} 0
+	`, settingsFamilies...)
+}

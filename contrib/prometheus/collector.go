@@ -19,10 +19,10 @@
 //	breaker_state{resource,rule,dry_run}                        gauge
 //	breaker_ramping_up{resource,rule}                           gauge (rules with RampUp)
 //	breaker_transitions_total{resource,from,to,reason,dry_run}  counter
-//	breaker_force{resource}                                     gauge
+//	breaker_force{resource,settings_from}                       gauge
 //	breaker_in_flight{resource}                                 gauge
-//	breaker_max_concurrency{resource}                           gauge
-//	breaker_timeout_seconds{resource}                           gauge
+//	breaker_max_concurrency{resource,settings_from}             gauge
+//	breaker_timeout_seconds{resource,settings_from}             gauge
 //	breaker_override{resource,force}                            gauge
 //	breaker_override_end_timestamp_seconds{resource,force}      gauge
 //	breaker_template_breakers                                    gauge
@@ -38,18 +38,20 @@
 // rejected it counts in breaker_would_reject_total, by mode: "dry_run" (the rule is DryRun)
 // or "force_closed". breaker_state and breaker_transitions_total say dry_run="true" for a
 // breaker that rejects nothing, so a DryRun or ForceClosed breaker that trips is not mistaken
-// for one that rejects calls. breaker_force, breaker_in_flight, breaker_max_concurrency and
-// breaker_timeout_seconds are the settings of each resource that has them
-// (Manager.LoadResources) and its calls in flight. breaker_override is 1 for each resource an
-// operator's override (Manager.Override) forces now, with its force ("open", "closed" or
-// "auto"), and breaker_override_end_timestamp_seconds when the override ends; while it lasts,
+// for one that rejects calls. breaker_force, breaker_max_concurrency and
+// breaker_timeout_seconds are the settings that apply to each resource (Manager.LoadResources),
+// unless they are all zero, with settings_from the key they come from: "own" (SettingsOwn) for
+// the resource's own settings, or the template setting's key, such as "*" or "GET *", for a
+// resource that takes a template setting's. A template key is never a resource label.
+// breaker_in_flight is the calls in flight of each resource with settings, its own or a
+// template's. breaker_override is 1 for each resource an operator's override
+// (Manager.Override) forces now, with its force ("open", "closed" or "auto"), and
+// breaker_override_end_timestamp_seconds when the override ends; while it lasts,
 // breaker_state's dry_run follows its force. An override beginning or ending moves no breaker,
-// so breaker_transitions_total does not count it. A template setting (a settings key ending in
-// "*") reports its force, limit and timeout under its key, and each name that holds its
-// settings its own calls in flight. The breaker_template metrics, sent while a template rule or
-// a template setting is loaded, are the breakers template rules made, the names that hold
-// template settings, their bound (WithMaxTemplateBreakers) and the resources dropped to stay
-// within it. See the README for every metric.
+// so breaker_transitions_total does not count it. The breaker_template metrics, sent while a
+// template rule or a template setting is loaded, are the breakers template rules made, the
+// names that hold template settings, their bound (WithMaxTemplateBreakers) and the resources
+// dropped to stay within it. See the README for every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
 // get series of their own, as long as each is at most 1 KiB (WithMaxNameLength) and together
@@ -58,13 +60,14 @@
 // gauges are read from one Manager.Snapshot at each scrape, so that they agree with each other:
 // the Manager's rules and settings, which its operators, not its callers, decide. The breakers
 // a template rule made are named by callers: breaker_state has a series for those of the names
-// with series of their own, and none for the names counted under "_other". So do the names that
-// hold template settings in breaker_in_flight, where the calls in flight of those past the
-// bound are added up under "_other". An override may name any resource, so the override gauges
-// take names of the bound too: those past it are counted together under "_other", by force,
-// with the latest end. Resource names that are not UTF-8 have the bad bytes replaced by U+FFFD;
-// names that then share a label have one series for each label set: a gauge reports the first
-// of them in byte order, and their calls, transitions and overrides add up.
+// with series of their own, and none for the names counted under "_other". The names that hold
+// template settings take names of the bound too: past it, their settings are reported under
+// "_other", once for each template key, and their calls in flight added up there. An override
+// may name any resource, so the override gauges take names of the bound too: those past it are
+// counted together under "_other", by force, with the latest end. Resource names that are not
+// UTF-8 have the bad bytes replaced by U+FFFD; names that then share a label have one series
+// for each label set: a gauge reports the first of them in byte order, and their calls,
+// transitions and overrides add up.
 //
 // The package starts no goroutines.
 package breakerprom
@@ -80,6 +83,10 @@ import (
 
 	"github.com/halfopen/breaker"
 )
+
+// SettingsOwn is the settings_from label of the settings gauges of a resource whose settings
+// are its own: a template key, the other value, always ends in "*".
+const SettingsOwn = "own"
 
 // Label values of breaker_calls_total's outcome label.
 const (
@@ -172,17 +179,17 @@ func New(opts ...Option) *Collector {
 			"1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0.",
 			[]string{"resource", "rule"}, nil),
 		force: prometheus.NewDesc("breaker_force",
-			"Force of each resource with settings: 0 auto, 1 forced open (every call rejected), 2 forced closed (no call rejected by the breakers).",
-			[]string{"resource"}, nil),
+			"Force of each resource with settings, as loaded, by the key they come from (settings_from: own, or a template key such as *): 0 auto, 1 forced open (every call rejected), 2 forced closed (no call rejected by the breakers).",
+			[]string{"resource", "settings_from"}, nil),
 		inFlight: prometheus.NewDesc("breaker_in_flight",
-			"Calls admitted and not yet exited, of each resource with settings.",
+			"Calls admitted and not yet exited, of each resource with settings, its own or a template's.",
 			[]string{"resource"}, nil),
 		maxConc: prometheus.NewDesc("breaker_max_concurrency",
-			"MaxConcurrency of each resource with settings; 0 means no limit.",
-			[]string{"resource"}, nil),
+			"MaxConcurrency of each resource with settings, by the key they come from (settings_from: own, or a template key such as *); 0 means no limit.",
+			[]string{"resource", "settings_from"}, nil),
 		timeout: prometheus.NewDesc("breaker_timeout_seconds",
-			"Timeout of each resource with settings; 0 means none.",
-			[]string{"resource"}, nil),
+			"Timeout of each resource with settings, by the key they come from (settings_from: own, or a template key such as *); 0 means none.",
+			[]string{"resource", "settings_from"}, nil),
 		override: prometheus.NewDesc("breaker_override",
 			"1 for each resource that an operator's override (Manager.Override) forces now, by force: open, closed or auto; under resource=\"_other\", how many of the names past the bound.",
 			[]string{"resource", "force"}, nil),
@@ -359,25 +366,39 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.S
 }
 
 // collectSettings sends the force, calls in flight, limit and timeout of every resource with
-// settings in snap; of names that share a resource label, those of the one claim picks. The
-// force is the settings' as loaded: breaker_override shows an override's. A template setting
-// sends its force, limit and timeout under its key, and the calls in flight of the names that
-// hold its settings under their own (collectTemplateInFlight): the key itself has none.
+// settings in snap, by resource name: a template setting's key is no resource, and has none.
+// A resource with settings of its own sends them with settings_from SettingsOwn, and its calls
+// in flight; of names that share a resource label, those of the one claim picks. The force is
+// the settings' as loaded: breaker_override shows an override's. The names that hold a template
+// setting's settings send theirs with its key (collectTemplateSettings) and their calls in
+// flight (collectTemplateInFlight). Settings that are all zero send no force, limit or timeout.
 func (c *Collector) collectSettings(snap *breaker.Snapshot, ch chan<- prometheus.Metric) {
 	own := make(map[string]string, len(snap.Settings))
 	for name := range snap.Settings {
-		claim(own, labelValue(name), name)
+		if !isTemplate(name) {
+			claim(own, labelValue(name), name)
+		}
 	}
 	for resource, name := range own {
-		cfg := snap.Settings[name]
-		ch <- prometheus.MustNewConstMetric(c.force, prometheus.GaugeValue, float64(cfg.Force), resource)
-		if !isTemplate(name) {
-			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(inFlight(snap, name)), resource)
-		}
-		ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), resource)
-		ch <- prometheus.MustNewConstMetric(c.timeout, prometheus.GaugeValue, cfg.Timeout.Seconds(), resource)
+		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(inFlight(snap, name)), resource)
+		c.sendSettings(ch, snap.Settings[name], settingsSeries{resource: resource, from: SettingsOwn})
 	}
+	c.collectTemplateSettings(snap, own, ch)
 	c.collectTemplateInFlight(snap, own, ch)
+}
+
+// settingsSeries is the labels of the settings gauges of one resource: its resource label and
+// the key its settings come from, SettingsOwn or a template key.
+type settingsSeries struct{ resource, from string }
+
+// sendSettings sends the force, limit and timeout cfg under the labels s, unless cfg is zero.
+func (c *Collector) sendSettings(ch chan<- prometheus.Metric, cfg breaker.ResourceConfig, s settingsSeries) {
+	if cfg == (breaker.ResourceConfig{}) {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.force, prometheus.GaugeValue, float64(cfg.Force), s.resource, s.from)
+	ch <- prometheus.MustNewConstMetric(c.maxConc, prometheus.GaugeValue, float64(cfg.MaxConcurrency), s.resource, s.from)
+	ch <- prometheus.MustNewConstMetric(c.timeout, prometheus.GaugeValue, cfg.Timeout.Seconds(), s.resource, s.from)
 }
 
 // stateValue is the value of breaker_state for s.

@@ -77,11 +77,16 @@ func TestNamesThatShareALabelGiveOneSeries(t *testing.T) {
 	assert.Len(t, got["breaker_state"], 2)
 
 	resource := func(name string) map[string]string { return map[string]string{"resource": name} }
+	settings := func(name, from string) map[string]string {
+		return map[string]string{"resource": name, "settings_from": from}
+	}
 	assert.Equal(t, 1.0, only(t, got, "breaker_in_flight", resource("pay\uFFFD")), "pay\xfe's calls in flight")
-	assert.Equal(t, 2.0, only(t, got, "breaker_force", resource("cfg\uFFFD")), "cfg\xfe's force")
+	assert.Equal(t, 10.0, only(t, got, "breaker_max_concurrency", settings("pay\uFFFD", "pay*")), "pay*'s limit")
+	assert.Len(t, got["breaker_max_concurrency"], 2, "pay\uFFFD and cfg\uFFFD, once each")
+	assert.Equal(t, 2.0, only(t, got, "breaker_force", settings("cfg\uFFFD", breakerprom.SettingsOwn)), "cfg\xfe's force")
 	assert.Equal(t, 1.0, only(t, got, "breaker_in_flight", resource("cfg\uFFFD")), "cfg\xfe's calls in flight")
-	assert.Equal(t, 5.0, only(t, got, "breaker_max_concurrency", resource("cfg\uFFFD")), "cfg\xfe's limit")
-	assert.Equal(t, 2.0, only(t, got, "breaker_timeout_seconds", resource("cfg\uFFFD")), "cfg\xfe's timeout")
+	assert.Equal(t, 5.0, only(t, got, "breaker_max_concurrency", settings("cfg\uFFFD", breakerprom.SettingsOwn)), "cfg\xfe's limit")
+	assert.Equal(t, 2.0, only(t, got, "breaker_timeout_seconds", settings("cfg\uFFFD", breakerprom.SettingsOwn)), "cfg\xfe's timeout")
 
 	calls := map[string]string{"resource": "pay\uFFFD", "outcome": breakerprom.OutcomePassed}
 	assert.Equal(t, 2.0, only(t, got, "breaker_calls_total", calls), "the calls of both names")
@@ -93,4 +98,23 @@ func TestNamesThatShareALabelGiveOneSeries(t *testing.T) {
 	f.override("pay\xfe", breaker.ForceOpen, 2*time.Hour)
 	got = gatherDistinct(t, f.c)
 	assert.Equal(t, 2.0, only(t, got, "breaker_override", map[string]string{"resource": "pay\uFFFD", "force": "open"}))
+}
+
+// Given two template keys and two names that are one label once made UTF-8, each name taking
+// the settings of one key, then the scrape does not fail, and the settings gauges have one
+// series for the label and the key's label: the settings of the name first in byte order
+// (k\xfea, from k\xfe*).
+func TestTemplateKeysThatShareALabelGiveOneSeries(t *testing.T) {
+	f := newFixture(t)
+	f.settings(map[string]breaker.ResourceConfig{
+		"k\xff*": {MaxConcurrency: 1},
+		"k\xfe*": {MaxConcurrency: 2},
+	})
+	held := f.enter("k\xffa", "k\xfea")
+	defer exit(held)
+
+	got := gatherDistinct(t, f.c)
+	labels := map[string]string{"resource": "k\uFFFDa", "settings_from": "k\uFFFD*"}
+	assert.Equal(t, 2.0, only(t, got, "breaker_max_concurrency", labels), "k\xfea's limit, from k\xfe*")
+	assert.Len(t, got["breaker_max_concurrency"], 1)
 }

@@ -120,16 +120,16 @@ var headers = map[string]string{
 	"breaker_transitions_total": `# HELP breaker_transitions_total State changes of the breakers; dry_run="true" for a breaker that rejects no call.
 # TYPE breaker_transitions_total counter
 `,
-	"breaker_force": `# HELP breaker_force Force of each resource with settings: 0 auto, 1 forced open (every call rejected), 2 forced closed (no call rejected by the breakers).
+	"breaker_force": `# HELP breaker_force Force of each resource with settings, as loaded, by the key they come from (settings_from: own, or a template key such as *): 0 auto, 1 forced open (every call rejected), 2 forced closed (no call rejected by the breakers).
 # TYPE breaker_force gauge
 `,
-	"breaker_in_flight": `# HELP breaker_in_flight Calls admitted and not yet exited, of each resource with settings.
+	"breaker_in_flight": `# HELP breaker_in_flight Calls admitted and not yet exited, of each resource with settings, its own or a template's.
 # TYPE breaker_in_flight gauge
 `,
-	"breaker_max_concurrency": `# HELP breaker_max_concurrency MaxConcurrency of each resource with settings; 0 means no limit.
+	"breaker_max_concurrency": `# HELP breaker_max_concurrency MaxConcurrency of each resource with settings, by the key they come from (settings_from: own, or a template key such as *); 0 means no limit.
 # TYPE breaker_max_concurrency gauge
 `,
-	"breaker_timeout_seconds": `# HELP breaker_timeout_seconds Timeout of each resource with settings; 0 means none.
+	"breaker_timeout_seconds": `# HELP breaker_timeout_seconds Timeout of each resource with settings, by the key they come from (settings_from: own, or a template key such as *); 0 means none.
 # TYPE breaker_timeout_seconds gauge
 `,
 	"breaker_override": `# HELP breaker_override 1 for each resource that an operator's override (Manager.Override) forces now, by force: open, closed or auto; under resource="_other", how many of the names past the bound.

@@ -159,36 +159,39 @@ func TestDryRunAndForceClosed(t *testing.T) {
 	`, "breaker_state")
 }
 
-// Given resources with settings, some calls in flight, then each scrape reports each resource's
-// force, calls in flight, limit and timeout; a resource without settings reports none; and
-// after the settings are dropped, nothing.
+// Given resources with settings, one of them all zero, some calls in flight, then each scrape
+// reports each resource's force, limit and timeout with settings_from="own", and its calls in
+// flight; the zero settings report calls in flight only; a resource without settings reports
+// none; and after the settings are dropped, nothing.
 func TestSettingsGauges(t *testing.T) {
 	f := newFixture(t, errorCount("payments", 1))
 	f.settings(map[string]breaker.ResourceConfig{
 		"payments": {Timeout: 1500 * time.Millisecond, MaxConcurrency: 20},
 		"legacy":   {Force: breaker.ForceOpen},
 		"search":   {Force: breaker.ForceClosed, MaxConcurrency: 3},
+		"zero":     {},
 	})
 	var held []*breaker.Entry
-	for _, name := range []string{"payments", "payments", "search", "unsettled"} {
+	for _, name := range []string{"payments", "payments", "search", "unsettled", "zero"} {
 		e, err := f.m.Enter(name)
 		require.NoError(t, err)
 		held = append(held, e)
 	}
 	names := []string{"breaker_force", "breaker_in_flight", "breaker_max_concurrency", "breaker_timeout_seconds"}
 	assertMetrics(t, f.c, `
-		breaker_force{resource="legacy"} 1
-		breaker_force{resource="payments"} 0
-		breaker_force{resource="search"} 2
+		breaker_force{resource="legacy",settings_from="own"} 1
+		breaker_force{resource="payments",settings_from="own"} 0
+		breaker_force{resource="search",settings_from="own"} 2
 		breaker_in_flight{resource="legacy"} 0
 		breaker_in_flight{resource="payments"} 2
 		breaker_in_flight{resource="search"} 1
-		breaker_max_concurrency{resource="legacy"} 0
-		breaker_max_concurrency{resource="payments"} 20
-		breaker_max_concurrency{resource="search"} 3
-		breaker_timeout_seconds{resource="legacy"} 0
-		breaker_timeout_seconds{resource="payments"} 1.5
-		breaker_timeout_seconds{resource="search"} 0
+		breaker_in_flight{resource="zero"} 1
+		breaker_max_concurrency{resource="legacy",settings_from="own"} 0
+		breaker_max_concurrency{resource="payments",settings_from="own"} 20
+		breaker_max_concurrency{resource="search",settings_from="own"} 3
+		breaker_timeout_seconds{resource="legacy",settings_from="own"} 0
+		breaker_timeout_seconds{resource="payments",settings_from="own"} 1.5
+		breaker_timeout_seconds{resource="search",settings_from="own"} 0
 	`, names...)
 
 	held[0].Exit()
@@ -196,6 +199,7 @@ func TestSettingsGauges(t *testing.T) {
 		breaker_in_flight{resource="legacy"} 0
 		breaker_in_flight{resource="payments"} 1
 		breaker_in_flight{resource="search"} 1
+		breaker_in_flight{resource="zero"} 1
 	`, "breaker_in_flight")
 	for _, e := range held[1:] {
 		e.Exit()

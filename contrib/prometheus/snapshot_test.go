@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
 // snapshotFamilies are the families a scrape reads from the Manager's Snapshot.
@@ -33,8 +34,9 @@ func seriesKey(family string, labels map[string]string) string { return fmt.Spri
 // name that takes the template setting and of the resource with settings of its own, calls in
 // flight under both and a tripped template breaker, then one scrape's gauges are what one
 // Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's state and
-// dry_run, the calls in flight of each resource with settings, the settings loaded, the
-// overrides in force and the template counts, and nothing else.
+// dry_run, the calls in flight of each resource with settings, the settings that apply to each
+// resource as loaded with the key they come from, the overrides in force and the template
+// counts, and nothing else: no series for a template key.
 func TestScrapeIsOneSnapshot(t *testing.T) {
 	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
@@ -77,18 +79,22 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 		if r.SettingsFrom != "" {
 			want[seriesKey("breaker_in_flight", map[string]string{"resource": r.Name})] = float64(r.InFlight)
 		}
+		if cfg := snap.Settings[r.SettingsFrom]; cfg != (breaker.ResourceConfig{}) { // as loaded: no override's force
+			from := r.SettingsFrom
+			if from == r.Name {
+				from = breakerprom.SettingsOwn
+			}
+			labels := map[string]string{"resource": r.Name, "settings_from": from}
+			want[seriesKey("breaker_force", labels)] = float64(cfg.Force)
+			want[seriesKey("breaker_max_concurrency", labels)] = float64(cfg.MaxConcurrency)
+			want[seriesKey("breaker_timeout_seconds", labels)] = cfg.Timeout.Seconds()
+		}
 		if o := r.Override; o != nil {
 			require.Zero(t, o.Until.Nanosecond())
 			labels := map[string]string{"resource": r.Name, "force": o.Force.String()}
 			want[seriesKey("breaker_override", labels)] = 1
 			want[seriesKey("breaker_override_end_timestamp_seconds", labels)] = float64(o.Until.Unix())
 		}
-	}
-	for key, cfg := range snap.Settings {
-		labels := map[string]string{"resource": key}
-		want[seriesKey("breaker_force", labels)] = float64(cfg.Force)
-		want[seriesKey("breaker_max_concurrency", labels)] = float64(cfg.MaxConcurrency)
-		want[seriesKey("breaker_timeout_seconds", labels)] = cfg.Timeout.Seconds()
 	}
 	no := map[string]string{}
 	want[seriesKey("breaker_template_breakers", no)] = float64(snap.Templates.Breakers)
@@ -101,6 +107,11 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	assert.Contains(t, got, seriesKey("breaker_state", map[string]string{"resource": "api/held",
 		"rule": "api-errors", "dry_run": "true"}), "forced closed by its override")
 	assert.Equal(t, 2., got[seriesKey("breaker_in_flight", map[string]string{"resource": "api/held"})])
+	assert.Equal(t, 2., got[seriesKey("breaker_timeout_seconds", map[string]string{"resource": "api/held",
+		"settings_from": "api/*"})], "the template setting's timeout, on the name that takes it")
+	payForce := seriesKey("breaker_force", map[string]string{"resource": "pay", "settings_from": breakerprom.SettingsOwn})
+	require.Contains(t, got, payForce)
+	assert.Equal(t, 0., got[payForce], "the force as loaded, not the override's")
 }
 
 // scrape gathers c once and returns the value of each series of snapshotFamilies, by seriesKey.
