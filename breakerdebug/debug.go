@@ -12,8 +12,9 @@
 //	{
 //	  "now": "2026-01-01T00:00:06.1Z",
 //	  "resources": [
-//	    {"resource": "inventory",
-//	     "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20}, "inFlight": 3,
+//	    {"resource": "inventory", "worst": "OPEN",
+//	     "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20},
+//	     "settingsFrom": "inventory", "inFlight": 3,
 //	     "breakers": [
 //	      {"rule": RULE, "ruleText": TEXT, "state": "OPEN", "dryRun": false, "generation": 3,
 //	       "total": 0, "bad": 0, "retryAt": "2026-01-01T00:00:10.1Z"}
@@ -34,25 +35,49 @@
 // sooner (jitter) · probe timeout 2s · 3 probes in a row to close", each part only when its
 // field is set). States and reasons are their String forms; times are read from the
 // Manager's clock ("now" is when the status was read, [breaker.Snapshot].At). Resources are
-// sorted by name, each resource's breakers are in rule order, and the transitions (the last
-// 100) are newest first, by "seq" ([breaker.StateChange.Seq], which orders them across the
-// Manager). The breaker fields are those of [breaker.Stats]: "generation" counts the breaker's
+// listed worst first, in the order of the page's rows (below), each resource's breakers in rule
+// order, and the transitions (the last 100) newest first, by "seq"
+// ([breaker.StateChange.Seq], which orders them across the Manager). The breaker fields are those of [breaker.Stats]: "generation" counts the breaker's
 // transitions, "total" and "bad" are the calls in its window and the slow or failed ones among
 // them (both 0 unless CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline" unless
 // HALF_OPEN, and "rampingUp" is true, and only then written, while a breaker that a probe
 // closed paces its calls (Rule.RampUp). A transition's "snapshot" is, for ThresholdExceeded,
 // the ratio or count that met the threshold; for FastTrip, the ratio of the newest buckets.
 //
-// A resource with settings ([breaker.Manager.LoadResources]) has "settings": "force" is "auto",
-// "open" or "closed" ([breaker.Force]), "timeout" a Go duration ("0s": none), "maxConcurrency"
-// the limit (0: none); and "inFlight", its calls admitted and not yet exited (not for a
-// template setting, listed under its key ending in "*": each name it applies to counts its
-// own). Other resources have neither. A resource with settings and no rules is listed with no
-// breakers. A breaker's "dryRun", and a transition's, is true when the breaker rejects no call:
-// its rule is DryRun, or its resource is forced closed; its OPEN state then only says what it
-// would reject. The page
-// marks such breakers "dry run", and shows a forced resource as "FORCED OPEN" or "FORCED
-// CLOSED", apart from its breakers' own states, so that neither is taken for a tripped breaker.
+// A resource with settings ([breaker.Manager.LoadResources]), of its own or from a template
+// setting, has "settings", as loaded under the key "settingsFrom" names: its own name, or the
+// template setting's key ending in "*" (the longest prefix of its name) when it has none of its
+// own. "force" is "auto", "open" or "closed" ([breaker.Force]), "timeout" a Go duration ("0s":
+// none), "maxConcurrency" the limit (0: none); "inFlight" is its calls admitted and not yet
+// exited. Other resources have none of the three. A resource with settings of its own and no
+// rules is listed with no breakers. A template setting is a key, not a resource: it is listed
+// apart, with the number of names it applies to now, each of which counts its own calls in
+// flight, and the page lists it among the settings loaded, marked as a template:
+//
+//	"templateSettings": [{"key": "*", "settings": {"force": "auto", "timeout": "500ms",
+//	                      "maxConcurrency": 20}, "names": 41}]
+//
+// A name that only takes a template setting, with no rules and no override, is not listed
+// under "resources".
+//
+// "worst" is what orders the rows, worst first: "OPEN" (a breaker that rejects calls is OPEN),
+// then "HALF_OPEN", then "RAMPING_UP" (one paces its calls after a probe closed it), then
+// "FORCED" (its override or its settings force it open or closed) and "OVERRIDDEN" (an
+// override lifts its settings' force), then the rest, "DRY_RUN" (a breaker that rejects nothing
+// is not CLOSED) and "CLOSED"; within each of those five, the most calls in the breakers'
+// windows ("total") first, then by name in natural order, runs of digits as numbers
+// ("shard-2" before "shard-10"). A breaker that rejects nothing never makes a row OPEN. The
+// names a template rule made have "template", its Resource; they follow one another, worst
+// first, where the worst of them comes, and the page shows them as one line per template, which
+// opens on their rows, with the worst one's state and their number in each "worst". Each row
+// shows, beside the resource's breakers, the settings that apply to it with where they come
+// from ("own", or the template setting's key), its calls in flight, and its override.
+//
+// A breaker's "dryRun", and a transition's, is true when the breaker rejects no call: its rule
+// is DryRun, or its resource is forced closed; its OPEN state then only says what it would
+// reject. The page marks such breakers "dry run", and shows a forced resource as "FORCED OPEN"
+// or "FORCED CLOSED", apart from its breakers' own states, so that neither is taken for a
+// tripped breaker.
 //
 // The operators' overrides in force ([breaker.Manager.Override]) are listed by resource:
 //
@@ -108,7 +133,7 @@
 // The page shows the counts as rates per second over the minute (count / 60) and over the 10
 // seconds (count / 10), the shares as "—" when no call ran, with a sparkline of "perSecond".
 // The document also has "unruled": the resources with calls in the minute, neither rules nor
-// settings, and no template matching their name (one whose breakers were dropped to make room
+// settings of their own, and no template rule matching their name (one whose breakers were dropped to make room
 // has rules all the same), the most called first, 10 by default ([WithUnruled]), so that a
 // rule loaded under a misspelt name shows. The Recorder keeps at most 1,000 names
 // ([RecorderLimit]) and 128 KiB of them ([RecorderLimitBytes]), none longer than 1 KiB
@@ -226,6 +251,15 @@ type status struct {
 	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
 	// Templates counts the breakers template rules made; set while a template is loaded.
 	Templates *templateStatus `json:"templates,omitempty"`
+	// TemplateSettings are the settings loaded under keys ending in "*", which are not
+	// resources: each name they apply to is listed under its own name with them.
+	TemplateSettings []templateSettingStatus `json:"templateSettings,omitempty"`
+}
+
+type templateSettingStatus struct {
+	Key      string         `json:"key"`
+	Settings settingsStatus `json:"settings"`
+	Names    int            `json:"names"` // the names it applies to now, of those the Manager holds
 }
 
 type templateStatus struct {
@@ -242,11 +276,16 @@ type unruledStatus struct {
 }
 
 type resourceStatus struct {
-	Resource string          `json:"resource"`
-	Settings *settingsStatus `json:"settings,omitempty"`
-	InFlight *int64          `json:"inFlight,omitempty"` // set with Settings
-	Breakers []breakerStatus `json:"breakers"`
-	Calls    *callStats      `json:"calls,omitempty"` // set with a Recorder
+	Resource string `json:"resource"`
+	Template string `json:"template,omitempty"` // the template rule that made its breakers
+	Worst    string `json:"worst"`              // what orders it: see worst
+	// Settings are those that apply to its calls, as loaded under SettingsFrom: its own name
+	// or a template setting's key.
+	Settings     *settingsStatus `json:"settings,omitempty"`
+	SettingsFrom string          `json:"settingsFrom,omitempty"`
+	InFlight     *int64          `json:"inFlight,omitempty"` // set with Settings
+	Breakers     []breakerStatus `json:"breakers"`
+	Calls        *callStats      `json:"calls,omitempty"` // set with a Recorder
 }
 
 // settingsStatus is a resource's breaker.ResourceConfig, every field spelled out.
@@ -307,19 +346,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // status reads the manager now, in one Manager.Snapshot: the resources listed, their breakers,
 // settings, calls in flight and overrides, and the template counts, all come from one rule set.
+// The resources are listed worst first (worstFirst), as the page shows them.
 func (h *handler) status() *status {
 	snap := h.m.Snapshot()
 	st := &status{Now: snap.At, Resources: []resourceStatus{}, Overrides: []overrideStatus{}}
 	var names, templates []string
-	var made []*breaker.ResourceStatus // the names templates made, by name
+	var made []*breaker.ResourceStatus // the names template rules made, by name
 	for i := range snap.Resources {
 		r := &snap.Resources[i]
 		if r.Override != nil {
 			st.Overrides = append(st.Overrides, overrideStatusOf(*r.Override))
 			names = append(names, r.Name)
 		}
+		// A name with only a template setting's settings is not listed: its key is, with the
+		// number of names it applies to.
 		switch {
-		case madeByTemplates(r):
+		case r.SettingsFrom == r.Name: // settings of its own
+			names = append(names, r.Name)
+		case r.Template != "": // listed within WithTemplates
 			made = append(made, r)
 		case len(r.Breakers) > 0: // rules of its own
 			names = append(names, r.Name)
@@ -330,9 +374,7 @@ func (h *handler) status() *status {
 			templates = append(templates, p)
 		}
 	}
-	for name := range snap.Settings {
-		names = append(names, name)
-	}
+	st.TemplateSettings = templateSettingsOf(snap)
 	if d := snap.Templates; d.Templates > 0 {
 		st.Templates = &templateStatus{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit, Dropped: d.Dropped}
 	}
@@ -342,32 +384,21 @@ func (h *handler) status() *status {
 	}
 	listed, unlisted := h.listTemplates(made, calls)
 	names = append(names, listed...)
-	for _, name := range unlisted {
-		delete(calls, name) // it has breakers: not one to list as unruled
-	}
 	if st.Templates != nil {
 		st.Templates.Unlisted = len(unlisted)
 	}
 	slices.Sort(names)
-	for _, name := range slices.Compact(names) {
-		cfg, hasSettings := snap.Settings[name]
-		r := snap.Resource(name) // nil for a template setting's key
-		if r == nil {
-			r = &breaker.ResourceStatus{Name: name}
-		}
-		if len(r.Breakers) == 0 && !hasSettings && r.Override == nil {
-			continue
-		}
-		res := resourceStatus{Resource: name, Breakers: make([]breakerStatus, 0, len(r.Breakers))}
-		if hasSettings {
-			res.Settings = &settingsStatus{
-				Force:          cfg.Force.String(),
-				Timeout:        cfg.Timeout.String(),
-				MaxConcurrency: cfg.MaxConcurrency,
-			}
-			if !isTemplate(name) { // a template setting's names each count their own
-				res.InFlight = &r.InFlight
-			}
+	names = slices.Compact(names)
+	rows := make([]*breaker.ResourceStatus, len(names))
+	for i, name := range names {
+		rows[i] = snap.Resource(name) // every name is one of snap.Resources
+	}
+	for _, r := range worstFirst(rows) {
+		res := resourceStatus{Resource: r.Name, Template: r.Template, Worst: worstOf(r).String(),
+			Breakers: make([]breakerStatus, 0, len(r.Breakers))}
+		if cfg, ok := snap.Settings[r.SettingsFrom]; ok { // its own, or a template setting's
+			res.Settings, res.SettingsFrom = settingsStatusOf(cfg), r.SettingsFrom
+			res.InFlight = &r.InFlight
 		}
 		forcedClosed := r.Settings.Force == breaker.ForceClosed // its override's, own or template's
 		for _, s := range r.Breakers {
@@ -385,16 +416,19 @@ func (h *handler) status() *status {
 			})
 		}
 		if h.rec != nil {
-			c, ok := calls[name]
+			c, ok := calls[r.Name]
 			if !ok {
 				c = callStats{PerSecond: make([]uint64, seconds)}
 			}
 			res.Calls = &c
-			delete(calls, name)
+			delete(calls, r.Name)
 		}
 		st.Resources = append(st.Resources, res)
 	}
 	if h.rec != nil {
+		for _, name := range unlisted {
+			delete(calls, name) // it has breakers: not one to list as unruled
+		}
 		// A name a template matches has rules, whether or not it has breakers now: its
 		// breakers may have been dropped to make room for others, or not made yet.
 		maps.DeleteFunc(calls, func(name string, _ callStats) bool { return matchesAny(name, templates) })
@@ -426,15 +460,29 @@ func (h *handler) status() *status {
 	return st
 }
 
+// templateSettingsOf lists the template settings of snap (keys ending in "*") in the natural
+// order of their keys, each with the number of names it applies to now.
+func templateSettingsOf(snap breaker.Snapshot) []templateSettingStatus {
+	names := map[string]int{} // by the key their settings come from
+	for _, r := range snap.Resources {
+		names[r.SettingsFrom]++
+	}
+	var out []templateSettingStatus
+	for key, cfg := range snap.Settings {
+		if isTemplate(key) {
+			out = append(out, templateSettingStatus{Key: key, Settings: *settingsStatusOf(cfg), Names: names[key]})
+		}
+	}
+	slices.SortFunc(out, func(a, b templateSettingStatus) int { return compareNames(a.Key, b.Key) })
+	return out
+}
+
+func settingsStatusOf(cfg breaker.ResourceConfig) *settingsStatus {
+	return &settingsStatus{Force: cfg.Force.String(), Timeout: cfg.Timeout.String(), MaxConcurrency: cfg.MaxConcurrency}
+}
+
 // isTemplate reports whether a resource name or a settings key is a template's.
 func isTemplate(key string) bool { return strings.HasSuffix(key, "*") }
-
-// madeByTemplates reports whether r is one of the names, chosen by callers, that template rules
-// or template settings made an entry for: its breakers are a template's, or it has none, no
-// override and a template setting's settings. The status lists at most WithTemplates of them.
-func madeByTemplates(r *breaker.ResourceStatus) bool {
-	return r.Template != "" || len(r.Breakers) == 0 && r.Override == nil && isTemplate(r.SettingsFrom)
-}
 
 // wantsJSON reports whether r asks for JSON: with ?format=json, or with an Accept header that
 // names application/json (with a q above 0). Browsers never send that for a page.

@@ -128,12 +128,12 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 	want := map[string]any{
 		"now": at(6100 * time.Millisecond),
 		"resources": []any{
-			map[string]any{"resource": "inventory", "breakers": []any{
+			map[string]any{"resource": "inventory", "worst": "OPEN", "breakers": []any{
 				map[string]any{"rule": inventory, "ruleText": inventoryText, "state": "OPEN", "dryRun": false,
 					"generation": 3, "total": 0, "bad": 0,
 					"retryAt": at(5100*time.Millisecond + inventoryRule.RetryTimeout)},
 			}},
-			map[string]any{"resource": "payments", "breakers": []any{
+			map[string]any{"resource": "payments", "worst": "CLOSED", "breakers": []any{
 				map[string]any{"rule": ruleJSON(t, paymentsErrors), "state": "CLOSED", "dryRun": false,
 					"generation": 0, "total": 3, "bad": 1, "ruleText": "errors ≥ 50% · min 5 calls in 1s · retry 10s"},
 				map[string]any{"rule": ruleJSON(t, paymentsSlow), "state": "CLOSED", "dryRun": false,
@@ -332,11 +332,11 @@ func TestPageIsSelfContained(t *testing.T) {
 
 	for _, want := range []string{
 		`<table id="breakers">`,
-		`<th>Resource</th><th>Rule</th><th>State</th><th>Window</th><th>Retry</th>`,
+		`<th>Resource</th><th>Rule</th><th>State</th><th>Window</th><th>Retry</th><th class="num">Gen</th><th>Settings and override</th>`,
 		`<table id="overrides">`,
 		`<th>Resource</th><th>Force</th><th>Until</th><th>Note</th><th>Since</th>`,
 		`<table id="settings">`,
-		`<th>Resource</th><th>Force</th><th>Timeout</th><th class="num">Max concurrency</th><th class="num">In flight</th>`,
+		`<th>Key</th><th>Applies to</th><th>Force</th><th>Timeout</th><th class="num">Max concurrency</th><th class="num">In flight</th>`,
 		`<table id="transitions">`,
 		`<h2>Recent transitions</h2>`,
 		`<th class="num">Gen</th><th class="num">Seq</th>`,
@@ -498,13 +498,15 @@ func TestNilManagerIsTheDefault(t *testing.T) {
 	assert.Len(t, got.Resources, len(breaker.Default().Rules()))
 }
 
-// A template's breakers are listed under the names called, and "templates" counts them.
+// A template's breakers are listed under the names called, each with its template, worst
+// first, and "templates" counts them.
 func TestJSONShowsTemplateBreakers(t *testing.T) {
 	template := breaker.Rule{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Minute}
 	m, _, h := newManager(t, template)
 	var got struct {
 		Resources []struct {
 			Resource string `json:"resource"`
+			Template string `json:"template"`
 			Breakers []struct {
 				State string       `json:"state"`
 				Rule  breaker.Rule `json:"rule"`
@@ -524,11 +526,14 @@ func TestJSONShowsTemplateBreakers(t *testing.T) {
 	call(m, "api/orders", succeed)
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
 	require.Len(t, got.Resources, 2)
-	assert.Equal(t, "api/orders", got.Resources[0].Resource)
-	assert.Equal(t, "CLOSED", got.Resources[0].Breakers[0].State)
-	assert.Equal(t, "api/users", got.Resources[1].Resource)
-	assert.Equal(t, "OPEN", got.Resources[1].Breakers[0].State)
-	assert.Equal(t, "api/*", got.Resources[1].Breakers[0].Rule.Resource)
+	assert.Equal(t, "api/users", got.Resources[0].Resource, "OPEN: first")
+	assert.Equal(t, "OPEN", got.Resources[0].Breakers[0].State)
+	assert.Equal(t, "api/*", got.Resources[0].Breakers[0].Rule.Resource)
+	assert.Equal(t, "api/orders", got.Resources[1].Resource)
+	assert.Equal(t, "CLOSED", got.Resources[1].Breakers[0].State)
+	for _, r := range got.Resources {
+		assert.Equal(t, "api/*", r.Template, r.Resource)
+	}
 	assert.Equal(t, 2, got.Templates.Resources)
 	assert.Equal(t, 2, got.Templates.Breakers)
 	assert.Zero(t, got.Templates.Dropped)
@@ -540,8 +545,8 @@ func TestJSONShowsTemplateBreakers(t *testing.T) {
 }
 
 // Given more template resources than WithTemplates, the status lists those not CLOSED first,
-// then the most called, then by name; counts the rest as unlisted; and lists none of them as
-// unruled.
+// then the most called, then by name (and shows them worst first); counts the rest as
+// unlisted; and lists none of them as unruled.
 func TestTemplateListIsBounded(t *testing.T) {
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
@@ -572,7 +577,7 @@ func TestTemplateListIsBounded(t *testing.T) {
 	for _, r := range got.Resources {
 		listed = append(listed, r.Resource)
 	}
-	assert.Equal(t, []string{"api/a", "api/c", "api/z"}, listed, "OPEN z, most called c, then a by name")
+	assert.Equal(t, []string{"api/z", "api/c", "api/a"}, listed, "OPEN z, most called c, then a by name; listed worst first")
 	assert.Equal(t, 5, got.Templates.Resources)
 	assert.Equal(t, 2, got.Templates.Unlisted)
 	assert.Empty(t, got.Unruled, "unlisted resources have breakers: they are not unruled")
@@ -620,4 +625,34 @@ func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 		listed = append(listed, r.Resource)
 	}
 	assert.Equal(t, m.TemplateResources(), listed, "the template resources that have breakers now")
+}
+
+// Given a name a template rule made that has settings of its own, when the status lists no
+// template names (WithTemplates(0)), then it is listed all the same, with its template and its
+// own settings.
+func TestTemplateNameWithOwnSettingsIsListed(t *testing.T) {
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
+	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
+		Threshold: 1, RetryTimeout: time.Minute}}))
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"api/a": {MaxConcurrency: 3}}))
+	h := breakerdebug.Handler(m, breakerdebug.WithTemplates(0))
+	call(m, "api/a", succeed)
+	call(m, "api/b", succeed)
+
+	var got struct {
+		Resources []struct {
+			Resource     string `json:"resource"`
+			Template     string `json:"template"`
+			SettingsFrom string `json:"settingsFrom"`
+		} `json:"resources"`
+		Templates struct {
+			Unlisted int `json:"unlisted"`
+		} `json:"templates"`
+	}
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	require.Len(t, got.Resources, 1)
+	assert.Equal(t, "api/a", got.Resources[0].Resource)
+	assert.Equal(t, "api/*", got.Resources[0].Template)
+	assert.Equal(t, "api/a", got.Resources[0].SettingsFrom)
+	assert.Equal(t, 1, got.Templates.Unlisted, "api/b")
 }

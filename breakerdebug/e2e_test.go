@@ -5,12 +5,14 @@ package breakerdebug_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -70,10 +72,31 @@ func dumpDOM(t *testing.T, url string) string {
 	return stdout.String()
 }
 
-// section returns the part of dom from the table with id to its end.
+// section returns the part of dom from the table with id to its end, tables nested in it
+// (a template's group of rows) included.
 func section(t *testing.T, dom, id string) string {
 	t.Helper()
-	return `<table id="` + id + `">` + extract(t, dom, `<table id="`+id+`">`, "</table>")
+	start := `<table id="` + id + `">`
+	i := strings.Index(dom, start)
+	require.GreaterOrEqual(t, i, 0, "no %q in the page", start)
+	depth := 0
+	for j := i; j < len(dom); {
+		k := strings.Index(dom[j:], "table")
+		require.GreaterOrEqual(t, k, 0, "no end of %q", start)
+		j += k
+		switch {
+		case strings.HasSuffix(dom[:j], "</"):
+			depth--
+		case strings.HasSuffix(dom[:j], "<"):
+			depth++
+		}
+		j += len("table")
+		if depth == 0 {
+			return dom[i : j+1]
+		}
+	}
+	require.FailNow(t, "no end of "+start)
+	return ""
 }
 
 // rowOf returns the table row whose resource cell holds resource (as serialized HTML).
@@ -408,4 +431,166 @@ func TestE2EOverrides(t *testing.T) {
 	transitions := section(t, dom, "transitions")
 	assert.Contains(t, rowOf(t, transitions, "inventory"), `<div class="note muted">ledger deploy</div>`)
 	assert.Contains(t, rowOf(t, transitions, "legacy"), `<td class="muted">—</td>`, "no rules: no state to show")
+}
+
+// topRows returns the rows of the table section whose resource cells are its own, the rows
+// of the groups nested in it left out.
+func topRows(table string) []string {
+	for {
+		i := strings.Index(table, `<table class="members">`)
+		if i < 0 {
+			break
+		}
+		j := strings.Index(table[i:], "</table>")
+		table = table[:i] + table[i+j+len("</table>"):]
+	}
+	body := table[strings.Index(table, "<tbody>"):]
+	return strings.Split(body, "<tr")[1:]
+}
+
+// Given 100 resources with rules of their own, one OPEN, one HALF_OPEN, one ramping up, one
+// overridden, a few busy ones and the rest idle; 40 hosts a template rule made; a "*" template
+// setting and settings of its own for one shard; and a call of payments (rules, no settings of
+// its own) in flight, when Chromium renders the page, then the OPEN one is the first row and
+// the rows read worst first, the busiest first, by name in natural order, the 40 hosts one
+// group line where their worst comes; payments shows the "*" setting under its own name with
+// the key "*"; "*" is a key, not a resource; and the order and each row's settings' source are
+// the JSON's.
+func TestE2EIncident(t *testing.T) {
+	chromium(t)
+	rule := func(name string) breaker.Rule {
+		return breaker.Rule{Resource: name, Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1,
+			RetryTimeout: time.Minute}
+	}
+	rules := []breaker.Rule{rule("payments")}
+	for i := 1; i <= 99; i++ {
+		r := rule("shard-" + strconv.Itoa(i))
+		switch i {
+		case 3: // HALF_OPEN, its probe held
+			r.RetryTimeout = time.Second
+		case 8: // ramping up after its probe closed it
+			r.RetryTimeout, r.RampUp = time.Second, time.Minute
+		}
+		rules = append(rules, r)
+	}
+	rules = append(rules, rule("catalog/*"))
+	m, clk, h := newManager(t, rules...)
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
+		"*":       {Timeout: 500 * time.Millisecond, MaxConcurrency: 20}, // written for the catalog hosts
+		"shard-5": {Timeout: time.Second},
+	}))
+	_, err := m.Override("shard-20", breaker.ForceOpen, 10*time.Minute, "INC-9")
+	require.NoError(t, err)
+	for _, name := range []string{"shard-57", "shard-3", "shard-8"} {
+		call(m, name, fail)
+	}
+	clk.Advance(1100 * time.Millisecond)
+	probe, err := m.Enter("shard-3")
+	require.NoError(t, err)
+	defer probe.Exit()
+	call(m, "shard-8", succeed) // its probe: CLOSED, ramping up
+	for name, n := range map[string]int{"shard-90": 5, "shard-2": 3, "shard-10": 3} {
+		for range n {
+			call(m, name, succeed)
+		}
+	}
+	for i := 1; i <= 40; i++ {
+		call(m, "catalog/host-"+strconv.Itoa(i), succeed)
+	}
+	held, err := m.Enter("payments")
+	require.NoError(t, err)
+	defer held.Exit()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+
+	dom := dumpDOM(t, srv.URL+path)
+	var st struct {
+		Resources []struct {
+			Resource     string `json:"resource"`
+			SettingsFrom string `json:"settingsFrom"`
+		} `json:"resources"`
+	}
+	resp, err := srv.Client().Get(srv.URL + path + "?format=json")
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	require.NoError(t, resp.Body.Close())
+
+	breakers := section(t, dom, "breakers")
+	top := topRows(breakers)
+	require.Len(t, top, 101, "100 resources and one line for the 40 hosts")
+	assert.Contains(t, top[0], `<td class="resource">shard-57</td>`, "the OPEN one first")
+	assert.Contains(t, top[0], `<span class="badge open">OPEN</span>`)
+	var head []string
+	for _, row := range top[:9] {
+		if m := regexp.MustCompile(`<td class="resource">([^<]*)</td>`).FindStringSubmatch(row); m != nil {
+			head = append(head, m[1])
+		} else {
+			head = append(head, regexp.MustCompile(`<span class="group-name">([^<]*)</span>`).FindStringSubmatch(row)[1])
+		}
+	}
+	assert.Equal(t, []string{"shard-57", "shard-3", "shard-8", "shard-20", "shard-90", "shard-2", "shard-10",
+		"catalog/*", "payments"}, head,
+		"OPEN, HALF_OPEN, ramping, overridden, then the busiest (5, 3, 3 calls; 2 before 10), the hosts "+
+			"(1 call each) where their worst comes, then the idle by name")
+	assert.Contains(t, top[7], `<span class="group-name">catalog/*</span> <span class="badge closed">CLOSED</span>`+
+		`<span class="tally"> · 40 names: 40 CLOSED</span></summary>`, "one line, its worst state and the counts")
+	assert.Equal(t, 1, strings.Count(breakers, "<details"), "one group")
+	for _, row := range top {
+		assert.NotContains(t, row, `<td class="resource">catalog/host-`, "the hosts are in their group")
+	}
+
+	// The page and the JSON: the same order, each row's settings from the same place.
+	var order, sources []string
+	var wantOrder, wantSources []string
+	resourceCell := regexp.MustCompile(`<td class="resource">([^<]*)</td>`)
+	from := regexp.MustCompile(`<td class="settings"><div class="applied"><span class="from (?:own|key)" title="[^"]*">([^<]*)</span>`)
+	for _, row := range strings.Split(breakers, "<tr")[1:] {
+		name := resourceCell.FindStringSubmatch(row)
+		if name == nil {
+			continue // the header, or a group's line
+		}
+		if len(order) > 0 && order[len(order)-1] == name[1] {
+			continue // a resource's next breaker
+		}
+		order = append(order, name[1])
+		source := "none"
+		if m := from.FindStringSubmatch(row); m != nil {
+			source = m[1]
+		}
+		sources = append(sources, source)
+	}
+	for _, r := range st.Resources {
+		wantOrder = append(wantOrder, r.Resource)
+		switch r.SettingsFrom {
+		case "":
+			wantSources = append(wantSources, "none")
+		case r.Resource:
+			wantSources = append(wantSources, "own")
+		default:
+			wantSources = append(wantSources, r.SettingsFrom)
+		}
+	}
+	require.Len(t, wantOrder, 140)
+	assert.Equal(t, wantOrder, order, "the page lists the resources in the JSON's order")
+	assert.Equal(t, wantSources, sources, "and each one's settings from where the JSON says")
+	assert.Equal(t, "own", sources[slices.Index(order, "shard-5")])
+
+	assert.Contains(t, rowOf(t, breakers, "payments"), `<td class="settings"><div class="applied">`+
+		`<span class="from key" title="from the template setting *">*</span> timeout 500ms · max 20 concurrent · `+
+		`1 in flight</div></td>`, "the * setting under its own name, with its key")
+	assert.Contains(t, rowOf(t, breakers, "shard-20"), `<div class="override-line">override: forced open until `+
+		`00:10:00.000 UTC — INC-9</div>`, "its override, with its end and note")
+
+	settings := section(t, dom, "settings")
+	assert.Contains(t, rowOf(t, settings, "*"), `<span class="badge key" title=`, "a key, marked as one")
+	assert.Contains(t, rowOf(t, settings, "*"), "139 names", "every name without settings of its own")
+	assert.Contains(t, dom, `<p id="summary">140 breakers on 140 resources: 1 open, 1 half-open, 138 closed; `+
+		`1 resource forced open; 1 operator override; 1 template setting (*); 40 resources with breakers from templates`,
+		"* is not counted as a resource")
 }

@@ -45,19 +45,24 @@ func TestJSONShowsSettingsForceAndDryRun(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
 	require.Len(t, got.Resources, 4)
+	// Worst first: the forced resources (legacy, search), then the rest (inventory, and payments,
+	// whose OPEN breaker is a dry run), each by name.
 	want := []string{
-		`{"resource": "inventory", "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20},
+		`{"resource": "legacy", "worst": "FORCED",
+		  "settings": {"force": "open", "timeout": "0s", "maxConcurrency": 0}, "settingsFrom": "legacy",
+		  "inFlight": 0, "breakers": []}`,
+		`{"resource": "search", "worst": "FORCED",
+		  "settings": {"force": "closed", "timeout": "0s", "maxConcurrency": 0}, "settingsFrom": "search",
+		  "inFlight": 0, "breakers": [{"rule": ` + string(ruleJSON(t, search)) + `,
+		  "ruleText": "errors ≥ 1 · min 1 call in 1s · retry 1m0s", "state": "OPEN",
+		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
+		`{"resource": "inventory", "worst": "CLOSED",
+		  "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20}, "settingsFrom": "inventory",
 		  "inFlight": 1, "breakers": [{"rule": ` + string(ruleJSON(t, inventoryRule)) + `,
 		  "ruleText": "errors ≥ 3 · min 1 call in 1s · retry 5s", "state": "CLOSED",
 		  "dryRun": false, "generation": 0, "total": 0, "bad": 0}]}`,
-		`{"resource": "legacy", "settings": {"force": "open", "timeout": "0s", "maxConcurrency": 0},
-		  "inFlight": 0, "breakers": []}`,
-		`{"resource": "payments", "breakers": [{"rule": ` + string(ruleJSON(t, shadow)) + `,
+		`{"resource": "payments", "worst": "DRY_RUN", "breakers": [{"rule": ` + string(ruleJSON(t, shadow)) + `,
 		  "ruleText": "errors ≥ 2 · min 1 call in 1s · retry 1m0s", "state": "OPEN",
-		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
-		`{"resource": "search", "settings": {"force": "closed", "timeout": "0s", "maxConcurrency": 0},
-		  "inFlight": 0, "breakers": [{"rule": ` + string(ruleJSON(t, search)) + `,
-		  "ruleText": "errors ≥ 1 · min 1 call in 1s · retry 1m0s", "state": "OPEN",
 		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
 	}
 	for i, w := range want {
@@ -131,4 +136,48 @@ func TestRecentIsBoundedAcrossResources(t *testing.T) {
 		assert.Equal(t, uint64(150-i), c.Seq, "transition %d", i)
 		assert.Equal(t, "r"+strconv.Itoa(149-i), c.Resource, "transition %d", i)
 	}
+}
+
+// Given a "*" template setting written for catalog hosts, a resource with rules and no settings
+// of its own (payments), and one with settings of its own, when the status is read, then
+// payments carries the "*" setting under its own name, with the key it comes from and its calls
+// in flight; the other its own, from its own name; and "*" is a key, listed apart, not a
+// resource.
+func TestJSONShowsTemplateSettingUnderTheName(t *testing.T) {
+	m, _, h := newManager(t, paymentsErrors, inventoryRule)
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
+		"*":         {Timeout: 500 * time.Millisecond, MaxConcurrency: 20},
+		"inventory": {Timeout: 2 * time.Second},
+	}))
+	held, err := m.Enter("payments")
+	require.NoError(t, err)
+	defer held.Exit()
+	call(m, "catalog-1", succeed)
+
+	var got struct {
+		Resources []struct {
+			Resource     string          `json:"resource"`
+			Settings     json.RawMessage `json:"settings"`
+			SettingsFrom string          `json:"settingsFrom"`
+			InFlight     *int64          `json:"inFlight"`
+		} `json:"resources"`
+		TemplateSettings []struct {
+			Key   string `json:"key"`
+			Names int    `json:"names"`
+		} `json:"templateSettings"`
+	}
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	require.Len(t, got.Resources, 2, "inventory and payments; neither * nor catalog-1, which has no rules")
+	inventory, payments := got.Resources[0], got.Resources[1] // both CLOSED with empty windows: by name
+	require.Equal(t, "inventory", inventory.Resource)
+	require.Equal(t, "payments", payments.Resource)
+	assert.JSONEq(t, `{"force": "auto", "timeout": "500ms", "maxConcurrency": 20}`, string(payments.Settings))
+	assert.Equal(t, "*", payments.SettingsFrom, "the template setting's key")
+	require.NotNil(t, payments.InFlight)
+	assert.Equal(t, int64(1), *payments.InFlight)
+	assert.JSONEq(t, `{"force": "auto", "timeout": "2s", "maxConcurrency": 0}`, string(inventory.Settings))
+	assert.Equal(t, "inventory", inventory.SettingsFrom, "its own")
+	require.Len(t, got.TemplateSettings, 1)
+	assert.Equal(t, "*", got.TemplateSettings[0].Key)
+	assert.Equal(t, 2, got.TemplateSettings[0].Names, "payments and catalog-1: the names it applies to")
 }

@@ -547,34 +547,45 @@ func TestStatusDryRunFollowsTemplateSettings(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	var st struct {
 		Resources []struct {
-			Resource string `json:"resource"`
-			Breakers []struct {
+			Resource     string `json:"resource"`
+			Worst        string `json:"worst"`
+			SettingsFrom string `json:"settingsFrom"`
+			Breakers     []struct {
 				State  string `json:"state"`
 				DryRun bool   `json:"dryRun"`
 			} `json:"breakers"`
 		} `json:"resources"`
 	}
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st))
-	require.Len(t, st.Resources, 2, "the template setting under its key, and GET a")
-	assert.Equal(t, "GET *", st.Resources[0].Resource)
-	assert.Equal(t, "GET a", st.Resources[1].Resource)
-	require.Len(t, st.Resources[1].Breakers, 1)
-	assert.Equal(t, "OPEN", st.Resources[1].Breakers[0].State)
-	assert.True(t, st.Resources[1].Breakers[0].DryRun, "forced closed by its template setting")
+	require.Len(t, st.Resources, 1, "GET a; the template setting is a key, not a resource")
+	assert.Equal(t, "GET a", st.Resources[0].Resource)
+	assert.Equal(t, "GET *", st.Resources[0].SettingsFrom)
+	assert.Equal(t, "FORCED", st.Resources[0].Worst)
+	require.Len(t, st.Resources[0].Breakers, 1)
+	assert.Equal(t, "OPEN", st.Resources[0].Breakers[0].State)
+	assert.True(t, st.Resources[0].Breakers[0].DryRun, "forced closed by its template setting")
 }
 
-// A template setting is listed under its key with no count of calls in flight of its own.
-func TestStatusTemplateSettingHasNoInFlight(t *testing.T) {
+// A template setting is listed under its key, apart from the resources, with the number of
+// names it applies to and no count of calls in flight of its own: each name counts its own.
+func TestStatusTemplateSettingIsAKey(t *testing.T) {
 	m, _, h := newManager(t)
 	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"GET *": {MaxConcurrency: 2}, "own": {}}))
+	held, err := m.Enter("GET x")
+	require.NoError(t, err)
+	defer held.Exit()
 	rec := send(h, http.MethodGet, path+"?format=json", "", nil)
 	var st struct {
-		Resources []map[string]any `json:"resources"`
+		Resources        []map[string]any `json:"resources"`
+		TemplateSettings []map[string]any `json:"templateSettings"`
 	}
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st))
-	require.Len(t, st.Resources, 2)
-	assert.NotContains(t, st.Resources[0], "inFlight", "GET *")
-	assert.Contains(t, st.Resources[1], "inFlight", "own")
+	require.Len(t, st.Resources, 1, "own; GET x, with only a template setting's settings, is counted under its key")
+	assert.Equal(t, "own", st.Resources[0]["resource"])
+	assert.Contains(t, st.Resources[0], "inFlight", "own")
+	require.Len(t, st.TemplateSettings, 1)
+	assert.Equal(t, map[string]any{"key": "GET *", "names": float64(1),
+		"settings": map[string]any{"force": "auto", "timeout": "0s", "maxConcurrency": float64(2)}}, st.TemplateSettings[0])
 }
 
 // overridesOf is the overrides in force, by resource name, as a Snapshot reads them.

@@ -233,6 +233,35 @@
     return b ? "row-" + stateClass(b.state) : "";
   }
 
+  // settingsText is what a resource's settings set, with its calls in flight.
+  function settingsText(s, inFlight) {
+    const parts = [
+      "timeout " + (s.timeout && s.timeout !== "0s" ? s.timeout : "none"),
+      "max " + (s.maxConcurrency > 0 ? s.maxConcurrency : "none") + " concurrent",
+    ];
+    if (inFlight !== undefined) parts.push(inFlight + " in flight");
+    if (s.force !== "auto") parts.push("force " + s.force);
+    return parts.join(" · ");
+  }
+
+  // settingsCell shows what applies to a resource's calls and where it comes from: "own" for
+  // settings under its name, else the template setting's key; then its override, if any.
+  function settingsCell(res, o) {
+    const td = el("td", "settings");
+    if (res.settings) {
+      const own = res.settingsFrom === res.resource;
+      const from = el("span", own ? "from own" : "from key", own ? "own" : res.settingsFrom);
+      from.title = own ? "settings of its own" : "from the template setting " + res.settingsFrom;
+      const line = el("div", "applied");
+      line.append(from, " " + settingsText(res.settings, res.inFlight));
+      td.append(line);
+    } else {
+      td.append(el("div", "muted", "no settings"));
+    }
+    if (o) td.append(el("div", "override-line", "override: " + overrideText(o)));
+    return td;
+  }
+
   function breakerRows(res, now, counts, o) {
     const force = forceOf(res, o);
     const marks = () => [forceBadge(force), o ? overrideBadge(o) : null];
@@ -251,7 +280,8 @@
         state,
         el("td", "num", windowText(b)),
         retry,
-        el("td", "num", b.generation));
+        el("td", "num", b.generation),
+        rows.length === 0 ? settingsCell(res, o) : el("td"));
       rows.push(tr);
     }
     if (rows.length === 0) {
@@ -264,26 +294,102 @@
         f.length ? cell("state", ...f) : el("td", "muted", "auto"),
         el("td", "num", "—"),
         el("td"),
-        el("td", "num"));
+        el("td", "num"),
+        settingsCell(res, o));
       rows.push(tr);
     }
     return rows;
   }
 
+  // The order in which a group line counts its members, by their "worst", which the server
+  // orders rows by.
+  const worstOrder = ["OPEN", "HALF_OPEN", "RAMPING_UP", "FORCED", "OVERRIDDEN", "DRY_RUN", "CLOSED"];
+
+  // worstBadge marks a resource's worst, as its row's badges would.
+  function worstBadge(res, o) {
+    switch (res.worst) {
+      case "RAMPING_UP": return rampBadge();
+      case "FORCED": return forceBadge(forceOf(res, o));
+      case "OVERRIDDEN": return overrideBadge(o);
+      case "DRY_RUN": return dryBadge();
+      default: return badge(res.worst);
+    }
+  }
+
+  // worstClass is the stripe of a group line: its worst member's.
+  function worstClass(w) {
+    return { OPEN: "row-open", HALF_OPEN: "row-half-open", FORCED: "row-forced", OVERRIDDEN: "row-forced",
+      DRY_RUN: "row-dry" }[w] || "";
+  }
+
+  // The templates whose group the operator opened, kept across refreshes.
+  const openGroups = new Set();
+
+  // groupRow is the one line of the names a template rule made, which opens on their rows:
+  // its worst member's state (the server lists members worst first) and their counts by state.
+  function groupRow(g, now, counts, overrides) {
+    const first = g.members[0];
+    const byWorst = new Map();
+    for (const m of g.members) byWorst.set(m.worst, (byWorst.get(m.worst) || 0) + 1);
+    const tally = worstOrder.filter((w) => byWorst.has(w)).map((w) => byWorst.get(w) + " " + w);
+    const summary = el("summary");
+    summary.append(el("span", "group-name", g.template), " ",
+      worstBadge(first, overrides.get(first.resource)));
+    if (first.worst !== "CLOSED") summary.append(el("span", "muted", " worst: " + first.resource));
+    summary.append(el("span", "tally", " · " + plural(g.members.length, "name") + ": " + tally.join(" · ")));
+    const body = el("tbody");
+    for (const m of g.members) body.append(...breakerRows(m, now, counts, overrides.get(m.resource)));
+    const members = el("table", "members");
+    members.append(body);
+    const details = el("details");
+    details.dataset.template = g.template;
+    details.open = openGroups.has(g.template);
+    details.addEventListener("toggle", () => {
+      if (details.open) openGroups.add(g.template);
+      else openGroups.delete(g.template);
+    });
+    details.append(summary, members);
+    const td = el("td", "group-cell");
+    td.colSpan = 7;
+    td.append(details);
+    const tr = el("tr", ("group " + worstClass(first.worst)).trim());
+    tr.append(td);
+    return tr;
+  }
+
+  // settingsRow shows the settings loaded under a resource's own name, with its calls in flight.
   function settingsRow(res) {
     const s = res.settings;
     const tr = el("tr", rowClass(s.force, null));
     const f = forceBadge(s.force);
     const limit = s.maxConcurrency > 0 ? String(s.maxConcurrency) : "none";
-    // A template setting (a key ending in "*") has no count of its own: each name counts its own.
-    const inFlight = res.inFlight === undefined ? el("td", "num muted", "each name") : el("td", "num", res.inFlight);
+    const inFlight = el("td", "num", res.inFlight);
     if (s.maxConcurrency > 0) inFlight.append(el("span", "muted", " / " + s.maxConcurrency));
     tr.append(
       el("td", "resource", res.resource),
+      el("td", "muted", "own"),
       f ? cell("state", f) : el("td", "auto", "auto"),
       el("td", "nowrap", s.timeout && s.timeout !== "0s" ? s.timeout : "none"),
       el("td", "num", limit),
       inFlight);
+    return tr;
+  }
+
+  // templateSettingRow shows a template setting, a key and not a resource: each name it applies
+  // to counts its own calls in flight, and is listed above, with these settings, under its name.
+  function templateSettingRow(t) {
+    const s = t.settings;
+    const tr = el("tr", ("template-key " + rowClass(s.force, null)).trim());
+    const f = forceBadge(s.force);
+    const key = el("span", "badge key", "template");
+    key.title = "a key, not a resource: it applies to every name with its prefix and no settings of its own";
+    tr.append(
+      el("td", "resource", t.key),
+      cell("nowrap", key, el("span", "muted", " " + plural(t.names, "name"))),
+      f ? cell("state", f) : el("td", "auto", "auto"),
+      el("td", "nowrap", s.timeout && s.timeout !== "0s" ? s.timeout : "none"),
+      el("td", "num", s.maxConcurrency > 0 ? String(s.maxConcurrency) : "none"),
+      el("td", "num muted", "each name"));
     return tr;
   }
 
@@ -316,15 +422,35 @@
     const forced = { open: 0, closed: 0 };
     const overrides = new Map((st.overrides || []).map((o) => [o.resource, o]));
     let breakers = 0;
+    // The server lists the resources worst first, and the names a template rule made after
+    // their worst member: each template is one line where that member comes.
+    const items = [];
+    const groups = new Map();
     for (const res of st.resources || []) {
       const o = overrides.get(res.resource);
       breakers += (res.breakers || []).length;
-      rows.push(...breakerRows(res, now, counts, o));
-      if (res.settings) settings.push(settingsRow(res));
+      if (res.settings && res.settingsFrom === res.resource) settings.push(settingsRow(res));
       const force = forceOf(res, o);
       if (force in forced) forced[force]++;
+      if (!res.template) {
+        items.push(res);
+        continue;
+      }
+      let g = groups.get(res.template);
+      if (!g) {
+        g = { template: res.template, members: [] };
+        groups.set(res.template, g);
+        items.push(g);
+      }
+      g.members.push(res);
     }
-    replaceBody("#breakers", rows.length ? rows : [emptyRow("No rules loaded.")]);
+    for (const item of items) {
+      if (item.members) rows.push(groupRow(item, now, counts, overrides));
+      else rows.push(...breakerRows(item, now, counts, overrides.get(item.resource)));
+    }
+    replaceBody("#breakers", rows.length ? rows : [emptyRow("No rules loaded.", 7)]);
+    const keys = st.templateSettings || [];
+    settings.push(...keys.map(templateSettingRow));
     const withCalls = (st.resources || []).filter((res) => res.calls);
     const recorded = st.unruled !== undefined || withCalls.length > 0;
     document.getElementById("traffic").hidden = !recorded;
@@ -334,7 +460,7 @@
       replaceBody("#unruled", unruled.length ? unruled :
         [emptyRow("Every resource called in the last minute has rules or settings.", 16)]);
     }
-    replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 5)]);
+    replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 6)]);
     const overrideRows = (st.overrides || []).map((o) => overrideRow(o, now));
     replaceBody("#overrides", overrideRows.length ? overrideRows : [emptyRow("No overrides.", 5)]);
 
@@ -369,6 +495,7 @@
     if (forced.open) summary += "; " + plural(forced.open, "resource") + " forced open";
     if (forced.closed) summary += "; " + plural(forced.closed, "resource") + " forced closed";
     if (overrides.size) summary += "; " + plural(overrides.size, "operator override");
+    if (keys.length) summary += "; " + plural(keys.length, "template setting") + " (" + keys.map((t) => t.key).join(", ") + ")";
     const d = st.templates;
     if (d) {
       summary += "; " + plural(d.resources, "resource") + " with breakers from templates (" + d.breakers +

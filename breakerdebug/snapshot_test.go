@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,17 +17,26 @@ import (
 // snapshotDoc is what the status document holds that the Manager's Snapshot says: its time,
 // resources, overrides and template counts.
 type snapshotDoc struct {
-	Now       string             `json:"now"`
-	Resources []snapshotResource `json:"resources"`
-	Overrides []snapshotOverride `json:"overrides"`
-	Templates *snapshotTemplates `json:"templates"`
+	Now              string             `json:"now"`
+	Resources        []snapshotResource `json:"resources"`
+	Overrides        []snapshotOverride `json:"overrides"`
+	Templates        *snapshotTemplates `json:"templates"`
+	TemplateSettings []snapshotKey      `json:"templateSettings"`
 }
 
 type snapshotResource struct {
-	Resource string            `json:"resource"`
-	Settings *snapshotSettings `json:"settings"`
-	InFlight *int64            `json:"inFlight"`
-	Breakers []snapshotBreaker `json:"breakers"`
+	Resource     string            `json:"resource"`
+	Template     string            `json:"template"`
+	Settings     *snapshotSettings `json:"settings"`
+	SettingsFrom string            `json:"settingsFrom"`
+	InFlight     *int64            `json:"inFlight"`
+	Breakers     []snapshotBreaker `json:"breakers"`
+}
+
+type snapshotKey struct {
+	Key      string           `json:"key"`
+	Settings snapshotSettings `json:"settings"`
+	Names    int              `json:"names"`
 }
 
 type snapshotSettings struct {
@@ -65,40 +75,31 @@ func stampOf(t time.Time) string {
 	return t.Format(time.RFC3339Nano)
 }
 
-// docOf is the status document that snap makes: every resource with breakers, an override or
-// settings of its own, and each template setting's key, by name; a resource's "settings" are
-// those loaded under its name, with its calls in flight unless it is a template's key; its
-// breakers are dry run when their rule is DryRun or the settings that apply force it closed.
+// docOf is the status document that snap makes, its resources by name: every resource with
+// breakers, an override or settings of its own; a resource's "settings" are those loaded under
+// the key its settings come from, its own name or a template setting's, with its calls in
+// flight; its breakers are dry run when their rule is DryRun or the settings that apply force
+// it closed. Each template setting is listed apart, under its key, with the names it applies to.
 func docOf(t *testing.T, snap breaker.Snapshot) snapshotDoc {
 	t.Helper()
 	doc := snapshotDoc{Now: stampOf(snap.At), Resources: []snapshotResource{}, Overrides: []snapshotOverride{}}
-	byName := map[string]breaker.ResourceStatus{}
-	var names []string
+	settingsOf := func(cfg breaker.ResourceConfig) snapshotSettings {
+		return snapshotSettings{Force: cfg.Force.String(), Timeout: cfg.Timeout.String(), MaxConcurrency: cfg.MaxConcurrency}
+	}
+	names := map[string]int{} // by settings key
 	for _, r := range snap.Resources {
-		byName[r.Name] = r
-		if _, own := snap.Settings[r.Name]; len(r.Breakers) > 0 || r.Override != nil || own {
-			names = append(names, r.Name)
-		}
+		names[r.SettingsFrom]++
 		if o := r.Override; o != nil {
 			doc.Overrides = append(doc.Overrides, snapshotOverride{Resource: o.Resource, Force: o.Force.String(),
 				At: stampOf(o.At), Until: stampOf(o.Until), Note: o.Note})
 		}
-	}
-	for key := range snap.Settings {
-		if _, listed := byName[key]; !listed {
-			names = append(names, key) // a template setting's key
+		if len(r.Breakers) == 0 && r.Override == nil && r.SettingsFrom != r.Name {
+			continue
 		}
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		r := byName[name]
-		res := snapshotResource{Resource: name, Breakers: []snapshotBreaker{}}
-		if cfg, ok := snap.Settings[name]; ok {
-			res.Settings = &snapshotSettings{Force: cfg.Force.String(), Timeout: cfg.Timeout.String(),
-				MaxConcurrency: cfg.MaxConcurrency}
-			if _, isResource := byName[name]; isResource {
-				res.InFlight = &r.InFlight
-			}
+		res := snapshotResource{Resource: r.Name, Template: r.Template, Breakers: []snapshotBreaker{}}
+		if cfg, ok := snap.Settings[r.SettingsFrom]; ok {
+			s := settingsOf(cfg)
+			res.Settings, res.SettingsFrom, res.InFlight = &s, r.SettingsFrom, &r.InFlight
 		}
 		for _, b := range r.Breakers {
 			rule, err := json.Marshal(b.Rule)
@@ -110,6 +111,12 @@ func docOf(t *testing.T, snap breaker.Snapshot) snapshotDoc {
 		}
 		doc.Resources = append(doc.Resources, res)
 	}
+	for key, cfg := range snap.Settings {
+		if strings.HasSuffix(key, "*") {
+			doc.TemplateSettings = append(doc.TemplateSettings, snapshotKey{Key: key, Settings: settingsOf(cfg), Names: names[key]})
+		}
+	}
+	slices.SortFunc(doc.TemplateSettings, func(a, b snapshotKey) int { return strings.Compare(a.Key, b.Key) })
 	if d := snap.Templates; d.Templates > 0 {
 		doc.Templates = &snapshotTemplates{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit,
 			Dropped: d.Dropped}
@@ -156,20 +163,35 @@ func TestJSONIsOneSnapshot(t *testing.T) {
 	var got snapshotDoc
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got), rec.Body.String())
 	snap := w.m.Snapshot()
-	assert.Equal(t, docOf(t, snap), got)
 
 	var names []string
 	for _, r := range got.Resources {
 		names = append(names, r.Resource)
 	}
-	assert.Equal(t, []string{"GET *", "api/*", "api/down", "api/held", "inventory", "legacy"}, names,
-		"GET x, which only takes a template setting, is not listed")
-	apiHeld := got.Resources[3]
+	assert.Equal(t, []string{"api/down", "api/held", "inventory", "legacy"}, names,
+		"worst first: api/down OPEN, then the three forced, by name; GET x, which only takes a template "+
+			"setting, and the template settings' keys are not resources")
+	byName := slices.Clone(got.Resources)
+	slices.SortFunc(byName, func(a, b snapshotResource) int { return strings.Compare(a.Resource, b.Resource) })
+	want := docOf(t, snap)
+	assert.Equal(t, want, snapshotDoc{Now: got.Now, Resources: byName, Overrides: got.Overrides,
+		Templates: got.Templates, TemplateSettings: got.TemplateSettings})
+
+	apiHeld := got.Resources[1]
 	require.NotEmpty(t, apiHeld.Breakers)
 	assert.True(t, apiHeld.Breakers[0].DryRun, "api/held is forced closed by its override")
-	assert.Nil(t, apiHeld.Settings, "api/held has no settings of its own")
-	assert.Equal(t, "OPEN", got.Resources[2].Breakers[0].State)
-	require.NotNil(t, got.Resources[4].InFlight)
-	assert.Equal(t, int64(1), *got.Resources[4].InFlight)
+	require.NotNil(t, apiHeld.Settings, "api/held takes the template setting api/*")
+	assert.Equal(t, "api/*", apiHeld.SettingsFrom)
+	assert.Equal(t, snapshotSettings{Force: "auto", Timeout: "2s", MaxConcurrency: 5}, *apiHeld.Settings,
+		"the template setting's, its Force not the override's")
+	require.NotNil(t, apiHeld.InFlight)
+	assert.Equal(t, int64(2), *apiHeld.InFlight)
+	assert.Equal(t, "OPEN", got.Resources[0].Breakers[0].State)
+	require.NotNil(t, got.Resources[2].InFlight)
+	assert.Equal(t, int64(1), *got.Resources[2].InFlight)
 	assert.Len(t, got.Overrides, 2)
+	assert.Equal(t, []snapshotKey{
+		{Key: "GET *", Settings: snapshotSettings{Force: "auto", Timeout: "0s", MaxConcurrency: 2}, Names: 1},
+		{Key: "api/*", Settings: snapshotSettings{Force: "auto", Timeout: "2s", MaxConcurrency: 5}, Names: 2},
+	}, got.TemplateSettings, "GET x; api/down and api/held")
 }

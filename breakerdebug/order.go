@@ -1,0 +1,191 @@
+package breakerdebug
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/halfopen/breaker"
+)
+
+// worst is the worst a resource's row has to tell an operator, by which the status orders its
+// rows: a breaker that rejects calls OPEN, then one HALF_OPEN, then one ramping up, then a
+// resource forced open or closed or under an operator's override, then the rest. A breaker
+// that rejects nothing (its rule is DryRun, or its resource is forced closed) orders no row:
+// its OPEN only says what it would reject.
+type worst int
+
+const (
+	worstOpen       worst = iota // a breaker that rejects calls is OPEN
+	worstHalfOpen                // one is HALF_OPEN
+	worstRampingUp               // one paces its calls after a probe closed it (Rule.RampUp)
+	worstForced                  // its settings or its override force it open or closed
+	worstOverridden              // an override lifts the Force of its settings (auto)
+	worstDryRun                  // the rest: a breaker that rejects nothing is not CLOSED
+	worstClosed                  // the rest: every breaker CLOSED, or none
+)
+
+// String is how the JSON's "worst" and the page name w.
+func (w worst) String() string {
+	switch w {
+	case worstOpen:
+		return "OPEN"
+	case worstHalfOpen:
+		return "HALF_OPEN"
+	case worstRampingUp:
+		return "RAMPING_UP"
+	case worstForced:
+		return "FORCED"
+	case worstOverridden:
+		return "OVERRIDDEN"
+	case worstDryRun:
+		return "DRY_RUN"
+	default:
+		return "CLOSED"
+	}
+}
+
+// rank is w's place in the order of the rows: forced and overridden resources share one, and
+// so does the rest.
+func (w worst) rank() int {
+	switch w {
+	case worstOverridden:
+		return int(worstForced)
+	case worstClosed:
+		return int(worstDryRun)
+	}
+	return int(w)
+}
+
+// worstOf is the worst r has to tell.
+func worstOf(r *breaker.ResourceStatus) worst {
+	w := worstClosed
+	forcedClosed := r.Settings.Force == breaker.ForceClosed // its override's, own or template's
+	for _, b := range r.Breakers {
+		var bw worst
+		switch {
+		case b.Rule.DryRun || forcedClosed:
+			if b.State == breaker.Closed {
+				continue
+			}
+			bw = worstDryRun
+		case b.State == breaker.Open:
+			bw = worstOpen
+		case b.State == breaker.HalfOpen:
+			bw = worstHalfOpen
+		case b.RampingUp:
+			bw = worstRampingUp
+		default:
+			continue
+		}
+		w = min(w, bw)
+	}
+	switch {
+	case w < worstForced:
+		return w
+	case r.Settings.Force != breaker.Auto:
+		return worstForced
+	case r.Override != nil:
+		return worstOverridden
+	}
+	return w
+}
+
+// traffic is the calls in r's breakers' windows, which orders rows of one rank: the busiest
+// first. A breaker that is not CLOSED counts none.
+func traffic(r *breaker.ResourceStatus) uint64 {
+	var n uint64
+	for _, b := range r.Breakers {
+		n += b.Total
+	}
+	return n
+}
+
+// worstFirst orders rows for an operator mid-incident: by the rank of their worst, then the
+// busiest first, then by name in natural order (shard-2 before shard-10). The names one
+// template rule made (ResourceStatus.Template) then move up to their worst member, in that
+// order, so that the page shows them as one group where that member would be. It sorts rows
+// in place and returns them.
+func worstFirst(rows []*breaker.ResourceStatus) []*breaker.ResourceStatus {
+	type keyed struct {
+		r       *breaker.ResourceStatus
+		rank    int
+		traffic uint64
+	}
+	all := make([]keyed, len(rows))
+	for i, r := range rows {
+		all[i] = keyed{r, worstOf(r).rank(), traffic(r)}
+	}
+	slices.SortFunc(all, func(a, b keyed) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.traffic, a.traffic); c != 0 {
+			return c
+		}
+		return compareNames(a.r.Name, b.r.Name)
+	})
+	members := map[string][]*breaker.ResourceStatus{} // by template, worst first
+	for _, k := range all {
+		if t := k.r.Template; t != "" {
+			members[t] = append(members[t], k.r)
+		}
+	}
+	rows = rows[:0]
+	for _, k := range all {
+		switch t := k.r.Template; {
+		case t == "":
+			rows = append(rows, k.r)
+		case members[t] != nil: // its worst member: the whole group goes here
+			rows = append(rows, members[t]...)
+			members[t] = nil
+		}
+	}
+	return rows
+}
+
+// compareNames orders names naturally: runs of digits compare as numbers, so "shard-2" comes
+// before "shard-10", and the rest byte by byte. Names equal that way ("a01", "a1") compare as
+// strings, so that the order is total.
+func compareNames(a, b string) int {
+	x, y := a, b
+	for x != "" && y != "" {
+		if isDigit(x[0]) && isDigit(y[0]) {
+			var dx, dy string
+			dx, x = digits(x)
+			dy, y = digits(y)
+			if c := compareNumbers(dx, dy); c != 0 {
+				return c
+			}
+			continue
+		}
+		if c := cmp.Compare(x[0], y[0]); c != 0 {
+			return c
+		}
+		x, y = x[1:], y[1:]
+	}
+	if c := cmp.Compare(len(x), len(y)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// digits splits s, which starts with a digit, after its run of digits.
+func digits(s string) (run, rest string) {
+	i := 1
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// compareNumbers compares two runs of decimal digits as the numbers they write, however long.
+func compareNumbers(a, b string) int {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
