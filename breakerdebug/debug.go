@@ -1,7 +1,7 @@
 // Package breakerdebug serves a status page for the breakers of a [breaker.Manager]: every
 // resource with rules or settings, each loaded rule with its breaker's state, window counts and
-// retry time, each resource's settings and calls in flight, and the recent state changes. Mount
-// it on an internal port or behind authentication, as you would net/http/pprof:
+// ratio, and retry time, each resource's settings and calls in flight, and the recent state
+// changes. Mount it on an internal port or behind authentication, as you would net/http/pprof:
 //
 //	mux.Handle("/debug/breakers", breakerdebug.Handler(m))
 //
@@ -17,7 +17,9 @@
 //	     "settingsFrom": "inventory", "inFlight": 3,
 //	     "breakers": [
 //	      {"rule": RULE, "ruleText": TEXT, "state": "OPEN", "dryRun": false, "generation": 3,
-//	       "total": 0, "bad": 0, "retryAt": "2026-01-01T00:00:10.1Z"}
+//	       "total": 0, "bad": 0, "retryAt": "2026-01-01T00:00:10.1Z"},
+//	      {"rule": RULE, "ruleText": TEXT, "state": "CLOSED", "dryRun": false, "generation": 0,
+//	       "total": 40, "bad": 6, "ratio": 0.15}
 //	    ]}
 //	  ],
 //	  "transitions": [
@@ -37,12 +39,22 @@
 // Manager's clock ("now" is when the status was read, [breaker.Snapshot].At). Resources are
 // listed worst first, in the order of the page's rows (below), each resource's breakers in rule
 // order, and the transitions (the last 100) newest first, by "seq"
-// ([breaker.StateChange.Seq], which orders them across the Manager). The breaker fields are those of [breaker.Stats]: "generation" counts the breaker's
-// transitions, "total" and "bad" are the calls in its window and the slow or failed ones among
-// them (both 0 unless CLOSED), "retryAt" is omitted when CLOSED and "probeDeadline" unless
-// HALF_OPEN, and "rampingUp" is true, and only then written, while a breaker that a probe
-// closed paces its calls (Rule.RampUp). A transition's "snapshot" is, for ThresholdExceeded,
-// the ratio or count that met the threshold; for FastTrip, the ratio of the newest buckets.
+// ([breaker.StateChange.Seq], which orders them across the Manager).
+//
+// The breaker fields are those of [breaker.Stats]. "generation" counts the breaker's
+// transitions. "total" and "bad" are the calls in its window and the slow (SlowRequestRatio)
+// or failed (ErrorRatio, ErrorCount) ones among them; for ConsecutiveErrors, which keeps no
+// window, both are its current run of failures; all are 0 unless CLOSED. "ratio" is "bad" over
+// "total" ([breaker.Stats.Ratio]): the window's slow-call rate or failure rate, from 0 to 1. It
+// is omitted where it means nothing: for ConsecutiveErrors, whose count is a run and not a
+// share, and for a window that holds no call ("total" 0, as for every breaker not CLOSED),
+// since 0 of nothing would read as healthy. The page shows the window as "6 failed of 40
+// (15%)" ("slow" for a SlowRequestRatio rule), and a ConsecutiveErrors breaker's run as
+// "2 failed in a row", with no share. "retryAt" is omitted when CLOSED and "probeDeadline"
+// unless HALF_OPEN, and "rampingUp" is true, and only then written, while a breaker that a
+// probe closed paces its calls (Rule.RampUp). A transition's "snapshot" is, for
+// ThresholdExceeded, the ratio or count that met the threshold; for FastTrip, the ratio of the
+// newest buckets.
 //
 // A resource with settings ([breaker.Manager.LoadResources]), of its own or from a template
 // setting, has "settings", as loaded under the key "settingsFrom" names: its own name, or the
@@ -121,23 +133,22 @@
 //	          "last10s": {"calls": 10, "ran": 10, "failures": 4, "slow": 2,
 //	                      "errorPercent": 40, "slowPercent": 20}}
 //
-// "calls" counts every call heard, "rejectedOpen" those a breaker rejected, "rejectedForced"
-// those of a ForceOpen resource, "rejectedConcurrency" those over MaxConcurrency,
-// "rejectedOther" those a slot blocked; "ran" the calls let through, and "failures" and "slow"
-// among them, of which "errorPercent" and "slowPercent" are the shares (rounded to 0.1).
-// "rtP50" and "rtP99" are the upper bounds of the RT histogram buckets (1ms, 2ms, 5ms, ... 1m,
-// then ">1m0s") that hold those percentiles of the calls that ran, "" when none ran.
-// "perSecond" holds the calls of each of the 60 seconds, the oldest first. "last10s" counts the
-// last 10 of those seconds (the current one included) apart, so that a change is not averaged
-// away over the minute: its calls, those that ran, failures and slow calls, and the shares.
-// The page shows the counts as rates per second over the minute (count / 60) and over the 10
-// seconds (count / 10), the shares as "—" when no call ran, with a sparkline of "perSecond".
-// The document also has "unruled": the resources with calls in the minute, neither rules nor
-// settings of their own, and no template rule matching their name (one whose breakers were dropped to make room
-// has rules all the same), the most called first, 10 by default ([WithUnruled]), so that a
-// rule loaded under a misspelt name shows. The Recorder keeps at most 1,000 names
-// ([RecorderLimit]) and 128 KiB of them ([RecorderLimitBytes]), none longer than 1 KiB
-// ([RecorderMaxNameLength]), and counts the calls of any other name under [Overflow].
+// "calls" counts every call heard, "rejectedOpen" those a breaker rejected, "rejectedForced" those
+// of a ForceOpen resource, "rejectedConcurrency" those over MaxConcurrency, "rejectedOther" those a
+// slot blocked; "ran" the calls let through, and "failures" and "slow" among them, of which
+// "errorPercent" and "slowPercent" are the shares (rounded to 0.1). "rtP50" and "rtP99" are the
+// upper bounds of the RT histogram buckets (1ms, 2ms, 5ms, ... 1m, then ">1m0s") that hold those
+// percentiles of the calls that ran, "" when none ran. "perSecond" holds the calls of each of the
+// 60 seconds, the oldest first. "last10s" counts the last 10 of those seconds (the current one
+// included) apart, so that a change is not averaged away over the minute: its calls, those that
+// ran, failures and slow calls, and the shares. The page shows the counts as rates per second over
+// the minute (count / 60) and over the 10 seconds (count / 10), the shares as "—" when no call ran,
+// with a sparkline of "perSecond". The document also has "unruled": the resources with calls in the
+// minute, neither rules nor settings of their own, and no template rule matching their name (one
+// whose breakers were dropped to make room has rules all the same), the most called first, 10 by
+// default ([WithUnruled]), so that a rule loaded under a misspelt name shows. The Recorder keeps at
+// most 1,000 names ([RecorderLimit]) and 128 KiB of them ([RecorderLimitBytes]), none longer than 1
+// KiB ([RecorderMaxNameLength]), and counts the calls of any other name under [Overflow].
 //
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
@@ -303,6 +314,7 @@ type breakerStatus struct {
 	Generation    uint64       `json:"generation"`
 	Total         uint64       `json:"total"`
 	Bad           uint64       `json:"bad"`
+	Ratio         *float64     `json:"ratio,omitempty"` // see ratioOf
 	RetryAt       time.Time    `json:"retryAt,omitzero"`
 	ProbeDeadline time.Time    `json:"probeDeadline,omitzero"`
 	RampingUp     bool         `json:"rampingUp,omitempty"`
@@ -410,6 +422,7 @@ func (h *handler) status() *status {
 				Generation:    s.Generation,
 				Total:         s.Total,
 				Bad:           s.Bad,
+				Ratio:         ratioOf(s),
 				RetryAt:       s.RetryAt,
 				ProbeDeadline: s.ProbeDeadline,
 				RampingUp:     s.RampingUp,
@@ -458,6 +471,18 @@ func (h *handler) status() *status {
 		st.Transitions = append(st.Transitions, t)
 	}
 	return st
+}
+
+// ratioOf is the "ratio" of the breaker s, Stats.Ratio: nil, and left out of the JSON, where
+// it means nothing: for a ConsecutiveErrors rule, whose Bad is a run of failures and not a
+// share of a window, and for a window that holds no call, which includes every breaker not
+// CLOSED (0 of nothing would read as healthy while a breaker rejects every call).
+func ratioOf(s breaker.Stats) *float64 {
+	if s.Rule.Strategy == breaker.ConsecutiveErrors || s.Total == 0 {
+		return nil
+	}
+	r := s.Ratio()
+	return &r
 }
 
 // templateSettingsOf lists the template settings of snap (keys ending in "*") in the natural

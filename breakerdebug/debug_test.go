@@ -135,9 +135,9 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 			}},
 			map[string]any{"resource": "payments", "worst": "CLOSED", "breakers": []any{
 				map[string]any{"rule": ruleJSON(t, paymentsErrors), "state": "CLOSED", "dryRun": false,
-					"generation": 0, "total": 3, "bad": 1, "ruleText": "errors ≥ 50% · min 5 calls in 1s · retry 10s"},
+					"generation": 0, "total": 3, "bad": 1, "ratio": 1. / 3, "ruleText": "errors ≥ 50% · min 5 calls in 1s · retry 10s"},
 				map[string]any{"rule": ruleJSON(t, paymentsSlow), "state": "CLOSED", "dryRun": false,
-					"generation": 0, "total": 3, "bad": 0, "ruleText": "slow ≥ 50% (RT > 100ms) · min 5 calls in 1s · retry 10s"},
+					"generation": 0, "total": 3, "bad": 0, "ratio": 0, "ruleText": "slow ≥ 50% (RT > 100ms) · min 5 calls in 1s · retry 10s"},
 			}},
 		},
 		"overrides": []any{},
@@ -178,7 +178,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 			give: func(t *testing.T, m *breaker.Manager, clk *breakertest.Clock) {
 				call(m, "inventory", fail)
 			},
-			want: map[string]any{"state": "CLOSED", "dryRun": false, "generation": 0, "total": 1, "bad": 1},
+			want: map[string]any{"state": "CLOSED", "dryRun": false, "generation": 0, "total": 1, "bad": 1, "ratio": 1},
 		},
 		{
 			name: "OPEN: retryAt is the trip time + RetryTimeout",
@@ -229,6 +229,123 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 			gotJSON, err := json.Marshal(b)
 			require.NoError(t, err)
 			assert.JSONEq(t, string(wantJSON), string(gotJSON))
+		})
+	}
+}
+
+// Given breakers of each strategy with a known window on the fake clock, then each breaker's
+// "ratio" is Stats.Ratio, its bad calls over its calls: the share of slow calls for
+// SlowRequestRatio, of failed ones for ErrorRatio and ErrorCount; and it is left out where it
+// means nothing: for ConsecutiveErrors, whose count is a run of failures, for a window that
+// holds no call, and for a breaker not CLOSED, whose window is empty.
+func TestJSONRatio(t *testing.T) {
+	window := func(strategy breaker.Strategy, threshold float64) breaker.Rule {
+		return breaker.Rule{Resource: "svc", Strategy: strategy, Threshold: threshold, MinRequestAmount: 100,
+			MaxAllowedRT: 100 * time.Millisecond, StatInterval: time.Minute, RetryTimeout: time.Minute}
+	}
+	tests := []struct {
+		name      string
+		give      breaker.Rule
+		calls     func(m *breaker.Manager, clk *breakertest.Clock)
+		wantTotal uint64
+		wantBad   uint64
+		wantRatio any // nil: left out
+	}{
+		{
+			name: "SlowRequestRatio: the share of slow calls",
+			give: window(breaker.SlowRequestRatio, 0.9),
+			calls: func(m *breaker.Manager, clk *breakertest.Clock) {
+				for i := range 4 {
+					rt := 10 * time.Millisecond
+					if i == 0 {
+						rt = 200 * time.Millisecond // slow
+					}
+					call(m, "svc", func(context.Context) error { clk.Advance(rt); return nil })
+				}
+			},
+			wantTotal: 4, wantBad: 1, wantRatio: 0.25,
+		},
+		{
+			name: "ErrorRatio: the share of failed calls",
+			give: window(breaker.ErrorRatio, 0.9),
+			calls: func(m *breaker.Manager, _ *breakertest.Clock) {
+				for _, fn := range []func(context.Context) error{fail, fail, fail, succeed, succeed} {
+					call(m, "svc", fn)
+				}
+			},
+			wantTotal: 5, wantBad: 3, wantRatio: 0.6,
+		},
+		{
+			name: "ErrorCount: the share of failed calls",
+			give: window(breaker.ErrorCount, 10),
+			calls: func(m *breaker.Manager, _ *breakertest.Clock) {
+				for _, fn := range []func(context.Context) error{fail, succeed, succeed, succeed} {
+					call(m, "svc", fn)
+				}
+			},
+			wantTotal: 4, wantBad: 1, wantRatio: 0.25,
+		},
+		{
+			name: "ErrorRatio with no failure: 0, written",
+			give: window(breaker.ErrorRatio, 0.9),
+			calls: func(m *breaker.Manager, _ *breakertest.Clock) {
+				call(m, "svc", succeed)
+				call(m, "svc", succeed)
+			},
+			wantTotal: 2, wantBad: 0, wantRatio: 0,
+		},
+		{
+			name: "ConsecutiveErrors: a run, no ratio",
+			give: breaker.Rule{Resource: "svc", Strategy: breaker.ConsecutiveErrors, Threshold: 5,
+				RetryTimeout: time.Minute},
+			calls: func(m *breaker.Manager, _ *breakertest.Clock) {
+				call(m, "svc", succeed)
+				call(m, "svc", fail)
+				call(m, "svc", fail)
+			},
+			wantTotal: 2, wantBad: 2,
+		},
+		{
+			name:  "an empty window: no ratio",
+			give:  window(breaker.ErrorRatio, 0.9),
+			calls: func(*breaker.Manager, *breakertest.Clock) {},
+		},
+		{
+			name: "OPEN: an empty window, no ratio",
+			give: breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+				MinRequestAmount: 2, RetryTimeout: time.Minute},
+			calls: func(m *breaker.Manager, _ *breakertest.Clock) {
+				call(m, "svc", fail)
+				call(m, "svc", fail) // trips
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, clk, h := newManager(t, tt.give)
+			clk.Advance(100 * time.Millisecond)
+			tt.calls(m, clk)
+
+			var got struct {
+				Resources []struct {
+					Breakers []map[string]any `json:"breakers"`
+				} `json:"resources"`
+			}
+			require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+			require.Len(t, got.Resources, 1)
+			require.Len(t, got.Resources[0].Breakers, 1)
+			b := got.Resources[0].Breakers[0]
+			assert.Equal(t, float64(tt.wantTotal), b["total"])
+			assert.Equal(t, float64(tt.wantBad), b["bad"])
+			ratio, ok := b["ratio"]
+			if tt.wantRatio == nil {
+				assert.False(t, ok, "no ratio, but %v", ratio)
+				return
+			}
+			require.True(t, ok, "a ratio")
+			assert.InDelta(t, tt.wantRatio, ratio, 1e-12)
+			stats := m.Snapshot().Resources[0].Breakers[0]
+			assert.InDelta(t, stats.Ratio(), ratio, 1e-12, "Stats.Ratio")
 		})
 	}
 }

@@ -142,6 +142,7 @@ func TestE2EChromium(t *testing.T) {
 	}
 	call(m, "payments", succeed)
 	call(m, "payments", succeed)
+	call(m, "payments", fail)  // 1 failed of 3, none slow: below the thresholds and MinRequestAmount
 	call(m, "shadow", fail)    // trips the DryRun rule
 	call(m, "bypassed", fail)  // trips the forced-closed resource's breaker
 	call(m, "api/users", fail) // trips the breaker the template made for it
@@ -205,8 +206,11 @@ func TestE2EChromium(t *testing.T) {
 		`<div class="rule-text">2 failures in a row · retry 1m0s, doubling per failed probe up to 5m0s, `+
 			`up to 20% sooner (jitter) · 3 probes in a row to close</div>`, "no window, and the recovery")
 	assert.Contains(t, rowOf(t, breakers, "&lt;script&gt;alert(1)&lt;/script&gt;"),
-		`<td class="num">1 failed in a row</td>`, "its run of failures, not a window")
-	assert.Contains(t, rowOf(t, breakers, "payments"), "0 bad of 2", "the window counts")
+		`<td class="num window">1 failed in a row</td>`, "its run of failures, not a window, and no ratio")
+	assert.Contains(t, rowOf(t, breakers, "payments"),
+		`>1 failed of 3 <span class="ratio">(33.3%)</span></td>`, "the window counts and the failure ratio")
+	assert.Contains(t, breakers, `>0 slow of 3 <span class="ratio">(0%)</span></td>`,
+		"payments' second rule: its slow calls and their ratio")
 
 	transitions := section(t, dom, "transitions")
 	assert.Contains(t, rowOf(t, transitions, "inventory"), "ThresholdExceeded (3)")

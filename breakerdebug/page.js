@@ -203,12 +203,36 @@
     return tr;
   }
 
-  // windowText is what a CLOSED breaker counts: its window's bad calls, or for a
-  // ConsecutiveErrors rule, which keeps no window, its current run of failures.
-  function windowText(b) {
-    if (b.state !== "CLOSED") return "—";
-    if (b.rule && b.rule.strategy === "ConsecutiveErrors") return b.bad + " failed in a row";
-    return b.bad + " bad of " + b.total;
+  // badWord names what a breaker's bad calls are: slow for a SlowRequestRatio rule, failed for
+  // the others.
+  function badWord(b) {
+    return b.rule && b.rule.strategy === "SlowRequestRatio" ? "slow" : "failed";
+  }
+
+  // percent formats a ratio (0 to 1) as a percentage to 0.1.
+  function percent(ratio) {
+    return Number((ratio * 100).toFixed(1)) + "%";
+  }
+
+  // windowCell shows what a CLOSED breaker counts: its window's slow or failed calls of its
+  // calls, with their share ("ratio", which the server leaves out of an empty window); or for a
+  // ConsecutiveErrors rule, which keeps no window, its current run of failures, which has no
+  // share.
+  function windowCell(b) {
+    const td = el("td", "num window");
+    if (b.state !== "CLOSED") {
+      td.textContent = "—";
+    } else if (b.rule && b.rule.strategy === "ConsecutiveErrors") {
+      td.textContent = b.bad + " failed in a row";
+    } else {
+      const word = badWord(b);
+      td.textContent = b.bad + " " + word + " of " + b.total;
+      if (typeof b.ratio === "number") {
+        td.append(" ", el("span", "ratio", "(" + percent(b.ratio) + ")"));
+        td.title = "share of the calls in the window that were " + word;
+      }
+    }
+    return td;
   }
 
   function emptyRow(text, columns) {
@@ -278,7 +302,7 @@
         el("td", "resource", res.resource),
         ruleCell(b.rule, b.ruleText),
         state,
-        el("td", "num", windowText(b)),
+        windowCell(b),
         retry,
         el("td", "num", b.generation),
         rows.length === 0 ? settingsCell(res, o) : el("td"));

@@ -52,6 +52,7 @@ type snapshotBreaker struct {
 	Generation    uint64          `json:"generation"`
 	Total         uint64          `json:"total"`
 	Bad           uint64          `json:"bad"`
+	Ratio         *float64        `json:"ratio"`
 	RetryAt       string          `json:"retryAt"`
 	ProbeDeadline string          `json:"probeDeadline"`
 	RampingUp     bool            `json:"rampingUp"`
@@ -73,6 +74,16 @@ func stampOf(t time.Time) string {
 		return ""
 	}
 	return t.Format(time.RFC3339Nano)
+}
+
+// ratioOf is the "ratio" of the breaker b: its Stats.Ratio, but none for ConsecutiveErrors,
+// whose count is a run, nor for a window that holds no call.
+func ratioOf(b breaker.Stats) *float64 {
+	if b.Rule.Strategy == breaker.ConsecutiveErrors || b.Total == 0 {
+		return nil
+	}
+	r := b.Ratio()
+	return &r
 }
 
 // docOf is the status document that snap makes, its resources by name: every resource with
@@ -106,8 +117,8 @@ func docOf(t *testing.T, snap breaker.Snapshot) snapshotDoc {
 			require.NoError(t, err)
 			res.Breakers = append(res.Breakers, snapshotBreaker{Rule: rule, State: b.State.String(),
 				DryRun: b.Rule.DryRun || r.Settings.Force == breaker.ForceClosed, Generation: b.Generation,
-				Total: b.Total, Bad: b.Bad, RetryAt: stampOf(b.RetryAt), ProbeDeadline: stampOf(b.ProbeDeadline),
-				RampingUp: b.RampingUp})
+				Total: b.Total, Bad: b.Bad, Ratio: ratioOf(b), RetryAt: stampOf(b.RetryAt),
+				ProbeDeadline: stampOf(b.ProbeDeadline), RampingUp: b.RampingUp})
 		}
 		doc.Resources = append(doc.Resources, res)
 	}
@@ -126,9 +137,10 @@ func docOf(t *testing.T, snap breaker.Snapshot) snapshotDoc {
 
 // Given a rule and settings of its own, a template rule and a template setting, a template
 // setting with no template rule, overrides of a template's name and of a resource without
-// rules, calls in flight and a tripped template breaker, then the JSON's time, resources
-// (settings, calls in flight, breakers and dry run), overrides and template counts are what
-// one Manager.Snapshot, taken at the same instant of the fake clock, says.
+// rules, calls in flight, a tripped template breaker and a call in a forced-closed one's window,
+// then the JSON's time, resources (settings, calls in flight, breakers with their window counts
+// and ratios, and dry run), overrides and template counts are what one Manager.Snapshot, taken
+// at the same instant of the fake clock, says.
 func TestJSONIsOneSnapshot(t *testing.T) {
 	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
@@ -157,6 +169,7 @@ func TestJSONIsOneSnapshot(t *testing.T) {
 		require.Equal(t, http.StatusOK, post(w.h, body).Code, body)
 	}
 	w.clk.Advance(1500 * time.Millisecond)
+	call(w.m, "api/held", succeed) // a window with a call, and a ratio: 0 failed of 1
 
 	rec := get(w.h, http.MethodGet, path+"?format=json", nil)
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -187,6 +200,9 @@ func TestJSONIsOneSnapshot(t *testing.T) {
 	require.NotNil(t, apiHeld.InFlight)
 	assert.Equal(t, int64(2), *apiHeld.InFlight)
 	assert.Equal(t, "OPEN", got.Resources[0].Breakers[0].State)
+	assert.Nil(t, got.Resources[0].Breakers[0].Ratio, "an OPEN breaker's window is empty: no ratio")
+	require.NotNil(t, apiHeld.Breakers[0].Ratio, "api/held's window holds a call")
+	assert.Equal(t, 0., *apiHeld.Breakers[0].Ratio)
 	require.NotNil(t, got.Resources[2].InFlight)
 	assert.Equal(t, int64(1), *got.Resources[2].InFlight)
 	assert.Len(t, got.Overrides, 2)

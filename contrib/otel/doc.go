@@ -1,6 +1,7 @@
 // Package breakerotel reports the calls and breakers of a [breaker.Manager] as OpenTelemetry
 // metrics: calls by outcome (blocked calls by cause), their durations, each breaker's state
-// (breaker.state, and breaker.status, whose sum counts the breakers in each state) and every
+// (breaker.state, and breaker.status, whose sum counts the breakers in each state) and its
+// window (breaker.window.calls, breaker.window.bad and breaker.window.ratio), every
 // state change, each resource's settings (force, concurrency limit, timeout) with its calls in
 // flight, the operators' overrides in force with their ends, and how many breakers template
 // rules made.
@@ -24,6 +25,16 @@
 // breaker. A call that ran although a DryRun rule or a ForceClosed resource's breaker would have
 // rejected it counts also as outcome "would_reject", with breaker.mode "dry_run" or
 // "force_closed"; the state gauge and the transitions counter carry breaker.dry_run.
+//
+// breaker.window.calls and breaker.window.bad are each breaker's window as its
+// [breaker.Stats] read it: its calls, and the slow ones (SlowRequestRatio) or the failed ones
+// (ErrorRatio, ErrorCount) among them; for ConsecutiveErrors, which keeps no window, both are
+// its current run of failures. breaker.window.ratio is bad over calls ([breaker.Stats.Ratio]):
+// the window's slow-call rate or failure rate, which a ratio rule compares with its Threshold,
+// 0 while the window is empty; a ConsecutiveErrors breaker, whose count is a run, has none. All
+// three are 0 unless the breaker is CLOSED, and carry the breaker.resource and breaker.rule of
+// its breaker.state; like it, they are reported for the breakers a template made only for the
+// names within the bounds below.
 //
 // breaker.override is 1 for each resource that an operator's override (breaker.Manager.Override)
 // forces now, with breaker.force "open", "closed" or "auto", and breaker.override.end is when

@@ -73,6 +73,9 @@ func Example() {
 	// breaker.status{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0,breaker.state=open} 1
 	// breaker.timeout{breaker.resource=payments,breaker.settings.from=own} 2
 	// breaker.transitions{breaker.dry_run=false,breaker.reason=ThresholdExceeded,breaker.resource=payments,breaker.state.from=CLOSED,breaker.state.to=OPEN} 1
+	// breaker.window.bad{breaker.resource=payments,breaker.rule=ErrorCount#0} 0
+	// breaker.window.calls{breaker.resource=payments,breaker.rule=ErrorCount#0} 0
+	// breaker.window.ratio{breaker.resource=payments,breaker.rule=ErrorCount#0} 0
 }
 
 // summary prints each data point of rm on one line, sorted; durations only by their count,

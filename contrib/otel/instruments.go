@@ -30,6 +30,15 @@ const (
 	// calls after a probe closed it, else 0.
 	RampingUpName   = "breaker.ramping_up"
 	TransitionsName = "breaker.transitions"
+	// The window of each breaker that breaker.state reports, with its ResourceKey and RuleKey
+	// (breaker.Stats): WindowCallsName its calls, WindowBadName the slow ones
+	// (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount) among them, and
+	// WindowRatioName bad over calls (Stats.Ratio), the window's slow-call rate or failure
+	// rate, 0 while the window is empty. For ConsecutiveErrors, which keeps no window, calls and
+	// bad are its current run of failures, and there is no ratio. All are 0 unless CLOSED.
+	WindowCallsName = "breaker.window.calls"
+	WindowBadName   = "breaker.window.bad"
+	WindowRatioName = "breaker.window.ratio"
 	// The settings that apply to each resource that has them (breaker.Manager.LoadResources),
 	// its own or a template setting's, with SettingsFromKey, unless they are all zero; and its
 	// calls in flight. Observed when the reader collects; a template setting's key is no
@@ -162,6 +171,9 @@ type Instruments struct {
 	state        metric.Int64ObservableGauge
 	status       metric.Int64ObservableUpDownCounter
 	rampingUp    metric.Int64ObservableGauge
+	windowCalls  metric.Int64ObservableGauge
+	windowBad    metric.Int64ObservableGauge
+	windowRatio  metric.Float64ObservableGauge
 	transitions  metric.Int64Counter
 	force        metric.Int64ObservableGauge
 	inFlight     metric.Int64ObservableGauge
@@ -216,7 +228,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
 		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
-	var errs [16]error
+	var errs [19]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -233,6 +245,15 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.rampingUp, errs[11] = meter.Int64ObservableGauge(RampingUpName,
 		metric.WithUnit("1"),
 		metric.WithDescription("1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0."))
+	ins.windowCalls, errs[16] = meter.Int64ObservableGauge(WindowCallsName,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Calls in the window of each breaker; for ConsecutiveErrors, its current run of failures. 0 unless CLOSED."))
+	ins.windowBad, errs[17] = meter.Int64ObservableGauge(WindowBadName,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Of the calls in the window of each breaker, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED."))
+	ins.windowRatio, errs[18] = meter.Float64ObservableGauge(WindowRatioName,
+		metric.WithUnit("1"),
+		metric.WithDescription("breaker.window.bad over breaker.window.calls, from 0 to 1: the slow-call rate (SlowRequestRatio) or the failure rate (ErrorRatio, ErrorCount) of the window of each breaker; 0 while the window is empty, as it is unless CLOSED. None for ConsecutiveErrors."))
 	ins.transitions, errs[3] = meter.Int64Counter(TransitionsName,
 		metric.WithUnit("{transition}"),
 		metric.WithDescription("State changes of the breakers."))
@@ -279,11 +300,12 @@ func (ins *Instruments) Option() breaker.Option {
 	return breaker.WithCallObserver(callObserver{ins})
 }
 
-// Watch reports the state of m's breakers through the state gauge and breaker.status, their
-// state changes through the transitions counter, the settings of m's resources through the
-// force, in-flight, concurrency-limit and timeout gauges, the overrides in force through the
-// override gauges, and its template breakers through the template instruments, until Close. It returns ErrWatching after an earlier Watch
-// succeeded, ErrClosed after Close, and the error of the Meter's RegisterCallback.
+// Watch reports the state of m's breakers through the state gauge and breaker.status, their windows
+// through the window gauges, their state changes through the transitions counter, the settings of
+// m's resources through the force, in-flight, concurrency-limit and timeout gauges, the overrides
+// in force through the override gauges, and its template breakers through the template instruments,
+// until Close. It returns ErrWatching after an earlier Watch succeeded, ErrClosed after Close, and
+// the error of the Meter's RegisterCallback.
 func (ins *Instruments) Watch(m *breaker.Manager) error {
 	if m == nil {
 		return errors.New("breakerotel: Watch(nil)")
@@ -303,7 +325,7 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		ins.observeOverrides(o, &snap)
 		ins.observeTemplates(o, &snap)
 		return nil
-	}, ins.state, ins.status, ins.rampingUp, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
+	}, ins.state, ins.status, ins.rampingUp, ins.windowCalls, ins.windowBad, ins.windowRatio, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
 		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)

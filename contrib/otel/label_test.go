@@ -105,6 +105,11 @@ func TestNamesThatShareALabelGiveOneSeries(t *testing.T) {
 		assert.Equal(t, 0.0, only(t, got, breakerotel.StatusName, append(kvs, breakerotel.StateKey.String(breakerotel.StateOpen))...))
 	}
 	assert.Len(t, got[breakerotel.StateName], 2)
+	pay := []attribute.KeyValue{breakerotel.ResourceKey.String("pay\uFFFD"), breakerotel.RuleKey.String("ErrorCount#0")}
+	assert.Equal(t, 1.0, only(t, got, breakerotel.WindowCallsName, pay...), "pay\xfe's window, not pay\xff's, which tripped")
+	for _, name := range []string{breakerotel.WindowCallsName, breakerotel.WindowBadName, breakerotel.WindowRatioName} {
+		assert.Len(t, got[name], 2, name)
+	}
 
 	resource := func(name string) attribute.KeyValue { return breakerotel.ResourceKey.String(name) }
 	own := breakerotel.SettingsFromKey.String(breakerotel.SettingsOwn)

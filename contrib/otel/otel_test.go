@@ -301,7 +301,8 @@ func TestWithAttributes(t *testing.T) {
 	for _, name := range []string{breakerotel.CallsName, breakerotel.DurationName, breakerotel.StateName,
 		breakerotel.StatusName, breakerotel.TransitionsName, breakerotel.ForceName, breakerotel.InFlightName,
 		breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName, breakerotel.OverrideName,
-		breakerotel.OverrideEndName} {
+		breakerotel.OverrideEndName, breakerotel.WindowCallsName, breakerotel.WindowBadName,
+		breakerotel.WindowRatioName} {
 		m, ok := f.metric(name)
 		require.True(t, ok, name)
 		metricdatatest.AssertHasAttributes(t, m, manager)
@@ -327,6 +328,9 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.call.duration", wantUnit: "s", wantKind: metricdata.Histogram[float64]{}},
 		{give: "breaker.state", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.status", wantUnit: "1", wantKind: metricdata.Sum[int64]{}},
+		{give: "breaker.window.calls", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.window.bad", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.window.ratio", wantUnit: "1", wantKind: metricdata.Gauge[float64]{}},
 		{give: "breaker.transitions", wantUnit: "{transition}", wantKind: metricdata.Sum[int64]{}},
 		{give: "breaker.force", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.in_flight", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
@@ -365,7 +369,8 @@ func TestClose(t *testing.T) {
 
 	f.assertData(breakerotel.CallsName, counter(calls("db", breakerotel.OutcomePassed, 1)))
 	f.assertData(breakerotel.DurationName, histogram(durations("db", 0.001)))
-	for _, name := range []string{breakerotel.StateName, breakerotel.StatusName, breakerotel.TransitionsName} {
+	for _, name := range []string{breakerotel.StateName, breakerotel.StatusName, breakerotel.TransitionsName,
+		breakerotel.WindowCallsName, breakerotel.WindowBadName, breakerotel.WindowRatioName} {
 		_, ok := f.metric(name)
 		assert.False(t, ok, "%s reports after Close", name)
 	}
@@ -507,8 +512,8 @@ func TestCallAllocations(t *testing.T) {
 func succeed(context.Context) error { return nil }
 func fail(context.Context) error    { return errDown }
 
-// Given a template rule, then the state gauge has the breaker it made for each name within
-// the bound, and none for a name measured as "_other".
+// Given a template rule, then the state gauge and the window gauges have the breaker it made
+// for each name within the bound, and none for a name measured as "_other".
 func TestTemplateStates(t *testing.T) {
 	tmpl := breaker.Rule{ID: "per-host", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		RetryTimeout: time.Minute}
@@ -520,6 +525,14 @@ func TestTemplateStates(t *testing.T) {
 	f.assertData(breakerotel.StateName, gauge(
 		state("api/a", "per-host", breaker.Open),
 		state("api/b", "per-host", breaker.Closed),
+	))
+	f.assertData(breakerotel.WindowCallsName, gauge(
+		windowPoint("api/a", "per-host", int64(0)), // OPEN: its window starts empty when it closes
+		windowPoint("api/b", "per-host", int64(1)),
+	))
+	f.assertData(breakerotel.WindowRatioName, floatGauge(
+		windowPoint("api/a", "per-host", 0.),
+		windowPoint("api/b", "per-host", 0.),
 	))
 }
 
@@ -577,4 +590,70 @@ func TestRampingUp(t *testing.T) {
 	f.clock.Advance(100 * time.Millisecond)
 	require.NoError(t, f.call("db", 0, nil))
 	f.assertData(breakerotel.RampingUpName, gauge(ramping(0)))
+}
+
+// windowPoint is the data point of a window gauge of the breaker of rule on resource.
+func windowPoint[N int64 | float64](resource, rule string, v N) metricdata.DataPoint[N] {
+	return metricdata.DataPoint[N]{Value: v, Attributes: set(
+		breakerotel.ResourceKey.String(resource), breakerotel.RuleKey.String(rule))}
+}
+
+// Given the three strategies that keep a window and a ConsecutiveErrors rule on one resource,
+// with calls of known RTs and outcomes on the fake clock, then the window gauges are each
+// breaker's window: its calls, its slow (SlowRequestRatio) or failed (ErrorRatio, ErrorCount)
+// calls and their share; the ConsecutiveErrors breaker its run of failures and no ratio. Once
+// the window's time has passed, the window is empty: 0 calls, ratio 0. A tripped breaker's are 0.
+func TestWindow(t *testing.T) {
+	const minute = time.Minute
+	f := newFixture(t, []breaker.Rule{
+		{ID: "db-errors", Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 0.9,
+			MinRequestAmount: 100, StatInterval: minute, RetryTimeout: minute},
+		{ID: "db-slow", Resource: "db", Strategy: breaker.SlowRequestRatio, Threshold: 0.9,
+			MaxAllowedRT: 100 * time.Millisecond, MinRequestAmount: 100, StatInterval: minute, RetryTimeout: minute},
+		{ID: "db-count", Resource: "db", Strategy: breaker.ErrorCount, Threshold: 100,
+			MinRequestAmount: 1, StatInterval: minute, RetryTimeout: minute},
+		{ID: "db-run", Resource: "db", Strategy: breaker.ConsecutiveErrors, Threshold: 5, RetryTimeout: minute},
+		errorCount("mail", 1),
+	})
+	require.NoError(t, f.call("db", 200*time.Millisecond, nil)) // slow
+	require.NoError(t, f.call("db", 10*time.Millisecond, nil))
+	require.ErrorIs(t, f.call("db", 10*time.Millisecond, errDown), errDown)
+	require.ErrorIs(t, f.call("db", 10*time.Millisecond, errDown), errDown) // a run of 2
+	require.ErrorIs(t, f.call("mail", 0, errDown), errDown)                 // trips
+
+	f.assertData(breakerotel.WindowCallsName, gauge(
+		windowPoint("db", "db-errors", int64(4)),
+		windowPoint("db", "db-slow", int64(4)),
+		windowPoint("db", "db-count", int64(4)),
+		windowPoint("db", "db-run", int64(2)),
+		windowPoint("mail", "ErrorCount#0", int64(0)),
+	))
+	f.assertData(breakerotel.WindowBadName, gauge(
+		windowPoint("db", "db-errors", int64(2)),
+		windowPoint("db", "db-slow", int64(1)),
+		windowPoint("db", "db-count", int64(2)),
+		windowPoint("db", "db-run", int64(2)),
+		windowPoint("mail", "ErrorCount#0", int64(0)),
+	))
+	f.assertData(breakerotel.WindowRatioName, floatGauge(
+		windowPoint("db", "db-errors", 0.5),
+		windowPoint("db", "db-slow", 0.25),
+		windowPoint("db", "db-count", 0.5),
+		windowPoint("mail", "ErrorCount#0", 0.),
+	))
+
+	f.clock.Advance(2 * minute) // the windows have moved past every call; the run goes on
+	f.assertData(breakerotel.WindowCallsName, gauge(
+		windowPoint("db", "db-errors", int64(0)),
+		windowPoint("db", "db-slow", int64(0)),
+		windowPoint("db", "db-count", int64(0)),
+		windowPoint("db", "db-run", int64(2)),
+		windowPoint("mail", "ErrorCount#0", int64(0)),
+	))
+	f.assertData(breakerotel.WindowRatioName, floatGauge(
+		windowPoint("db", "db-errors", 0.),
+		windowPoint("db", "db-slow", 0.),
+		windowPoint("db", "db-count", 0.),
+		windowPoint("mail", "ErrorCount#0", 0.),
+	))
 }

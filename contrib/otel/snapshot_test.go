@@ -17,6 +17,7 @@ import (
 
 // snapshotInstruments are the instruments a collection reads from the Manager's Snapshot.
 var snapshotInstruments = []string{breakerotel.StateName, breakerotel.StatusName, breakerotel.RampingUpName,
+	breakerotel.WindowCallsName, breakerotel.WindowBadName, breakerotel.WindowRatioName,
 	breakerotel.ForceName, breakerotel.InFlightName, breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName,
 	breakerotel.OverrideName, breakerotel.OverrideEndName, breakerotel.TemplateBreakersName,
 	breakerotel.TemplateSettingsName, breakerotel.TemplateLimitName, breakerotel.TemplateDroppedName}
@@ -71,9 +72,11 @@ func (f *fixture) observed() map[string]float64 {
 
 // Given a template rule and a template setting, a rule and settings of its own, overrides of a
 // name that takes the template setting and of the resource with settings of its own, calls in
-// flight under both and a tripped template breaker, then one collection's observations are
-// what one Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's
-// state, status and dry run, the calls in flight of each resource with settings, the settings
+// flight under both, a tripped template breaker, a call in the window of a forced-closed one and
+// a ConsecutiveErrors rule with a run of failures, then one collection's observations are what
+// one Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's
+// state, status and dry run, its window's calls and bad calls and their ratio (none for
+// ConsecutiveErrors), the calls in flight of each resource with settings, the settings
 // that apply to each resource as loaded with the key they come from, the overrides in force
 // and the template counts, and nothing else: no data point for a template key.
 func TestCollectionIsOneSnapshot(t *testing.T) {
@@ -81,7 +84,9 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
 	pay := breaker.Rule{ID: "pay-errors", Resource: "pay", Strategy: breaker.ErrorCount, Threshold: 3,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
-	f := newOverrideFixture(t, []breaker.Rule{api, pay})
+	run := breaker.Rule{ID: "queue-run", Resource: "queue", Strategy: breaker.ConsecutiveErrors, Threshold: 5,
+		RetryTimeout: time.Minute}
+	f := newOverrideFixture(t, []breaker.Rule{api, pay, run})
 	f.settings(map[string]breaker.ResourceConfig{
 		"api/*": {MaxConcurrency: 5, Timeout: 2 * time.Second},
 		"pay":   {MaxConcurrency: 3, Timeout: 1500 * time.Millisecond},
@@ -92,6 +97,9 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 	f.override("api/held", breaker.ForceClosed, time.Hour)
 	f.override("pay", breaker.ForceOpen, 30*time.Minute)
 	f.clock.Advance(time.Second)
+	require.NoError(t, f.call("api/held", 0, nil))           // 0 failed of 1 in its window
+	require.ErrorIs(t, f.call("queue", 0, errDown), errDown) // a run of 1
+	require.ErrorIs(t, f.call("queue", 0, errDown), errDown) // a run of 2
 
 	snap := f.m.Snapshot()
 	h := resourceIn(t, &snap, "api/held")
@@ -100,6 +108,8 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 	require.NotNil(t, h.Override)
 	require.Equal(t, breaker.ForceClosed, h.Override.Force)
 	require.Len(t, h.Breakers, 1)
+	require.Equal(t, uint64(1), h.Breakers[0].Total)
+	require.Equal(t, uint64(2), resourceIn(t, &snap, "queue").Breakers[0].Bad)
 	d := resourceIn(t, &snap, "api/down")
 	require.Len(t, d.Breakers, 1)
 	require.Equal(t, breaker.Open, d.Breakers[0].State)
@@ -123,6 +133,12 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 					in = 1
 				}
 				want[point(breakerotel.StatusName, append(kvs, breakerotel.StateKey.String(name))...)] = in
+			}
+			window := []attribute.KeyValue{resource, breakerotel.RuleKey.String(b.Rule.ID)}
+			want[point(breakerotel.WindowCallsName, window...)] = float64(b.Total)
+			want[point(breakerotel.WindowBadName, window...)] = float64(b.Bad)
+			if b.Rule.Strategy != breaker.ConsecutiveErrors {
+				want[point(breakerotel.WindowRatioName, window...)] = b.Ratio()
 			}
 		}
 		if r.SettingsFrom != "" {
@@ -157,6 +173,12 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 	assert.Equal(t, 2., got[point(breakerotel.InFlightName, breakerotel.ResourceKey.String("api/held"))])
 	assert.Equal(t, 2., got[point(breakerotel.TimeoutName, breakerotel.ResourceKey.String("api/held"),
 		breakerotel.SettingsFromKey.String("api/*"))], "the template setting's timeout, on the name that takes it")
+	heldWindow := []attribute.KeyValue{breakerotel.ResourceKey.String("api/held"), breakerotel.RuleKey.String("api-errors")}
+	assert.Equal(t, 1., got[point(breakerotel.WindowCallsName, heldWindow...)])
+	assert.Contains(t, got, point(breakerotel.WindowRatioName, heldWindow...))
+	queue := []attribute.KeyValue{breakerotel.ResourceKey.String("queue"), breakerotel.RuleKey.String("queue-run")}
+	assert.Equal(t, 2., got[point(breakerotel.WindowBadName, queue...)], "the run")
+	assert.NotContains(t, got, point(breakerotel.WindowRatioName, queue...), "a run has no ratio")
 	payForce := point(breakerotel.ForceName, breakerotel.ResourceKey.String("pay"),
 		breakerotel.SettingsFromKey.String(breakerotel.SettingsOwn))
 	require.Contains(t, got, payForce)

@@ -47,7 +47,7 @@ func (ins *Instruments) observeStates(o metric.Observer, snap *breaker.Snapshot)
 }
 
 // observeResource reports, as breaker.resource resource, the state of each of the breakers of
-// one resource, whose Force is force, and whether it ramps up.
+// one resource, whose Force is force, whether it ramps up, and its window (observeWindow).
 func (ins *Instruments) observeResource(o metric.Observer, breakers []breaker.Stats, resource string,
 	force breaker.Force) {
 	forcedClosed := force == breaker.ForceClosed
@@ -68,6 +68,19 @@ func (ins *Instruments) observeResource(o metric.Observer, breakers []breaker.St
 			}
 			o.ObserveInt64(ins.rampingUp, ramping, metric.WithAttributeSet(set))
 		}
+		ins.observeWindow(o, st, resource, label)
+	}
+}
+
+// observeWindow reports the window of the breaker st, as breaker.resource resource and
+// breaker.rule rule: its calls and bad calls, and their ratio but for a ConsecutiveErrors rule,
+// whose Bad is a run of failures and not a share of a window.
+func (ins *Instruments) observeWindow(o metric.Observer, st *breaker.Stats, resource, rule string) {
+	opt := metric.WithAttributeSet(ins.set(ResourceKey.String(resource), RuleKey.String(rule)))
+	o.ObserveInt64(ins.windowCalls, int64(st.Total), opt)
+	o.ObserveInt64(ins.windowBad, int64(st.Bad), opt)
+	if st.Rule.Strategy != breaker.ConsecutiveErrors {
+		o.ObserveFloat64(ins.windowRatio, st.Ratio(), opt)
 	}
 }
 

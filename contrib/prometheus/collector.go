@@ -18,6 +18,9 @@
 //	breaker_rt_seconds{resource}                                histogram
 //	breaker_state{resource,rule,dry_run}                        gauge
 //	breaker_ramping_up{resource,rule}                           gauge (rules with RampUp)
+//	breaker_window_calls{resource,rule}                         gauge
+//	breaker_window_bad{resource,rule}                           gauge
+//	breaker_window_ratio{resource,rule}                         gauge (not ConsecutiveErrors)
 //	breaker_transitions_total{resource,from,to,reason,dry_run}  counter
 //	breaker_force{resource,settings_from}                       gauge
 //	breaker_in_flight{resource}                                 gauge
@@ -30,28 +33,35 @@
 //	breaker_template_limit                                       gauge
 //	breaker_template_dropped_total                               counter
 //
-// Every call that ran counts once as outcome "passed"; those of them that failed count also
-// as "failed", and those that a SlowRequestRatio rule found slow also as "slow" (a call may be
-// both). A call that was not let through counts as "blocked", and once in
-// breaker_rejected_total by its cause: "open" (a breaker), "forced_open" (the resource is
-// ForceOpen), "concurrency_limit" or "slot". A call that ran although a breaker would have
-// rejected it counts in breaker_would_reject_total, by mode: "dry_run" (the rule is DryRun)
-// or "force_closed". breaker_state and breaker_transitions_total say dry_run="true" for a
-// breaker that rejects nothing, so a DryRun or ForceClosed breaker that trips is not mistaken
-// for one that rejects calls. breaker_force, breaker_max_concurrency and
-// breaker_timeout_seconds are the settings that apply to each resource (Manager.LoadResources),
-// unless they are all zero, with settings_from the key they come from: "own" (SettingsOwn) for
-// the resource's own settings, or the template setting's key, such as "*" or "GET *", for a
-// resource that takes a template setting's. A template key is never a resource label.
-// breaker_in_flight is the calls in flight of each resource with settings, its own or a
-// template's. breaker_override is 1 for each resource an operator's override
+// Every call that ran counts once as outcome "passed"; those of them that failed count also as
+// "failed", and those that a SlowRequestRatio rule found slow also as "slow" (a call may be both).
+// A call that was not let through counts as "blocked", and once in breaker_rejected_total by its
+// cause: "open" (a breaker), "forced_open" (the resource is ForceOpen), "concurrency_limit" or
+// "slot". A call that ran although a breaker would have rejected it counts in
+// breaker_would_reject_total, by mode: "dry_run" (the rule is DryRun) or "force_closed".
+// breaker_state and breaker_transitions_total say dry_run="true" for a breaker that rejects
+// nothing, so a DryRun or ForceClosed breaker that trips is not mistaken for one that rejects
+// calls. breaker_window_calls and breaker_window_bad are each breaker's window as its Stats read
+// it: its calls, and the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount)
+// among them; for ConsecutiveErrors, which keeps no window, both are its current run of failures.
+// breaker_window_ratio is bad over calls (Stats.Ratio): the window's slow-call rate or failure
+// rate, which a ratio rule compares with its Threshold, 0 while the window is empty; a
+// ConsecutiveErrors breaker, whose count is a run, has none. All three are 0 unless the breaker is
+// CLOSED: its window starts empty after each recovery.
+//
+// breaker_force, breaker_max_concurrency and breaker_timeout_seconds are the settings that apply to
+// each resource (Manager.LoadResources), unless they are all zero, with settings_from the key they
+// come from: "own" (SettingsOwn) for the resource's own settings, or the template setting's key,
+// such as "*" or "GET *", for a resource that takes a template setting's. A template key is never a
+// resource label. breaker_in_flight is the calls in flight of each resource with settings, its own
+// or a template's. breaker_override is 1 for each resource an operator's override
 // (Manager.Override) forces now, with its force ("open", "closed" or "auto"), and
-// breaker_override_end_timestamp_seconds when the override ends; while it lasts,
-// breaker_state's dry_run follows its force. An override beginning or ending moves no breaker,
-// so breaker_transitions_total does not count it. The breaker_template metrics, sent while a
-// template rule or a template setting is loaded, are the breakers template rules made, the
-// names that hold template settings, their bound (WithMaxTemplateBreakers) and the resources
-// dropped to stay within it. See the README for every metric.
+// breaker_override_end_timestamp_seconds when the override ends; while it lasts, breaker_state's
+// dry_run follows its force. An override beginning or ending moves no breaker, so
+// breaker_transitions_total does not count it. The breaker_template metrics, sent while a template
+// rule or a template setting is loaded, are the breakers template rules made, the names that hold
+// template settings, their bound (WithMaxTemplateBreakers) and the resources dropped to stay within
+// it. See the README for every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
 // get series of their own, as long as each is at most 1 KiB (WithMaxNameLength) and together
@@ -59,8 +69,9 @@
 // resource="_other" (OverflowResource). The Collector keeps its own copy of each name. The
 // gauges are read from one Manager.Snapshot at each scrape, so that they agree with each other:
 // the Manager's rules and settings, which its operators, not its callers, decide. The breakers
-// a template rule made are named by callers: breaker_state has a series for those of the names
-// with series of their own, and none for the names counted under "_other". The names that hold
+// a template rule made are named by callers: breaker_state and the window gauges have a series
+// for those of the names with series of their own, and none for the names counted under
+// "_other". The names that hold
 // template settings take names of the bound too: past it, their settings are reported under
 // "_other", once for each template key, and their calls in flight added up there. An override
 // may name any resource, so the override gauges take names of the bound too: those past it are
@@ -109,6 +120,9 @@ type Collector struct {
 	transitions  *prometheus.CounterVec
 	state        *prometheus.Desc
 	rampingUp    *prometheus.Desc
+	windowCalls  *prometheus.Desc
+	windowBad    *prometheus.Desc
+	windowRatio  *prometheus.Desc
 	force        *prometheus.Desc
 	inFlight     *prometheus.Desc
 	maxConc      *prometheus.Desc
@@ -177,6 +191,15 @@ func New(opts ...Option) *Collector {
 			[]string{"resource", "rule", "dry_run"}, nil),
 		rampingUp: prometheus.NewDesc("breaker_ramping_up",
 			"1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0.",
+			[]string{"resource", "rule"}, nil),
+		windowCalls: prometheus.NewDesc("breaker_window_calls",
+			"Calls in the window of the breaker of each loaded rule; for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.",
+			[]string{"resource", "rule"}, nil),
+		windowBad: prometheus.NewDesc("breaker_window_bad",
+			"Of the calls in the window of the breaker of each loaded rule, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.",
+			[]string{"resource", "rule"}, nil),
+		windowRatio: prometheus.NewDesc("breaker_window_ratio",
+			"breaker_window_bad over breaker_window_calls, from 0 to 1: the slow-call rate (SlowRequestRatio) or the failure rate (ErrorRatio, ErrorCount) of the window of each breaker; 0 while the window is empty, as it is unless CLOSED. None for ConsecutiveErrors.",
 			[]string{"resource", "rule"}, nil),
 		force: prometheus.NewDesc("breaker_force",
 			"Force of each resource with settings, as loaded, by the key they come from (settings_from: own, or a template key such as *): 0 auto, 1 forced open (every call rejected), 2 forced closed (no call rejected by the breakers).",
@@ -262,6 +285,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.transitions.Describe(ch)
 	ch <- c.state
 	ch <- c.rampingUp
+	ch <- c.windowCalls
+	ch <- c.windowBad
+	ch <- c.windowRatio
 	ch <- c.force
 	ch <- c.inFlight
 	ch <- c.maxConc
@@ -304,11 +330,11 @@ func inFlight(snap *breaker.Snapshot, name string) int64 {
 	return 0
 }
 
-// collectStates sends breaker_state for every breaker in snap: those of rules of their own, and
-// those templates made for names with series of their own; of names that share a resource
-// label, those of the one claim picks. The names templates made take names of the bound, in
-// name order. dry_run says whether the breaker's rule is DryRun or its resource ForceClosed
-// now, by an override or by its settings.
+// collectStates sends breaker_state, and the window gauges, for every breaker in snap: those of
+// rules of their own, and those templates made for names with series of their own; of names that
+// share a resource label, those of the one claim picks. The names templates made take names of the
+// bound, in name order. dry_run says whether the breaker's rule is DryRun or its resource
+// ForceClosed now, by an override or by its settings.
 func (c *Collector) collectStates(snap *breaker.Snapshot, ch chan<- prometheus.Metric) {
 	names := make(map[string]string, len(snap.Resources))
 	for i := range snap.Resources {
@@ -344,7 +370,8 @@ func (c *Collector) collectTemplates(snap *breaker.Snapshot, ch chan<- prometheu
 	ch <- prometheus.MustNewConstMetric(c.dynDropped, prometheus.CounterValue, float64(d.Dropped))
 }
 
-// sendStates sends breaker_state for the breakers of one resource, whose Force is force.
+// sendStates sends breaker_state, breaker_ramping_up for a rule with RampUp, and the window
+// gauges (sendWindow) for the breakers of one resource, whose Force is force.
 func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.Stats, resource string,
 	force breaker.Force) {
 	forcedClosed := force == breaker.ForceClosed
@@ -362,6 +389,18 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.S
 			}
 			ch <- prometheus.MustNewConstMetric(c.rampingUp, prometheus.GaugeValue, ramping, resource, label)
 		}
+		c.sendWindow(ch, st, resource, label)
+	}
+}
+
+// sendWindow sends the window of the breaker st, under the labels of its breaker_state:
+// breaker_window_calls and breaker_window_bad, and breaker_window_ratio but for a
+// ConsecutiveErrors rule, whose Bad is a run of failures and not a share of a window.
+func (c *Collector) sendWindow(ch chan<- prometheus.Metric, st *breaker.Stats, resource, rule string) {
+	ch <- prometheus.MustNewConstMetric(c.windowCalls, prometheus.GaugeValue, float64(st.Total), resource, rule)
+	ch <- prometheus.MustNewConstMetric(c.windowBad, prometheus.GaugeValue, float64(st.Bad), resource, rule)
+	if st.Rule.Strategy != breaker.ConsecutiveErrors {
+		ch <- prometheus.MustNewConstMetric(c.windowRatio, prometheus.GaugeValue, st.Ratio(), resource, rule)
 	}
 }
 

@@ -579,9 +579,9 @@ func TestLint(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-// Given a template rule, then each name it made breakers for has breaker_state while it has
-// series of its own, a name counted under "_other" has none, and the breaker_template metrics
-// count the breakers, the limit and the drops.
+// Given a template rule, then each name it made breakers for has breaker_state and the window
+// gauges while it has series of its own, a name counted under "_other" has none, and the
+// breaker_template metrics count the breakers, the limit and the drops.
 func TestTemplateBreakers(t *testing.T) {
 	c := breakerprom.New(testBuckets, breakerprom.WithMaxResources(2))
 	clock := newClock()
@@ -604,7 +604,10 @@ func TestTemplateBreakers(t *testing.T) {
 	require.NoError(t, f.call("api/c", 0, nil)) // _other; drops api/b, the idle CLOSED one
 	assertMetrics(t, c, `
 		breaker_state{dry_run="false",resource="api/a",rule="per-host"} 1
-	`, "breaker_state")
+		breaker_window_calls{resource="api/a",rule="per-host"} 0
+		breaker_window_bad{resource="api/a",rule="per-host"} 0
+		breaker_window_ratio{resource="api/a",rule="per-host"} 0
+	`, "breaker_state", "breaker_window_calls", "breaker_window_bad", "breaker_window_ratio")
 	assertMetrics(t, c, `
 		breaker_template_breakers 2
 		breaker_template_limit 2
@@ -630,4 +633,65 @@ func TestRampingUp(t *testing.T) {
 	f.clock.Advance(100 * time.Millisecond) // the next bucket: the first one held nothing back
 	require.NoError(t, f.call("warming", 0, nil))
 	assertMetrics(t, f.c, `breaker_ramping_up{resource="warming",rule="warming-errors"} 0`, "breaker_ramping_up")
+}
+
+// Given the three strategies that keep a window and a ConsecutiveErrors rule on one resource,
+// with calls of known RTs and outcomes on the fake clock, then the window gauges are each
+// breaker's window: its calls, its slow (SlowRequestRatio) or failed (ErrorRatio, ErrorCount)
+// calls and their share; the ConsecutiveErrors breaker its run of failures and no ratio. Once
+// the window's time has passed, the window is empty: 0 calls, ratio 0. A tripped breaker's are 0.
+func TestWindow(t *testing.T) {
+	const minute = time.Minute
+	f := newFixture(t,
+		breaker.Rule{ID: "db-errors", Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 0.9,
+			MinRequestAmount: 100, StatInterval: minute, RetryTimeout: minute},
+		breaker.Rule{ID: "db-slow", Resource: "db", Strategy: breaker.SlowRequestRatio, Threshold: 0.9,
+			MaxAllowedRT: 100 * time.Millisecond, MinRequestAmount: 100, StatInterval: minute, RetryTimeout: minute},
+		breaker.Rule{ID: "db-count", Resource: "db", Strategy: breaker.ErrorCount, Threshold: 100,
+			MinRequestAmount: 1, StatInterval: minute, RetryTimeout: minute},
+		breaker.Rule{ID: "db-run", Resource: "db", Strategy: breaker.ConsecutiveErrors, Threshold: 5,
+			RetryTimeout: minute},
+		errorCount("mail", 1),
+	)
+	require.NoError(t, f.call("db", 200*time.Millisecond, nil)) // slow
+	require.NoError(t, f.call("db", 10*time.Millisecond, nil))
+	assert.ErrorIs(t, f.call("db", 10*time.Millisecond, errDown), errDown)
+	assert.ErrorIs(t, f.call("db", 10*time.Millisecond, errDown), errDown) // a run of 2
+	assert.ErrorIs(t, f.call("mail", 0, errDown), errDown)                 // trips
+
+	families := []string{"breaker_window_calls", "breaker_window_bad", "breaker_window_ratio"}
+	assertMetrics(t, f.c, `
+		breaker_window_calls{resource="db",rule="db-count"} 4
+		breaker_window_calls{resource="db",rule="db-errors"} 4
+		breaker_window_calls{resource="db",rule="db-run"} 2
+		breaker_window_calls{resource="db",rule="db-slow"} 4
+		breaker_window_calls{resource="mail",rule="ErrorCount#0"} 0
+		breaker_window_bad{resource="db",rule="db-count"} 2
+		breaker_window_bad{resource="db",rule="db-errors"} 2
+		breaker_window_bad{resource="db",rule="db-run"} 2
+		breaker_window_bad{resource="db",rule="db-slow"} 1
+		breaker_window_bad{resource="mail",rule="ErrorCount#0"} 0
+		breaker_window_ratio{resource="db",rule="db-count"} 0.5
+		breaker_window_ratio{resource="db",rule="db-errors"} 0.5
+		breaker_window_ratio{resource="db",rule="db-slow"} 0.25
+		breaker_window_ratio{resource="mail",rule="ErrorCount#0"} 0
+	`, families...)
+
+	f.clock.Advance(2 * minute) // the windows have moved past every call; the run goes on
+	assertMetrics(t, f.c, `
+		breaker_window_calls{resource="db",rule="db-count"} 0
+		breaker_window_calls{resource="db",rule="db-errors"} 0
+		breaker_window_calls{resource="db",rule="db-run"} 2
+		breaker_window_calls{resource="db",rule="db-slow"} 0
+		breaker_window_calls{resource="mail",rule="ErrorCount#0"} 0
+		breaker_window_bad{resource="db",rule="db-count"} 0
+		breaker_window_bad{resource="db",rule="db-errors"} 0
+		breaker_window_bad{resource="db",rule="db-run"} 2
+		breaker_window_bad{resource="db",rule="db-slow"} 0
+		breaker_window_bad{resource="mail",rule="ErrorCount#0"} 0
+		breaker_window_ratio{resource="db",rule="db-count"} 0
+		breaker_window_ratio{resource="db",rule="db-errors"} 0
+		breaker_window_ratio{resource="db",rule="db-slow"} 0
+		breaker_window_ratio{resource="mail",rule="ErrorCount#0"} 0
+	`, families...)
 }

@@ -124,6 +124,6 @@ func exportedFamilies(t *testing.T) map[string]dto.MetricType {
 	for _, family := range families {
 		exported[family.GetName()] = family.GetType()
 	}
-	require.Len(t, exported, 12)
+	require.Len(t, exported, 15)
 	return exported
 }

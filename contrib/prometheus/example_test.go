@@ -72,6 +72,15 @@ func Example() {
 	// # HELP breaker_transitions_total State changes of the breakers; dry_run="true" for a breaker that rejects no call.
 	// # TYPE breaker_transitions_total counter
 	// breaker_transitions_total{dry_run="false",from="CLOSED",reason="ThresholdExceeded",resource="inventory",to="OPEN"} 1
+	// # HELP breaker_window_bad Of the calls in the window of the breaker of each loaded rule, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.
+	// # TYPE breaker_window_bad gauge
+	// breaker_window_bad{resource="inventory",rule="inventory-errors"} 0
+	// # HELP breaker_window_calls Calls in the window of the breaker of each loaded rule; for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.
+	// # TYPE breaker_window_calls gauge
+	// breaker_window_calls{resource="inventory",rule="inventory-errors"} 0
+	// # HELP breaker_window_ratio breaker_window_bad over breaker_window_calls, from 0 to 1: the slow-call rate (SlowRequestRatio) or the failure rate (ErrorRatio, ErrorCount) of the window of each breaker; 0 while the window is empty, as it is unless CLOSED. None for ConsecutiveErrors.
+	// # TYPE breaker_window_ratio gauge
+	// breaker_window_ratio{resource="inventory",rule="inventory-errors"} 0
 	// # HELP breaker_would_reject_total Calls that ran although a breaker would have rejected them, by mode: dry_run (DryRun rule) or force_closed.
 	// # TYPE breaker_would_reject_total counter
 	// breaker_would_reject_total{mode="dry_run",resource="inventory"} 0

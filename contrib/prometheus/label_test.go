@@ -75,6 +75,13 @@ func TestNamesThatShareALabelGiveOneSeries(t *testing.T) {
 	assert.Equal(t, 0.0, state("pay\uFFFD"), "pay\xfe's breaker, closed")
 	assert.Equal(t, 0.0, state("db\uFFFD"), "db\xfe's breaker, closed")
 	assert.Len(t, got["breaker_state"], 2)
+	window := func(resource string) float64 {
+		return only(t, got, "breaker_window_calls", map[string]string{"resource": resource, "rule": "ErrorCount#0"})
+	}
+	assert.Equal(t, 1.0, window("pay\uFFFD"), "pay\xfe's window, not pay\xff's, which tripped")
+	for _, family := range []string{"breaker_window_calls", "breaker_window_bad", "breaker_window_ratio"} {
+		assert.Len(t, got[family], 2, family)
+	}
 
 	resource := func(name string) map[string]string { return map[string]string{"resource": name} }
 	settings := func(name, from string) map[string]string {

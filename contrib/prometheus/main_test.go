@@ -117,6 +117,15 @@ var headers = map[string]string{
 	"breaker_state": `# HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; dry_run="true" when it rejects no call (DryRun rule or ForceClosed resource).
 # TYPE breaker_state gauge
 `,
+	"breaker_window_calls": `# HELP breaker_window_calls Calls in the window of the breaker of each loaded rule; for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.
+# TYPE breaker_window_calls gauge
+`,
+	"breaker_window_bad": `# HELP breaker_window_bad Of the calls in the window of the breaker of each loaded rule, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.
+# TYPE breaker_window_bad gauge
+`,
+	"breaker_window_ratio": `# HELP breaker_window_ratio breaker_window_bad over breaker_window_calls, from 0 to 1: the slow-call rate (SlowRequestRatio) or the failure rate (ErrorRatio, ErrorCount) of the window of each breaker; 0 while the window is empty, as it is unless CLOSED. None for ConsecutiveErrors.
+# TYPE breaker_window_ratio gauge
+`,
 	"breaker_transitions_total": `# HELP breaker_transitions_total State changes of the breakers; dry_run="true" for a breaker that rejects no call.
 # TYPE breaker_transitions_total counter
 `,

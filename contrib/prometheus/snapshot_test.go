@@ -16,7 +16,8 @@ import (
 )
 
 // snapshotFamilies are the families a scrape reads from the Manager's Snapshot.
-var snapshotFamilies = append(append([]string{"breaker_state", "breaker_ramping_up"}, settingsFamilies...),
+var snapshotFamilies = append(append([]string{"breaker_state", "breaker_ramping_up", "breaker_window_calls",
+	"breaker_window_bad", "breaker_window_ratio"}, settingsFamilies...),
 	append(overrideFamilies, templateFamilies...)...)
 
 // resourceIn returns what snap holds of the resource name, failing t if it holds nothing.
@@ -32,17 +33,21 @@ func seriesKey(family string, labels map[string]string) string { return fmt.Spri
 
 // Given a template rule and a template setting, a rule and settings of its own, overrides of a
 // name that takes the template setting and of the resource with settings of its own, calls in
-// flight under both and a tripped template breaker, then one scrape's gauges are what one
+// flight under both, a tripped template breaker, a call in the window of a forced-closed one and
+// a ConsecutiveErrors rule with a run of failures, then one scrape's gauges are what one
 // Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's state and
-// dry_run, the calls in flight of each resource with settings, the settings that apply to each
-// resource as loaded with the key they come from, the overrides in force and the template
-// counts, and nothing else: no series for a template key.
+// dry_run, its window's calls and bad calls and their ratio (none for ConsecutiveErrors), the
+// calls in flight of each resource with settings, the settings that apply to each resource as
+// loaded with the key they come from, the overrides in force and the template counts, and
+// nothing else: no series for a template key.
 func TestScrapeIsOneSnapshot(t *testing.T) {
 	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
 	pay := breaker.Rule{ID: "pay-errors", Resource: "pay", Strategy: breaker.ErrorCount, Threshold: 3,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
-	f := newOverrideFixture(t, nil, api, pay)
+	run := breaker.Rule{ID: "queue-run", Resource: "queue", Strategy: breaker.ConsecutiveErrors, Threshold: 5,
+		RetryTimeout: time.Minute}
+	f := newOverrideFixture(t, nil, api, pay, run)
 	f.settings(map[string]breaker.ResourceConfig{
 		"api/*": {MaxConcurrency: 5, Timeout: 2 * time.Second},
 		"pay":   {MaxConcurrency: 3, Timeout: 1500 * time.Millisecond},
@@ -53,6 +58,9 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	f.override("api/held", breaker.ForceClosed, time.Hour)
 	f.override("pay", breaker.ForceOpen, 30*time.Minute)
 	f.clock.Advance(time.Second)
+	require.NoError(t, f.call("api/held", 0, nil))          // 0 failed of 1 in its window
+	assert.ErrorIs(t, f.call("queue", 0, errDown), errDown) // a run of 1
+	assert.ErrorIs(t, f.call("queue", 0, errDown), errDown) // a run of 2
 
 	snap := f.m.Snapshot()
 	h := resourceIn(t, &snap, "api/held")
@@ -61,6 +69,8 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	require.NotNil(t, h.Override)
 	require.Equal(t, breaker.ForceClosed, h.Override.Force)
 	require.Len(t, h.Breakers, 1)
+	require.Equal(t, uint64(1), h.Breakers[0].Total)
+	require.Equal(t, uint64(2), resourceIn(t, &snap, "queue").Breakers[0].Bad)
 	d := resourceIn(t, &snap, "api/down")
 	require.Len(t, d.Breakers, 1)
 	require.Equal(t, breaker.Open, d.Breakers[0].State)
@@ -75,6 +85,12 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 		for _, b := range r.Breakers {
 			want[seriesKey("breaker_state", map[string]string{"resource": r.Name, "rule": b.Rule.ID,
 				"dry_run": strconv.FormatBool(b.Rule.DryRun || forcedClosed)})] = stateValue[b.State]
+			labels := map[string]string{"resource": r.Name, "rule": b.Rule.ID}
+			want[seriesKey("breaker_window_calls", labels)] = float64(b.Total)
+			want[seriesKey("breaker_window_bad", labels)] = float64(b.Bad)
+			if b.Rule.Strategy != breaker.ConsecutiveErrors {
+				want[seriesKey("breaker_window_ratio", labels)] = b.Ratio()
+			}
 		}
 		if r.SettingsFrom != "" {
 			want[seriesKey("breaker_in_flight", map[string]string{"resource": r.Name})] = float64(r.InFlight)
@@ -109,6 +125,12 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	assert.Equal(t, 2., got[seriesKey("breaker_in_flight", map[string]string{"resource": "api/held"})])
 	assert.Equal(t, 2., got[seriesKey("breaker_timeout_seconds", map[string]string{"resource": "api/held",
 		"settings_from": "api/*"})], "the template setting's timeout, on the name that takes it")
+	heldWindow := map[string]string{"resource": "api/held", "rule": "api-errors"}
+	assert.Equal(t, 1., got[seriesKey("breaker_window_calls", heldWindow)])
+	assert.Contains(t, got, seriesKey("breaker_window_ratio", heldWindow))
+	queueWindow := map[string]string{"resource": "queue", "rule": "queue-run"}
+	assert.Equal(t, 2., got[seriesKey("breaker_window_bad", queueWindow)], "the run")
+	assert.NotContains(t, got, seriesKey("breaker_window_ratio", queueWindow), "a run has no ratio")
 	payForce := seriesKey("breaker_force", map[string]string{"resource": "pay", "settings_from": breakerprom.SettingsOwn})
 	require.Contains(t, got, payForce)
 	assert.Equal(t, 0., got[payForce], "the force as loaded, not the override's")
