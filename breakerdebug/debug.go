@@ -115,7 +115,8 @@
 // [breaker.Manager.Snapshot] at each request, its rules, settings, overrides and template
 // breakers (at most WithTemplates of those) under one rule set, and the transitions are a ring
 // of the last 100, whichever resources made them, so calls under names without rules, however
-// many, add nothing to the page or to memory.
+// many, add nothing to the page or to memory. With a Recorder, it remembers the names it
+// logged as configured and not called, which only the operators' configuration names.
 //
 // With a [Recorder], the page is also a live dashboard of the last minute. Create the Recorder
 // on the Manager's clock, give it to the Manager as a call observer and to the Handler:
@@ -149,6 +150,27 @@
 // default ([WithUnruled]), so that a rule loaded under a misspelt name shows. The Recorder keeps at
 // most 1,000 names ([RecorderLimit]) and 128 KiB of them ([RecorderLimitBytes]), none longer than 1
 // KiB ([RecorderMaxNameLength]), and counts the calls of any other name under [Overflow].
+//
+// The other way round, once the Recorder has recorded for a minute, the document has
+// "uncalled", shown above "Called, without rules" as "Configured, not called": each name with
+// rules of its own, settings of its own (not a template key) or an operator's override that had
+// no call in the minute, with what it is configured with, and the name called in the minute
+// nearest to it by edit distance (Levenshtein, within 2 edits, or a quarter of the name's length
+// if that is more; of those as near, the most called), which the page shows as "did you mean
+// payments":
+//
+//	"uncalled": [{"name": "paymnets", "configured": ["rules"], "nearest": "payments"}]
+//
+// "configured" holds "rules", "settings" and "override", in that order, and "nearest" is
+// omitted when no called name is near enough; those with one come first, then by name. A name
+// that a template rule or a template setting's key covers is not listed: it has no
+// configuration of its own to misspell. The candidates are the names the Recorder keeps, at most
+// [RecorderLimit]; while [Overflow] counted calls in the minute, any of which could be a
+// configured name's, "uncalled" is omitted, as it is before the first minute. The handler logs
+// each name when it first shows (Warn, to the logger of [WithLogger]), and again only after it
+// was called and went a minute without calls again:
+//
+//	breakerdebug: configured name has no calls; did you mean another? name=paymnets nearest=payments configured=rules
 //
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
@@ -249,6 +271,8 @@ type handler struct {
 	// authorize admits a write and names its operator; nil: read-only.
 	authorize func(*http.Request) (string, error)
 	logger    *slog.Logger
+	// uncalledLog is the names logged as configured and not called.
+	uncalledLog uncalledLog
 }
 
 // status is the JSON document, and the data the HTML page starts from.
@@ -260,6 +284,9 @@ type status struct {
 	// Unruled are the resources with calls in the last minute, neither rules nor settings, and
 	// no template matching their name, the most called first; set with a Recorder.
 	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
+	// Uncalled are the names with rules, settings or an override of their own and no call in
+	// the Recorder's minute; set with a Recorder that has recorded a minute, without Overflow.
+	Uncalled []uncalledStatus `json:"uncalled,omitzero"` // [] with none
 	// Templates counts the breakers template rules made; set while a template is loaded.
 	Templates *templateStatus `json:"templates,omitempty"`
 	// TemplateSettings are the settings loaded under keys ending in "*", which are not
@@ -393,6 +420,13 @@ func (h *handler) status() *status {
 	var calls map[string]callStats
 	if h.rec != nil {
 		calls = h.rec.read(st.Now)
+		covered := slices.Clone(templates)
+		for key := range snap.Settings {
+			if p, ok := strings.CutSuffix(key, "*"); ok {
+				covered = append(covered, p)
+			}
+		}
+		st.Uncalled = h.uncalled(&snap, calls, covered, st.Now)
 	}
 	listed, unlisted := h.listTemplates(made, calls)
 	names = append(names, listed...)
@@ -449,6 +483,9 @@ func (h *handler) status() *status {
 		for _, rc := range topByCalls(calls, h.unruled) {
 			st.Unruled = append(st.Unruled, unruledStatus{Resource: rc.name, Calls: rc.stats})
 		}
+	}
+	if st.Uncalled != nil {
+		h.logUncalled(st.Uncalled)
 	}
 	changes := h.recent.newestFirst()
 	st.Transitions = make([]transition, 0, len(changes))

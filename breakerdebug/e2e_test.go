@@ -268,7 +268,8 @@ func wantCells(c callsJSON) []string {
 // OPEN breaker past its retry time and a HALF_OPEN one past its probe deadline, when Chromium
 // renders the page, then every number in the calls tables is the JSON's, a few of them checked
 // against values worked out by hand, the sparkline has a point per second, the misspelt name is
-// listed without rules, and the retry column says "probe due" and "probe timed out".
+// listed without rules, and the retry column says "probe due" and "probe timed out"; a minute
+// on, a rule under a misspelt name is listed as configured and not called, "did you mean payments".
 func TestE2EDashboard(t *testing.T) {
 	chromium(t)
 	hang := breaker.Rule{ID: "hang", Resource: "hang", Strategy: breaker.ErrorCount, Threshold: 1,
@@ -371,6 +372,20 @@ func TestE2EDashboard(t *testing.T) {
 	assert.Contains(t, rowOf(t, breakers, "inventory"), "probe due")
 	assert.Contains(t, rowOf(t, breakers, "hang"), "probe timed out")
 	assert.NotContains(t, breakers, "in -", "no negative times")
+	assert.Contains(t, dom, `<div id="uncalled-section" hidden="">`, "not yet a minute recorded")
+
+	// A minute on, with a rule loaded under a misspelt name and calls to payments, the page warns
+	// that the rule protects nothing, and names the resource meant.
+	typo := paymentsErrors
+	typo.ID, typo.Resource = "typo", "paymnets"
+	require.NoError(t, m.LoadRules([]breaker.Rule{inventoryRule, paymentsErrors, paymentsSlow, hang, typo}))
+	at(75 * time.Second)
+	call(m, "payments", succeed)
+	dom = dumpDOM(t, srv.URL+path)
+	assert.NotContains(t, dom, `<div id="uncalled-section" hidden="">`)
+	row := rowOf(t, section(t, dom, "uncalled"), "paymnets")
+	assert.Contains(t, row, `<td class="warning">did you mean payments</td>`)
+	assert.Contains(t, row, `<td>rules</td>`)
 }
 
 // Given an operator's override of a resource with rules, set over HTTP before the page loads,

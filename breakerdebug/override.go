@@ -52,7 +52,9 @@ func WithOverrides(authorize func(r *http.Request) (operator string, err error))
 
 // WithLogger sets where the handler logs each change an operator makes through it, with the
 // operator's name (slog.Default() by default; a nil l keeps it). The Manager logs the
-// overrides too, with its own logger (breaker.WithLogger), but knows no operator.
+// overrides too, with its own logger (breaker.WithLogger), but knows no operator. With
+// WithRecorder, the handler also logs there each configured name that goes a minute without
+// calls, with the called name nearest to it (see the package documentation).
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(h *handler) {
 		if l != nil {

@@ -197,6 +197,15 @@
     return tr;
   }
 
+  // uncalledRow is a configured name without calls in the minute, with the called name nearest
+  // to it as a warning.
+  function uncalledRow(u) {
+    const tr = el("tr", "row-open");
+    const near = u.nearest ? el("td", "warning", "did you mean " + u.nearest) : el("td", "muted", "—");
+    tr.append(el("td", "resource", u.name), el("td", null, (u.configured || []).join(", ")), near);
+    return tr;
+  }
+
   function unruledRow(u) {
     const tr = el("tr");
     tr.append(el("td", "resource", u.resource), el("td", "muted", "no rules"), ...callCells(u.calls));
@@ -480,6 +489,12 @@
     document.getElementById("traffic").hidden = !recorded;
     if (recorded) {
       replaceBody("#calls", withCalls.length ? withCalls.map((res) => callsRow(res, overrides)) : [emptyRow("No resources.", 16)]);
+      // Before the Recorder's first minute, "uncalled" is absent: no name has gone a minute
+      // without calls yet.
+      document.getElementById("uncalled-section").hidden = st.uncalled === undefined;
+      const uncalled = (st.uncalled || []).map(uncalledRow);
+      replaceBody("#uncalled", uncalled.length ? uncalled :
+        [emptyRow("Every resource configured was called in the last minute.", 3)]);
       const unruled = (st.unruled || []).map(unruledRow);
       replaceBody("#unruled", unruled.length ? unruled :
         [emptyRow("Every resource called in the last minute has rules or settings.", 16)]);

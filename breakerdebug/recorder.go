@@ -64,6 +64,7 @@ type Recorder struct {
 	limitBytes    int // bytes of the names kept
 	maxNameLength int // bytes of the longest name kept
 	overflow      *series
+	started       time.Time // when it was made, by its clock
 
 	names atomic.Pointer[map[string]*series] // copied on write, under mu; holds Overflow
 	mu    sync.Mutex
@@ -122,7 +123,14 @@ func NewRecorder(opts ...RecorderOption) *Recorder {
 	}
 	names := map[string]*series{Overflow: r.overflow}
 	r.names.Store(&names)
+	r.started = r.clock.Now()
 	return r
+}
+
+// recordedAMinute reports whether r has been recording, at now, for at least its minute, so
+// that a name without calls in it had none for a whole minute.
+func (r *Recorder) recordedAMinute(now time.Time) bool {
+	return !now.Before(r.started.Add(seconds * time.Second))
 }
 
 type systemClock struct{}
