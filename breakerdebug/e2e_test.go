@@ -161,13 +161,7 @@ func TestE2EChromium(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	defer srv.Close()
+	srv := serveLocal(t, mux)
 
 	dom := dumpDOM(t, srv.URL+path)
 
@@ -319,13 +313,7 @@ func TestE2EDashboard(t *testing.T) {
 	call(m, hostile, succeed)
 	at(11500 * time.Millisecond) // the last 10 s are seconds 2 to 11
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	defer srv.Close()
+	srv := serveLocal(t, h)
 
 	dom := dumpDOM(t, srv.URL+path)
 	st := readStatus(t, h)
@@ -407,13 +395,7 @@ func TestE2EOverrides(t *testing.T) {
 		}
 		w.h.ServeHTTP(rw, r)
 	}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	defer srv.Close()
+	srv := serveLocal(t, mux)
 
 	req, err := http.NewRequest(http.MethodPost, srv.URL+path+"/override",
 		strings.NewReader(`{"resource": "inventory", "action": "open", "duration": "10m", "note": "ledger deploy"}`))
@@ -520,13 +502,7 @@ func TestE2EIncident(t *testing.T) {
 	require.NoError(t, err)
 	defer held.Exit()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	defer srv.Close()
+	srv := serveLocal(t, h)
 
 	dom := dumpDOM(t, srv.URL+path)
 	var st struct {
@@ -612,4 +588,18 @@ func TestE2EIncident(t *testing.T) {
 	assert.Contains(t, dom, `<p id="summary">140 breakers on 140 resources: 1 open, 1 half-open, 138 closed; `+
 		`1 resource forced open; 1 operator override; 1 template setting (*); 40 resources with breakers from templates`,
 		"* is not counted as a resource")
+}
+
+// serveLocal serves h on a loopback port of its own for the rest of the test, for the browser
+// to load.
+func serveLocal(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
 }
