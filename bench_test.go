@@ -148,6 +148,36 @@ func BenchmarkDoPassRampingParallel(b *testing.B) {
 	benchDo(b, rampingManager(b), "svc", succeed, true, false)
 }
 
+// pacingManager returns a manager on a fake clock that never moves, whose "svc" breakers
+// (passRules with Pace) met their threshold with successes in the window: the error rule paces,
+// and holds back every later call of its bucket.
+func pacingManager(b *testing.B) *breaker.Manager {
+	rules := passRules("svc")
+	for i := range rules {
+		rules[i].Pace = true
+	}
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
+	if err := m.LoadRules(rules); err != nil {
+		b.Fatal(err)
+	}
+	for _, fn := range []func(context.Context) error{succeed, succeed, succeed, fail, fail, fail} {
+		_ = m.Do(context.Background(), "svc", fn)
+	}
+	if !m.Breakers("svc")[1].Stats().Pacing {
+		b.Fatal("the error rule does not pace")
+	}
+	return m
+}
+
+// Calls a pacing breaker holds back: what a rejection costs while it paces.
+func BenchmarkDoRejectPacing(b *testing.B) {
+	benchDo(b, pacingManager(b), "svc", succeed, false, true)
+}
+
+func BenchmarkDoRejectPacingParallel(b *testing.B) {
+	benchDo(b, pacingManager(b), "svc", succeed, true, true)
+}
+
 func BenchmarkDoPassFakeClock(b *testing.B) {
 	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()))
 	if err := m.LoadRules(protectedRules("svc")); err != nil {

@@ -142,6 +142,9 @@ type Stats struct {
 	ProbeDeadline time.Time
 	// RampingUp is true while the breaker, CLOSED on a probe, paces its calls (Rule.RampUp).
 	RampingUp bool
+	// Pacing is true while the breaker, CLOSED, paces the calls of a dependency that fails
+	// part of them, where it would have opened (Rule.Pace).
+	Pacing bool
 }
 
 // Ratio is Bad over Total: the share of slow calls in the window of a SlowRequestRatio
@@ -191,6 +194,7 @@ type tuning struct {
 	fastSpan     int64   // how far back from the newest bucket's start FastBuckets reach; 0: off
 	fastRatio    float64 // the ratio they trip at
 	rampUp       int64   // Rule.RampUp
+	pace         bool    // Rule.Pace
 }
 
 // verdict is the first half of admission.
@@ -228,7 +232,7 @@ func newTuning(instance string, r *Rule) *tuning {
 		probeTimeout: int64(r.probeTimeout()),
 	}
 	t.maxRetry = max(int64(r.MaxRetryTimeout), t.retryTimeout)
-	t.rampUp = int64(r.RampUp)
+	t.rampUp, t.pace = int64(r.RampUp), r.Pace
 	if r.FastBuckets > 0 {
 		t.fastSpan = int64(r.FastBuckets) * (int64(r.statInterval()) / int64(r.bucketCount()))
 		t.fastRatio = r.fastThreshold()
@@ -260,7 +264,9 @@ func (c *circuit) Stats() Stats {
 	case p.window != nil:
 		now := c.tl.now()
 		st.Total, st.Bad = p.window.Sum(p.window.HeadAt(now))
-		st.RampingUp = p.ramp != nil && p.ramp.on(now, c.tune.Load().rampUp)
+		if p.ramp != nil && p.ramp.on(now, c.tune.Load()) {
+			st.RampingUp, st.Pacing = !p.ramp.paced, p.ramp.paced
+		}
 	case p.calls != nil:
 		all := p.calls.Sum()
 		st.Total, st.Bad = all.Total, all.Bad
@@ -587,7 +593,7 @@ func (a *grant) count(t *Ticket) {
 		head = t.add(p, c, bad)
 	}
 	if p.ramp != nil {
-		p.ramp.completed(now, c.tune.Load().rampUp, bad)
+		p.ramp.completed(now, c.tune.Load(), bad)
 	}
 	if !bad && !p.window.MayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
@@ -617,17 +623,27 @@ func (c *circuit) judge(p *period, head, now, hint int64) {
 }
 
 // decide trips the CLOSED period p at now if its window's counts, all, meet the rule's
-// threshold, or those of its newest buckets the fast threshold.
+// threshold, or those of its newest buckets the fast threshold. A rule that paces paces instead
+// of tripping on the whole window while the window holds a good call: the dependency still
+// serves some; its newest buckets still trip it. Pacing that holds no good call in its window
+// trips it whatever the count: paced to a call a bucket, it may never reach MinRequestAmount.
 func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, hint int64) {
-	if all.Total < t.minCalls {
+	if all.Total < t.minCalls && (all.Bad < all.Total || !p.pacing()) {
 		return
 	}
 	reason, measure, trips := ThresholdExceeded, 0.0, false
-	if measure, trips = c.measure(t, all.Total, all.Bad); !trips && t.fastSpan > 0 && newest.Total >= t.minCalls {
-		reason, measure = FastTrip, float64(newest.Bad)/float64(newest.Total)
-		trips = measure >= t.fastRatio
+	measure, trips = c.measure(t, all.Total, all.Bad)
+	paces := trips && t.pace && all.Bad < all.Total
+	if (!trips || paces) && t.fastSpan > 0 && newest.Total >= t.minCalls {
+		if fast := float64(newest.Bad) / float64(newest.Total); fast >= t.fastRatio {
+			reason, measure, paces = FastTrip, fast, false
+			trips = true
+		}
 	}
-	if trips {
+	switch {
+	case paces:
+		c.pace(p, now, measure)
+	case trips:
 		c.trip(p, t, now, hint, reason, measure)
 	}
 }

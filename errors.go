@@ -35,6 +35,11 @@ var ErrNameTooLong = errors.New("breaker: resource name too long to keep")
 // CLOSED, and admits a growing share of the calls.
 var ErrRampingUp = errors.New("breaker: ramping up after recovery")
 
+// ErrPacing is the Cause of the *BlockError of a call that a breaker held back while it paces
+// a dependency that fails part of its calls (Rule.Pace). It does not match ErrOpen: the breaker
+// is CLOSED, and admits what the dependency has shown it can serve.
+var ErrPacing = errors.New("breaker: pacing a dependency that serves part of its calls")
+
 // BlockError is the error of a call that was not let through. Enter, Do and Execute return it.
 //
 // A breaker hands the same *BlockError to every call it rejects in one period, so rejecting
@@ -45,18 +50,19 @@ type BlockError struct {
 	// Rule is the rule whose breaker rejected the call; nil when a slot blocked it.
 	Rule *Rule
 	// State is that breaker's state at rejection: Open or HalfOpen; Closed when it was
-	// ramping up (Cause ErrRampingUp), or when a slot blocked the call.
+	// ramping up or pacing (Cause ErrRampingUp, ErrPacing), or when a slot blocked the call.
 	State State
 	// RetryAt is when the caller may try again, never before the rejection: while OPEN, when
 	// that breaker lets a probe through; while HALF_OPEN (its probe in flight, or another call
 	// taking the next probe of a run), the start of the bucket after next of the rule's window
 	// (at least one bucket away), or the probe's deadline if that is sooner; while ramping up,
-	// the start of the next bucket, or the ramp's end if that is sooner.
+	// the start of the next bucket, or the ramp's end if that is sooner; while pacing, the
+	// start of the next bucket.
 	// Zero when a slot or the resource's settings blocked the call.
 	RetryAt time.Time
 	// Cause is the slot's error, when a slot blocked the call; ErrForcedOpen or
-	// ErrConcurrencyLimit when the resource's settings did; ErrRampingUp when a ramping
-	// breaker held the call back; ErrNameTooLong when the name was past the Manager's bound.
+	// ErrConcurrencyLimit when the resource's settings did; ErrRampingUp or ErrPacing when a
+	// ramping or pacing breaker held the call back; ErrNameTooLong when the name was past the Manager's bound.
 	// Nil when an OPEN or HALF_OPEN breaker rejected the call.
 	Cause error
 
@@ -72,8 +78,12 @@ func (e *BlockError) Error() string {
 	if e.Rule.ID != "" {
 		rule = fmt.Sprintf("%q (%v)", e.Rule.ID, e.Rule.Strategy)
 	}
-	if e.Cause == ErrRampingUp {
+	switch e.Cause {
+	case ErrRampingUp:
 		return fmt.Sprintf("breaker: call to %s held back: ramping up after recovery by rule %s", quoteName(e.Resource), rule)
+	case ErrPacing:
+		return fmt.Sprintf("breaker: call to %s held back: pacing a dependency that serves part of its calls by rule %s",
+			quoteName(e.Resource), rule)
 	}
 	return fmt.Sprintf("breaker: call to %s rejected: circuit %v by rule %s", quoteName(e.Resource), e.State, rule)
 }
@@ -81,11 +91,11 @@ func (e *BlockError) Error() string {
 // Is reports whether target is ErrBlocked, or ErrOpen when a breaker rejected the call or
 // its resource is ForceOpen.
 func (e *BlockError) Is(target error) bool {
-	return target == ErrBlocked || (target == ErrOpen && (e.Rule != nil && e.Cause != ErrRampingUp || e.Cause == ErrForcedOpen))
+	return target == ErrBlocked || (target == ErrOpen && (e.Rule != nil && e.Cause == nil || e.Cause == ErrForcedOpen))
 }
 
 // Unwrap returns Cause, so that errors.Is matches ErrForcedOpen, ErrConcurrencyLimit,
-// ErrRampingUp, ErrNameTooLong or a slot's error.
+// ErrRampingUp, ErrPacing, ErrNameTooLong or a slot's error.
 func (e *BlockError) Unwrap() error { return e.Cause }
 
 // BlockKind says what blocked a call, for metrics and dashboards.
@@ -108,10 +118,13 @@ const (
 	// BlockedByRampUp: a breaker ramping up after recovery held the call back (Cause
 	// ErrRampingUp); the error has a Rule and State Closed.
 	BlockedByRampUp
+	// BlockedByPacing: a breaker pacing a dependency that fails part of its calls held the
+	// call back (Cause ErrPacing); the error has a Rule and State Closed.
+	BlockedByPacing
 )
 
-// String returns "open", "forced_open", "concurrency_limit", "slot", "name_too_long" or
-// "ramping_up", the values the integrations' metrics use for the cause of a rejection.
+// String returns "open", "forced_open", "concurrency_limit", "slot", "name_too_long",
+// "ramping_up" or "pacing", the values the integrations' metrics use for the cause of a rejection.
 func (k BlockKind) String() string {
 	switch k {
 	case BlockedByBreaker:
@@ -126,6 +139,8 @@ func (k BlockKind) String() string {
 		return "name_too_long"
 	case BlockedByRampUp:
 		return "ramping_up"
+	case BlockedByPacing:
+		return "pacing"
 	}
 	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -141,6 +156,8 @@ func (e *BlockError) Kind() BlockKind {
 		return BlockedByName
 	case e.Cause == ErrRampingUp:
 		return BlockedByRampUp
+	case e.Cause == ErrPacing:
+		return BlockedByPacing
 	case e.Rule != nil:
 		return BlockedByBreaker
 	}

@@ -173,6 +173,39 @@ var fuzzRuleSets = [][]breaker.Rule{
 		{ID: "all", Resource: "*", Strategy: breaker.ErrorCount, Threshold: 1, ProbeNum: 2,
 			RetryTimeout: 500 * time.Millisecond},
 	},
+	// Pacing: "b-ratio" of set 0 tuned to pace (kept), "a" paced by an error rule with a fast
+	// trip beside a slow rule that also ramps up after recovery, a DryRun pacer on "c", and a
+	// template that paces.
+	{
+		{ID: "a-ratio-pace", Resource: "a", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: 400 * time.Millisecond, BucketCount: 4, FastBuckets: 1, FastThreshold: 0.9,
+			RetryTimeout: 300 * time.Millisecond, Pace: true},
+		{ID: "a-slow-pace", Resource: "a", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
+			MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 2, StatInterval: 200 * time.Millisecond,
+			BucketCount: 2, RetryTimeout: 200 * time.Millisecond, RampUp: time.Second, Pace: true},
+		{ID: "b-ratio-pace", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 4,
+			BucketCount: 4, RetryTimeout: time.Second, Pace: true},
+		{ID: "c-ratio-pace-dry", Resource: "c", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: 200 * time.Millisecond, BucketCount: 2, RetryTimeout: 100 * time.Millisecond,
+			Pace: true, DryRun: true},
+		{ID: "d-ratio-pace", Resource: "d*", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			RetryTimeout: 500 * time.Millisecond, Pace: true},
+	},
+	// The pacers of the set before with Pace turned off on "a-ratio" and "b" (kept: pacing in
+	// progress ends at the next call), the slow one's threshold raised.
+	{
+		{ID: "a-ratio", Resource: "a", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: 400 * time.Millisecond, BucketCount: 4, FastBuckets: 1, FastThreshold: 0.9,
+			RetryTimeout: 300 * time.Millisecond},
+		{ID: "a-slow-pace", Resource: "a", Strategy: breaker.SlowRequestRatio, Threshold: 0.75,
+			MaxAllowedRT: 10 * time.Millisecond, MinRequestAmount: 2, StatInterval: 200 * time.Millisecond,
+			BucketCount: 2, RetryTimeout: 200 * time.Millisecond, RampUp: time.Second, Pace: true},
+		{ID: "b-ratio", Resource: "b", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 4,
+			BucketCount: 4, RetryTimeout: time.Second},
+		{ID: "c-ratio-pace-dry", Resource: "c", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 2,
+			StatInterval: 200 * time.Millisecond, BucketCount: 2, RetryTimeout: 100 * time.Millisecond,
+			Pace: true, DryRun: true},
+	},
 }
 
 // fuzzTemplateLimit bounds the template breakers of the fuzzed Manager: "da" and "db" with two
@@ -231,6 +264,21 @@ func FuzzStateMachine(f *testing.F) {
 // Seeds that reach every transition: trips, probes that succeed, fail, time out, are blocked
 // or canceled, reloads with calls in flight, and a clock that steps back.
 var fuzzSeeds = [][]byte{
+	// Pacing on b: two successes and two failures start it, calls are held back, failures
+	// go on until the window holds no success and it opens; pacing on a's slow rule, ended by
+	// a bucket that takes every call; b paces again and a reload that turns Pace off ends it;
+	// a Reset ends pacing on a; c paces in DryRun; a template paces.
+	{0, opLoad, 15, opDo, 0x01, 0x00, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
+		opDo, 0x01, 0x00, opDo, 0x01, 0x01, opAdvance, 0x0a, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
+		opAdvance, 0x0a, opDo, 0x01, 0x01, opAdvance, 0x0a, opDo, 0x01, 0x01, opAdvance, 0x0a,
+		opDo, 0x01, 0x01, opAdvance, 0x0a, opDo, 0x01, 0x01,
+		opDo, 0x00, 0x00, opDo, 0x00, 0x00, opDo, 0x30, 0x00, opDo, 0x30, 0x00, opDo, 0x00, 0x00,
+		opAdvance, 0x0a, opDo, 0x00, 0x00, opDo, 0x00, 0x00, opDo, 0x00, 0x00, opAdvance, 0x0a,
+		opDo, 0x00, 0x00, opReset, 0,
+		opAdvance, 0x27, opDo, 0x01, 0x00, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
+		opDo, 0x01, 0x00, opLoad, 16, opDo, 0x01, 0x00, opLoad, 15,
+		opDo, 0x02, 0x00, opDo, 0x02, 0x01, opDo, 0x02, 0x01, opDo, 0x02, 0x00,
+		opNames, opDo, 0x00, 0x00, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x00, opDo, 0x00, 0x00},
 	// A template setting of "d*" with a limit of 1 beside a one-rule template: "da" and "db"
 	// each count their own calls, and each holds a unit of the bound beside its breaker, so the
 	// two do not fit together; then "*" gives "x" settings, and an entry of its own.
@@ -598,8 +646,8 @@ func checkBlock(t *testing.T, step int, resource string, err error, want *modelB
 	}
 	retryAt := breakertest.Start.Add(want.retryAt)
 	if be.Rule == nil || *be.Rule != *want.rule || be.State != want.state || !be.RetryAt.Equal(retryAt) ||
-		be.Resource != resource || errors.Is(err, breaker.ErrOpen) == want.ramping ||
-		errors.Is(err, breaker.ErrRampingUp) != want.ramping {
+		be.Resource != resource || errors.Is(err, breaker.ErrOpen) == (want.ramping || want.pacing) ||
+		errors.Is(err, breaker.ErrRampingUp) != want.ramping || errors.Is(err, breaker.ErrPacing) != want.pacing {
 		t.Fatalf("step %d: %s: BlockError %+v (rule %+v); want rule %+v, state %v, retry at %v",
 			step, resource, be, be.Rule, *want.rule, want.state, want.retryAt)
 	}

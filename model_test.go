@@ -69,7 +69,7 @@ type modelBreaker struct {
 	since     time.Duration // HALF_OPEN between probes: when the last probe succeeded
 	calls     []modelCall   // of the current CLOSED period
 	run       int           // ConsecutiveErrors: failures in a row
-	ramp      *modelRamp    // CLOSED after a probe closed it, with RampUp
+	ramp      *modelRamp    // CLOSED after a probe closed it, with RampUp, or pacing (Pace)
 	flight    *modelFlight  // CLOSED, SlowRequestRatio: its calls in flight
 	oldFlight *modelFlight  // CLOSED: the ring flight replaced at a reload, whose calls are judged with its
 	head      time.Duration
@@ -273,10 +273,10 @@ func (m *model) drop(resource string, reason breaker.Reason) {
 }
 
 func (m *model) retire(b *modelBreaker, reason breaker.Reason) {
-	from := b.state
+	from, pacing := b.state, b.pacing()
 	b.retired, b.state = true, breaker.Closed
 	b.gen++
-	if from != breaker.Closed {
+	if from != breaker.Closed || pacing {
 		m.report(b, from, reason, 0)
 	}
 }
@@ -309,7 +309,7 @@ func (m *model) dry(b *modelBreaker) bool {
 // reset closes every breaker of resource with an empty window.
 func (m *model) reset(resource string) {
 	for _, b := range m.breakersOf(resource, false) {
-		if b.state != breaker.Closed {
+		if b.state != breaker.Closed || b.pacing() {
 			m.move(b, breaker.Closed, breaker.Reset, 0)
 		} else {
 			b.gen++
@@ -540,6 +540,7 @@ type modelBlock struct {
 	state   breaker.State
 	retryAt time.Duration
 	ramping bool // the rule's ramp held the call back (ErrRampingUp)
+	pacing  bool // the rule's pacing held the call back (ErrPacing)
 	bySlot  bool
 	cause   error // ErrForcedOpen or ErrConcurrencyLimit, when the settings block
 }
@@ -754,9 +755,13 @@ func (m *model) countSlow(b *modelBreaker, f *modelFlight, n int) {
 // max(1, 1.5 S) were, S the fewer of the two, or the bucket before's spread over the bucket so
 // far. It ends at the end of a bucket that held nothing back, or once the rule's RampUp, as
 // loaded now, has passed since the close. A reading before the current bucket counts in it.
+// Pacing is the same ramp, started when the window trips while it holds a success, from the
+// counts of its newest bucket (all admitted, with a loss) and the one before; it lasts while
+// the rule paces, and the bucket it started in does not end it.
 // Buckets are numbered modulo 2^16, as the library numbers them.
 type modelRamp struct {
 	closed, length               time.Duration
+	paced                        bool // pacing: entered on a trip, it lasts while the rule paces
 	seq                          uint16
 	offered, admitted, succeeded int
 	lost                         bool
@@ -772,6 +777,22 @@ func newModelRamp(now, length time.Duration) *modelRamp {
 	return r
 }
 
+func newModelPace(now, length time.Duration, calls, succeeded, before int) *modelRamp {
+	r := &modelRamp{closed: now, length: length, paced: true}
+	r.seq = r.seqAt(now)
+	r.offered, r.admitted, r.succeeded, r.lost = calls, calls, succeeded, true
+	r.beforeSeq, r.beforeSucceeded = r.seq-1, before
+	return r
+}
+
+// over reports whether the ramp is over at now by the rule as loaded now.
+func (r *modelRamp) over(now time.Duration, rule breaker.Rule) bool {
+	if r.paced {
+		return !rule.Pace
+	}
+	return now >= r.closed+rule.RampUp
+}
+
 func (r *modelRamp) start(now time.Duration) time.Duration {
 	return now - ((now%r.length)+r.length)%r.length
 }
@@ -780,29 +801,31 @@ func (r *modelRamp) seqAt(now time.Duration) uint16 { return uint16(r.start(now)
 
 // on reports whether the ramp still paces calls at now, moving it to now's bucket if that is
 // later.
-func (r *modelRamp) on(now, rampUp time.Duration) bool {
+func (r *modelRamp) on(now time.Duration, rule breaker.Rule) bool {
 	switch seq := r.seqAt(now); {
 	case r.done:
-	case now >= r.closed+rampUp:
+	case r.over(now, rule):
 		r.done = true
 	case int16(seq-r.seq) <= 0:
 		return true
-	case r.offered > 0 && r.admitted == r.offered:
+	case r.offered > 0 && r.admitted == r.offered && !(r.paced && r.seq == r.seqAt(r.closed)):
 		r.done = true
 	default:
 		before := 0
 		if r.seq == seq-1 {
 			before = r.succeeded
 		}
-		*r = modelRamp{closed: r.closed, length: r.length, seq: seq, beforeSeq: seq - 1, beforeSucceeded: before}
+		*r = modelRamp{closed: r.closed, length: r.length, paced: r.paced, seq: seq, beforeSeq: seq - 1,
+			beforeSucceeded: before}
 		return true
 	}
 	return false
 }
 
-func (r *modelRamp) admit(now, rampUp time.Duration) bool {
-	if !r.on(now, rampUp) {
-		return true
+// admit reports whether the ramp admits a call now, and whether it is still on.
+func (r *modelRamp) admit(now time.Duration, rule breaker.Rule) (admitted, on bool) {
+	if !r.on(now, rule) {
+		return true, false
 	}
 	r.offered++
 	s := max(r.beforeSucceeded, r.succeeded)
@@ -815,9 +838,9 @@ func (r *modelRamp) admit(now, rampUp time.Duration) bool {
 	}
 	if r.admitted == 0 || !r.lost && 10*r.admitted < r.offered || 2*r.admitted < 3*s || spread {
 		r.admitted++
-		return true
+		return true, true
 	}
-	return false
+	return false, true
 }
 
 func (r *modelRamp) giveBack(now time.Duration) {
@@ -826,8 +849,8 @@ func (r *modelRamp) giveBack(now time.Duration) {
 	}
 }
 
-func (r *modelRamp) completed(now, rampUp time.Duration, bad bool) {
-	if !r.on(now, rampUp) {
+func (r *modelRamp) completed(now time.Duration, rule breaker.Rule, bad bool) {
+	if !r.on(now, rule) {
 		return
 	}
 	if bad {
@@ -862,7 +885,7 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 			}
 		}
 		switch {
-		case b.state == breaker.Closed && (b.ramp == nil || b.ramp.admit(m.now, identityOf(b.rule).RampUp)):
+		case b.state == breaker.Closed && m.rampAdmits(b):
 			a := modelAdmission{b: b, epoch: b.epoch}
 			if b.flight != nil {
 				a.f, a.ticket = m.fly(b)
@@ -877,7 +900,8 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		}
 		if at := m.retryAt(b); block == nil || at > block.retryAt { // the latest retry time
 			r := b.rule
-			block = &modelBlock{rule: &r, state: b.state, retryAt: at, ramping: b.state == breaker.Closed}
+			block = &modelBlock{rule: &r, state: b.state, retryAt: at,
+				ramping: b.state == breaker.Closed && !b.ramp.paced, pacing: b.state == breaker.Closed && b.ramp.paced}
 		}
 	}
 	if block != nil {
@@ -1003,7 +1027,7 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 				continue
 			}
 			if b.ramp != nil {
-				b.ramp.completed(m.now, identityOf(b.rule).RampUp, bad)
+				b.ramp.completed(m.now, b.rule, bad)
 			}
 			m.count(b, bad)
 		case breaker.HalfOpen:
@@ -1044,7 +1068,11 @@ func (m *model) giveBack(e *modelEntry) {
 
 func (m *model) retryAt(b *modelBreaker) time.Duration {
 	if b.state == breaker.Closed { // held back by its ramp: the next bucket, or its end if sooner
-		return min(b.ramp.start(m.now)+b.ramp.length, b.ramp.closed+identityOf(b.rule).RampUp)
+		next := b.ramp.start(m.now) + b.ramp.length
+		if b.ramp.paced {
+			return next
+		}
+		return min(next, b.ramp.closed+identityOf(b.rule).RampUp)
 	}
 	if b.state != breaker.HalfOpen {
 		return b.retryAt
@@ -1118,31 +1146,72 @@ func (m *model) countN(b *modelBreaker, n int, bad bool) {
 	for range n {
 		b.calls = append(b.calls, modelCall{bucket, bad})
 	}
-	var total, bads uint64
-	for _, c := range b.calls {
-		if c.bucket > b.head-id.StatInterval {
-			total++
-			if c.bad {
-				bads++
+	all := b.countsSince(b.head - id.StatInterval)
+	if all.Total < id.MinRequestAmount && (all.Bad < all.Total || !b.pacing()) {
+		return // pacing that holds no success judges however few calls it holds
+	}
+	measure := float64(all.Bad)
+	if id.Strategy != breaker.ErrorCount {
+		measure /= float64(all.Total)
+	}
+	trips := measure >= id.Threshold
+	paces := trips && id.Pace && all.Bad < all.Total // the window holds a success
+	if (!trips || paces) && id.FastBuckets > 0 {
+		// The newest FastBuckets buckets, judged on their own.
+		fast := b.countsSince(b.head - time.Duration(id.FastBuckets)*length)
+		if ratio := float64(fast.Bad) / float64(fast.Total); fast.Total >= id.MinRequestAmount && ratio >= id.FastThreshold {
+			m.move(b, breaker.Open, breaker.FastTrip, ratio)
+			return
+		}
+	}
+	switch {
+	case paces && b.ramp == nil: // a ramp or pacing already on goes on
+		newest, two := b.countsSince(b.head-length), b.countsSince(b.head-2*length)
+		b.ramp = newModelPace(m.now, length, int(newest.Total), int(newest.Total-newest.Bad),
+			int(two.Total-two.Bad-(newest.Total-newest.Bad)))
+		m.changeClosed(b, breaker.PacingStarted, measure)
+	case trips && !paces:
+		m.move(b, breaker.Open, breaker.ThresholdExceeded, measure)
+	}
+}
+
+// countsSince counts the calls of b's window in the buckets after from.
+func (b *modelBreaker) countsSince(from time.Duration) (c struct{ Total, Bad uint64 }) {
+	for _, call := range b.calls {
+		if call.bucket > from {
+			c.Total++
+			if call.bad {
+				c.Bad++
 			}
 		}
 	}
-	if !m.judgeCounts(b, id, total, bads) || id.FastBuckets == 0 {
-		return
+	return c
+}
+
+// pacing reports whether b paces its calls (a ramp entered on a trip), ended or not.
+func (b *modelBreaker) pacing() bool { return b.ramp != nil && b.ramp.paced }
+
+// rampAdmits reports whether b, CLOSED, admits a call now: it has no ramp, or its ramp admits
+// it. A ramp found over ends there, and the end of pacing is heard.
+func (m *model) rampAdmits(b *modelBreaker) bool {
+	if b.ramp == nil {
+		return true
 	}
-	// The newest FastBuckets buckets, judged on their own.
-	var fastTotal, fastBad uint64
-	for _, c := range b.calls {
-		if c.bucket > b.head-time.Duration(id.FastBuckets)*length {
-			fastTotal++
-			if c.bad {
-				fastBad++
-			}
+	admitted, on := b.ramp.admit(m.now, b.rule)
+	if !on {
+		if b.ramp.paced {
+			m.changeClosed(b, breaker.PacingEnded, 0)
 		}
+		b.ramp = nil
 	}
-	if ratio := float64(fastBad) / float64(fastTotal); fastTotal >= id.MinRequestAmount && ratio >= id.FastThreshold {
-		m.move(b, breaker.Open, breaker.FastTrip, ratio)
-	}
+	return admitted
+}
+
+// changeClosed reports a change of the CLOSED breaker b that keeps its window and its calls:
+// pacing starts or ends.
+func (m *model) changeClosed(b *modelBreaker, reason breaker.Reason, snapshot float64) {
+	b.gen++
+	m.report(b, breaker.Closed, reason, snapshot)
 }
 
 // judgeCounts trips b if a window of total calls, bads of them bad, meets its threshold, and

@@ -31,7 +31,8 @@ const (
 	// ProbeIgnored: HALF_OPEN → OPEN, the probe's outcome counts neither way (its caller
 	// gave up, see Manager.Do); the retry time is unchanged, so the next call may probe.
 	ProbeIgnored
-	// Reset: OPEN or HALF_OPEN → CLOSED, by Manager.Reset; the window starts empty.
+	// Reset: OPEN or HALF_OPEN → CLOSED, or CLOSED → CLOSED from pacing, by Manager.Reset; the
+	// window starts empty.
 	Reset
 	// Evicted: OPEN or HALF_OPEN → CLOSED, a template's breaker was dropped to make room for
 	// another resource's (WithMaxTemplateBreakers).
@@ -42,6 +43,12 @@ const (
 	// Override: no transition (From is To); an operator's override of the resource began or
 	// ended (Manager.Override): StateChange.Note says which.
 	Override
+	// PacingStarted: CLOSED → CLOSED, the window met the rule's threshold while the dependency
+	// still served calls, and the breaker paces them instead of opening (Rule.Pace).
+	PacingStarted
+	// PacingEnded: CLOSED → CLOSED, a bucket held no call back, or a reload turned Pace off:
+	// the breaker lets every call through again.
+	PacingEnded
 )
 
 var reasonNames = [...]string{
@@ -57,6 +64,8 @@ var reasonNames = [...]string{
 	Evicted:             "Evicted",
 	FastTrip:            "FastTrip",
 	Override:            "Override",
+	PacingStarted:       "PacingStarted",
+	PacingEnded:         "PacingEnded",
 }
 
 // String returns the reason's name, such as "ThresholdExceeded".
@@ -73,8 +82,8 @@ type StateChange struct {
 	Rule     Rule
 	From, To State
 	Reason   Reason
-	// Snapshot is, for ThresholdExceeded, the ratio or count that met the threshold; for
-	// FastTrip, the ratio of the newest buckets; else 0.
+	// Snapshot is, for ThresholdExceeded and PacingStarted, the ratio or count that met the
+	// threshold; for FastTrip, the ratio of the newest buckets; else 0.
 	Snapshot float64
 	// At is when the transition happened, by the manager's clock.
 	At time.Time

@@ -261,6 +261,79 @@ func TestPropertyRampAdmitsNoMoreThanItsCeiling(t *testing.T) {
 	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
 }
 
+// Eight goroutines make ten calls each in one bucket, every other one failing, in front of a
+// rule that paces: whichever completions race to meet the threshold, pacing starts exactly once
+// and the breaker never opens. Then the dependency serves 30 calls a bucket of the 200 offered:
+// no bucket admits more than the ceiling max(200/10, 1.5 × 30) = 45, and pacing goes on. Then
+// it serves nothing: no bucket admits more than 200/10, and the breaker opens exactly once,
+// within the eleven buckets it takes the window's successes to age out.
+func TestPropertyPaceStartsOnceAndHoldsItsCeiling(t *testing.T) {
+	const goroutines, callsEach, serves = 8, 25, 30
+	const offered = goroutines * callsEach
+	rule := breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 20,
+		RetryTimeout: time.Second, Pace: true}
+	ctx := context.Background()
+	episodes := runFor(t, propertyTime(t), func(n int) bool {
+		clock := breakertest.NewClock()
+		m := breaker.NewManager(breaker.WithClock(clock))
+		events := &recorder{}
+		m.AddObserver(events)
+		require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+		// offer has every goroutine make calls calls, the i-th of which ends with outcome(i),
+		// and returns how many were admitted.
+		offer := func(calls int, outcome func(i int64) error) int {
+			var admitted atomic.Int64
+			var wg sync.WaitGroup
+			for range goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for j := range calls {
+						_ = m.Do(ctx, "svc", func(context.Context) error {
+							i := admitted.Add(1)
+							if outcome == nil {
+								return failIf(j%2 == 1)
+							}
+							return outcome(i)
+						})
+					}
+				}()
+			}
+			wg.Wait()
+			return int(admitted.Load())
+		}
+		offer(10, nil)
+		if got := events.transitions(); !slices.Equal(got, []string{"CLOSED->CLOSED PacingStarted"}) {
+			t.Errorf("episode %d: racing to the threshold: %v, want pacing started once", n, got)
+			return false
+		}
+		for bucket := 1; bucket <= 10; bucket++ {
+			clock.Advance(100 * time.Millisecond)
+			if got := offer(callsEach, func(i int64) error { return failIf(i > serves) }); got > max(offered/10, serves*3/2) {
+				t.Errorf("episode %d, bucket %d: admitted %d in front of a dependency that serves %d", n, bucket, got, serves)
+				return false
+			}
+		}
+		if got := events.transitions(); len(got) != 1 || !m.Breakers("svc")[0].Stats().Pacing {
+			t.Errorf("episode %d: pacing a dependency that serves %d a bucket: %v", n, serves, got)
+			return false
+		}
+		for bucket := 1; bucket <= 11; bucket++ {
+			clock.Advance(100 * time.Millisecond)
+			if got := offer(callsEach, func(int64) error { return errDown }); got > offered/10 {
+				t.Errorf("episode %d, dead bucket %d: admitted %d", n, bucket, got)
+				return false
+			}
+		}
+		if got := events.transitions(); !slices.Equal(got, []string{"CLOSED->CLOSED PacingStarted", tripped}) {
+			t.Errorf("episode %d: a dependency that serves nothing: %v, want one trip", n, got)
+			return false
+		}
+		return true
+	})
+	t.Logf("%d episodes of %d goroutines", episodes, goroutines)
+}
+
 // Eight goroutines enter 40 calls each, half of which hang; once the hung calls have run past
 // MaxAllowedRT, the goroutines make 40 more calls each while the hung calls return, so that
 // calls judging the hung ones slow race with their returns. In every interleaving each call

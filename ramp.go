@@ -27,6 +27,11 @@ import (
 // The ramp ends at the end of a bucket in which calls were offered and none was held back, or
 // once RampUp has passed since the close: the RampUp loaded now, so that a reload that shortens
 // it ends a ramp in progress no later than the new end. The breaker stays CLOSED throughout.
+//
+// Pacing (Rule.Pace) is the same ramp, entered when the window trips while the dependency still
+// serves calls rather than after a probe: it starts from what the window saw in its newest
+// bucket and the one before, as a bucket that has just lost calls, and has no time limit (a
+// reload that turns Pace off ends it).
 // A reading of the clock that lies before the current bucket (stale, or a clock that stepped
 // back a little) counts in the current bucket, as the window counts it.
 //
@@ -35,8 +40,9 @@ import (
 // new bucket's word: a call that reads it in between sees no successes there, and admits
 // fewer, never more.
 type ramp struct {
-	closed  int64 // when the probe closed the breaker
+	closed  int64 // when the probe closed the breaker, or pacing started
 	length  int64 // the bucket length of the rule's window
+	paced   bool  // entered on a trip (Rule.Pace), not after a probe
 	current atomic.Uint64
 	before  atomic.Uint64 // the bucket before current: its seq and successes
 	done    atomic.Bool
@@ -80,6 +86,22 @@ func newRamp(now, length int64) *ramp {
 	return r
 }
 
+// newPace starts pacing at now, over buckets of length, for a breaker whose window tripped:
+// the bucket of now has seen newest (its calls, all admitted, and their successes, with a
+// loss among them), and the bucket before it before.
+func newPace(now, length int64, newest, before window.Counts) *ramp {
+	r := &ramp{closed: now, length: length, paced: true}
+	seq := r.seqAt(now)
+	calls := rampCount(newest.Total)
+	r.current.Store(rampBucket{seq: seq, offered: calls, admitted: calls,
+		succeeded: rampCount(newest.Total - newest.Bad), lost: true}.pack())
+	r.before.Store(packBefore(seq-1, rampCount(before.Total-before.Bad)))
+	return r
+}
+
+// rampCount is n as a ramp counts it, saturated.
+func rampCount(n uint64) uint16 { return uint16(min(n, maxRampCount)) }
+
 // seqAt returns the index, modulo 2^16, of the bucket that holds now.
 func (r *ramp) seqAt(now int64) uint16 {
 	q := now / r.length
@@ -91,15 +113,15 @@ func (r *ramp) seqAt(now int64) uint16 {
 
 // bucketAt returns the word of the bucket that holds now, starting that bucket if it is later
 // than the current one (an earlier reading counts in the current one). It reports false when
-// the ramp has ended: rampUp has passed since the close, or the bucket before ended with every
-// offered call admitted.
-func (r *ramp) bucketAt(now, rampUp int64) (uint64, rampBucket, bool) {
+// the ramp has ended: it is over as t says, or the bucket before ended with every offered call
+// admitted.
+func (r *ramp) bucketAt(now int64, t *tuning) (uint64, rampBucket, bool) {
 	seq := r.seqAt(now)
 	for {
 		if r.done.Load() {
 			return 0, rampBucket{}, false
 		}
-		if r.over(now, rampUp) {
+		if r.over(now, t) {
 			r.done.Store(true)
 			return 0, rampBucket{}, false
 		}
@@ -108,8 +130,10 @@ func (r *ramp) bucketAt(now, rampUp int64) (uint64, rampBucket, bool) {
 		if int16(seq-b.seq) <= 0 {
 			return old, b, true
 		}
-		if b.offered > 0 && b.admitted == b.offered {
-			r.done.Store(true) // a whole bucket took the flow
+		if b.offered > 0 && b.admitted == b.offered && !(r.paced && b.seq == r.seqAt(r.closed)) {
+			// A whole bucket took the flow; not the bucket pacing started in, whose calls
+			// before the start it did not pace.
+			r.done.Store(true)
 			return 0, rampBucket{}, false
 		}
 		next := rampBucket{seq: seq}
@@ -123,17 +147,23 @@ func (r *ramp) bucketAt(now, rampUp int64) (uint64, rampBucket, bool) {
 	}
 }
 
-// over reports whether rampUp has passed since the close at now.
-func (r *ramp) over(now, rampUp int64) bool { return now-after(r.closed, rampUp) >= 0 }
+// over reports whether the ramp is over at now by the rule's tuning t: RampUp has passed since
+// the close, or, for pacing, the rule no longer paces.
+func (r *ramp) over(now int64, t *tuning) bool {
+	if r.paced {
+		return !t.pace
+	}
+	return now-after(r.closed, t.rampUp) >= 0
+}
 
 // on reports whether the ramp still paces calls at now, without moving it: for Stats.
-func (r *ramp) on(now, rampUp int64) bool { return !r.done.Load() && !r.over(now, rampUp) }
+func (r *ramp) on(now int64, t *tuning) bool { return !r.done.Load() && !r.over(now, t) }
 
 // admit counts a call offered at now and reports whether the ramp lets it through, and
 // whether the ramp is still on (false: it ended, and the call passes).
-func (r *ramp) admit(now, rampUp int64) (admitted, on bool) {
+func (r *ramp) admit(now int64, t *tuning) (admitted, on bool) {
 	for {
-		old, b, on := r.bucketAt(now, rampUp)
+		old, b, on := r.bucketAt(now, t)
 		if !on {
 			return true, false
 		}
@@ -196,9 +226,9 @@ func (r *ramp) giveBack(now int64) {
 }
 
 // completed counts the end, at now, of a call the breaker counted good or bad.
-func (r *ramp) completed(now, rampUp int64, bad bool) {
+func (r *ramp) completed(now int64, t *tuning, bad bool) {
 	for {
-		old, b, on := r.bucketAt(now, rampUp)
+		old, b, on := r.bucketAt(now, t)
 		if !on {
 			return
 		}
@@ -214,10 +244,10 @@ func (r *ramp) completed(now, rampUp int64, bad bool) {
 }
 
 // retryAt returns when a call the ramp holds back at now may try again: the next bucket's
-// start, or the ramp's end if sooner.
-func (r *ramp) retryAt(now, rampUp int64) int64 {
-	at, end := now-window.FloorMod(now, r.length)+r.length, after(r.closed, rampUp)
-	if end-at < 0 {
+// start, or the ramp's end if sooner (pacing has no set end).
+func (r *ramp) retryAt(now int64, t *tuning) int64 {
+	at := now - window.FloorMod(now, r.length) + r.length
+	if end := after(r.closed, t.rampUp); !r.paced && end-at < 0 {
 		return end
 	}
 	return at

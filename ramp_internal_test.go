@@ -11,7 +11,7 @@ import (
 // counts stop at their bound instead of wrapping into a fresh bucket's, and the calls go on
 // being admitted.
 func TestRampCountsSaturate(t *testing.T) {
-	r, rampUp := newRamp(0, int64(100*time.Millisecond)), int64(time.Hour)
+	r, rampUp := newRamp(0, int64(100*time.Millisecond)), &tuning{rampUp: int64(time.Hour)}
 	for i := range 70_000 {
 		admitted, on := r.admit(0, rampUp)
 		if !admitted || !on {
@@ -29,7 +29,7 @@ func TestRampCountsSaturate(t *testing.T) {
 // a pause), then it counts in the current bucket and is held back as that bucket's counts say,
 // rather than starting an earlier bucket afresh.
 func TestRampStaleReadingCountsInTheCurrentBucket(t *testing.T) {
-	length, rampUp := int64(100*time.Millisecond), int64(time.Hour)
+	length, rampUp := int64(100*time.Millisecond), &tuning{rampUp: int64(time.Hour)}
 	r := newRamp(0, length)
 	at := int64(150 * time.Millisecond)
 	for i, want := range []bool{true, true, false} {

@@ -101,8 +101,8 @@ type Rule struct {
 	MinRequestAmount uint64
 	// StatCalls, when > 0, makes the window the last StatCalls calls, however long they took
 	// to come, instead of the last StatInterval (SlowRequestRatio, ErrorRatio and ErrorCount;
-	// at most 10,000). StatInterval, BucketCount, FastBuckets, FastThreshold and RampUp,
-	// which are about time, must then be 0.
+	// at most 10,000). StatInterval, BucketCount, FastBuckets, FastThreshold, RampUp and
+	// Pace, which are about time, must then be 0 (false).
 	StatCalls uint32
 	// StatInterval is the length of the sliding window; 0 means 1s. At most 24 hours.
 	StatInterval time.Duration
@@ -150,6 +150,16 @@ type Rule struct {
 	// has passed. 0 turns it off: the full flow at once. Not for ConsecutiveErrors, which has no
 	// buckets to pace by.
 	RampUp time.Duration
+	// Pace, for SlowRequestRatio and ErrorRatio, keeps the breaker CLOSED when its whole window
+	// meets Threshold while the dependency still serves calls (the window holds a call that was
+	// neither slow nor failed): it paces the calls instead, admitting within each bucket no more
+	// than the dependency has shown it can serve, as a ramp does (see "Pacing" in
+	// docs/recovery.md), and rejects the others with ErrPacing. A dependency that runs short of
+	// capacity or has a quota keeps serving what it can, where opening would serve nothing. A
+	// fast trip (FastBuckets) still opens, and so does the window once it holds no call that
+	// succeeded. Pacing ends at the end of a bucket that held nothing back. Not with
+	// StatCalls: a window of calls has no buckets to pace by.
+	Pace bool
 }
 
 // defaultFastThreshold is the least ratio that Rule.FastThreshold's zero value stands for.
@@ -226,6 +236,10 @@ func (r Rule) check() (reason, field string) {
 		return fmt.Sprintf("must be 0 for %v: a ramp paces calls by the buckets of a window, and it has none, got %v",
 			r.Strategy, r.RampUp), "RampUp"
 	}
+	if r.Pace && !r.Strategy.isRatio() {
+		return fmt.Sprintf("must be false for %v: pacing holds a ratio of failed or slow calls down, "+
+			"and %v counts failures", r.Strategy, r.Strategy), "Pace"
+	}
 	return r.checkFast()
 }
 
@@ -254,6 +268,8 @@ func (r Rule) checkStatCalls() (reason, field string) {
 		return timed("FastThreshold", r.FastThreshold)
 	case r.RampUp != 0:
 		return timed("RampUp", r.RampUp)
+	case r.Pace:
+		return timed("Pace", r.Pace)
 	case r.MinRequestAmount > uint64(r.StatCalls):
 		return fmt.Sprintf("must be at most StatCalls (%d): the window never holds more calls, got %d",
 			r.StatCalls, r.MinRequestAmount), "MinRequestAmount"

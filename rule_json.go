@@ -77,11 +77,12 @@ type ruleJSON struct {
 	FastBuckets      uint32  `json:"fastBuckets,omitempty"`
 	FastThreshold    float64 `json:"fastThreshold,omitempty"`
 	RampUp           *string `json:"rampUp,omitempty"`
+	Pace             bool    `json:"pace,omitempty"`
 }
 
 // ruleFields names the fields of the JSON form, for the error about an unknown one.
 const ruleFields = "id, resource, strategy, threshold, maxAllowedRT, minRequestAmount, " +
-	"statInterval, bucketCount, statCalls, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun, fastBuckets, fastThreshold, rampUp"
+	"statInterval, bucketCount, statCalls, retryTimeout, probeTimeout, probeNum, maxRetryTimeout, retryJitter, dryRun, fastBuckets, fastThreshold, rampUp, pace"
 
 // durationWant describes a duration field's value in errors.
 const durationWant = `a Go duration string such as "300ms" or "10s"`
@@ -140,6 +141,7 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 		FastBuckets:      r.FastBuckets,
 		FastThreshold:    r.FastThreshold,
 		RampUp:           optionalDuration(r.RampUp),
+		Pace:             r.Pace,
 	})
 }
 
@@ -202,7 +204,8 @@ func decodeRule(b []byte) (rule *Rule, hasStrategy bool, err error) {
 
 	r := &Rule{ID: j.ID, Resource: j.Resource, Threshold: j.Threshold,
 		MinRequestAmount: j.MinRequestAmount, BucketCount: j.BucketCount, StatCalls: j.StatCalls, ProbeNum: j.ProbeNum,
-		RetryJitter: j.RetryJitter, DryRun: j.DryRun, FastBuckets: j.FastBuckets, FastThreshold: j.FastThreshold}
+		RetryJitter: j.RetryJitter, DryRun: j.DryRun, FastBuckets: j.FastBuckets, FastThreshold: j.FastThreshold,
+		Pace: j.Pace}
 	if j.Strategy != nil {
 		s, ok := parseStrategy(*j.Strategy)
 		if !ok {

@@ -35,12 +35,13 @@ var fullRule = breaker.Rule{
 	FastBuckets:      4,
 	FastThreshold:    0.9,
 	RampUp:           3 * time.Second,
+	Pace:             true,
 }
 
 const fullRuleJSON = `{"id":"slow-orders","resource":"GET:/order","strategy":"SlowRequestRatio",` +
 	`"threshold":0.6,"maxAllowedRT":"300ms","minRequestAmount":10,"statInterval":"10s",` +
 	`"bucketCount":20,"statCalls":50,"retryTimeout":"10s","probeTimeout":"1s","probeNum":2,"maxRetryTimeout":"1m0s",` +
-	`"retryJitter":0.25,"dryRun":true,"fastBuckets":4,"fastThreshold":0.9,"rampUp":"3s"}`
+	`"retryJitter":0.25,"dryRun":true,"fastBuckets":4,"fastThreshold":0.9,"rampUp":"3s","pace":true}`
 
 // Given fullRule, then it sets every field of a Rule: a field added to Rule must be added to
 // it, and so to the JSON tests that use it.

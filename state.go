@@ -61,7 +61,7 @@ type period struct {
 	since     int64                      // HALF_OPEN between probes: when the last probe of the run succeeded
 	window    *window.Sliding            // CLOSED: the calls of this period (windowed strategies)
 	calls     *window.Calls              // CLOSED: instead of window, the last StatCalls calls
-	ramp      *ramp                      // CLOSED after a probe closed it: the pace of its calls (RampUp)
+	ramp      *ramp                      // CLOSED after a probe closed it (RampUp), or pacing (Pace): the pace of its calls
 	flight    *window.Flight             // CLOSED, SlowRequestRatio: its calls in flight, by start
 	oldFlight *window.Flight             // CLOSED: the ring flight replaced at a reload, whose calls it judges too
 	run       atomic.Int64               // CLOSED: failures in a row (ConsecutiveErrors)
@@ -71,6 +71,9 @@ type period struct {
 // striped reports whether the calls of the CLOSED period p have contended for its window's
 // words, and so write stripes of their own in its counters.
 func (p *period) striped() bool { return p.window != nil && p.window.Striped() }
+
+// pacing reports whether the CLOSED period p paces its calls (Rule.Pace).
+func (p *period) pacing() bool { return p.ramp != nil && p.ramp.paced }
 
 // awaitsProbe reports whether the period lets its next call through as a probe, once its
 // retry time has come (OPEN) or at once (HALF_OPEN between probes).
@@ -174,12 +177,38 @@ func (c *circuit) stripes(n int) int {
 // bucketLen is the length of a bucket of the breaker's window.
 func (c *circuit) bucketLen() int64 { return int64(c.interval) / int64(c.buckets) }
 
-// endRamp replaces the CLOSED period p, whose ramp has ended, with the same period without
-// it, so that its calls pass without a check.
-func (c *circuit) endRamp(p *period) {
+// endRamp replaces the CLOSED period p, whose ramp has ended at now, with the same period
+// without it, so that its calls pass without a check. The end of pacing is a transition that
+// observers hear; a ramp's end is not.
+func (c *circuit) endRamp(p *period, now int64) {
 	q := p.withFlight(p.flight, p.oldFlight)
 	q.ramp = nil
-	c.cur.CompareAndSwap(p, q)
+	if !p.ramp.paced {
+		c.cur.CompareAndSwap(p, q)
+		return
+	}
+	q.gen, q.seq = p.gen+1, c.tl.seq.Inc()
+	c.move(p, q, PacingEnded, 0, now)
+}
+
+// pace makes the CLOSED period p, whose window met the rule's threshold at now with measure
+// while the dependency still served calls, pace them (Rule.Pace); or the copy of p that is
+// current, as trip does. A period that paces, or ramps up, already goes on as it is. Pacing
+// starts from the calls of the window's newest bucket and the one before.
+func (c *circuit) pace(p *period, now int64, measure float64) {
+	for from := p; from != nil && from.state == Closed && from.ramp == nil; from = c.current(p) {
+		length := c.bucketLen()
+		head := from.window.HeadAt(now)
+		_, newest := from.window.Sums(head, length)
+		_, two := from.window.Sums(head, 2*length)
+		before := window.Counts{Total: two.Total - newest.Total, Bad: two.Bad - newest.Bad}
+		q := from.withFlight(from.flight, from.oldFlight)
+		q.gen, q.seq = from.gen+1, c.tl.seq.Inc()
+		q.ramp = newPace(now, length, newest, before)
+		if c.move(from, q, PacingStarted, measure, now) {
+			return
+		}
+	}
 }
 
 // withFlight returns a copy of the CLOSED period p whose calls in flight are counted in f, and
@@ -222,7 +251,7 @@ func (c *circuit) move(from, to *period, reason Reason, snapshot float64, now in
 }
 
 // reset moves the breaker to a fresh CLOSED period with an empty window, and reports the
-// transition if it was not CLOSED. A retired breaker stays retired.
+// transition if it was not CLOSED, or was pacing. A retired breaker stays retired.
 func (c *circuit) reset(now int64) {
 	for {
 		p := c.cur.Load()
@@ -230,7 +259,7 @@ func (c *circuit) reset(now int64) {
 			return
 		}
 		q := c.newPeriod(p, Closed, 0)
-		if p.state != Closed {
+		if p.state != Closed || p.pacing() {
 			if c.move(p, q, Reset, 0, now) {
 				return
 			}
@@ -242,7 +271,7 @@ func (c *circuit) reset(now int64) {
 
 // retire replaces the breaker's period with a final CLOSED one that counts nothing, so calls
 // still in flight under a dropped rule change nothing. It returns the transition to report,
-// for reason, when the breaker was not CLOSED.
+// for reason, when the breaker was not CLOSED, or was pacing.
 func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 	for {
 		p := c.cur.Load()
@@ -251,7 +280,7 @@ func (c *circuit) retire(now int64, reason Reason) (StateChange, bool) {
 			return StateChange{
 				Resource: c.name, Rule: c.Rule(), From: p.state, To: Closed,
 				Reason: reason, At: c.tl.timeAt(now), Generation: q.gen, Seq: q.seq, DryRun: c.dry(now),
-			}, p.state != Closed
+			}, p.state != Closed || p.pacing()
 		}
 	}
 }
@@ -336,25 +365,29 @@ func unitHash(x uint64) float64 {
 // rampRejection returns the error of a call the ramp r holds back at now, and its retry time
 // (retryAt). The error is built once for each retry time.
 func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
-	at := r.retryAt(now, c.tune.Load().rampUp)
+	at := r.retryAt(now, c.tune.Load())
 	b := r.blocked.Load()
 	if b == nil || b.at != at {
 		rule := c.Rule()
+		cause := ErrRampingUp
+		if r.paced {
+			cause = ErrPacing
+		}
 		b = &BlockError{Resource: c.name, Rule: &rule, State: Closed, RetryAt: c.tl.timeAt(at),
-			Cause: ErrRampingUp, at: at}
+			Cause: cause, at: at}
 		r.blocked.Store(b)
 	}
 	return b, at
 }
 
-// checkRamp is check for a CLOSED period, which may be ramping up.
+// checkRamp is check for a CLOSED period, which may be ramping up or pacing.
 func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
 	if p.ramp == nil {
 		return p, admitted
 	}
-	ok, on := p.ramp.admit(now, c.tune.Load().rampUp)
+	ok, on := p.ramp.admit(now, c.tune.Load())
 	if !on {
-		c.endRamp(p)
+		c.endRamp(p, now)
 	}
 	if !ok {
 		return p, rejected
