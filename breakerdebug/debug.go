@@ -52,8 +52,10 @@
 // (15%)" ("slow" for a SlowRequestRatio rule), and a ConsecutiveErrors breaker's run as
 // "2 failed in a row", with no share. "retryAt" is omitted when CLOSED and "probeDeadline"
 // unless HALF_OPEN, and "rampingUp" is true, and only then written, while a breaker that a
-// probe closed paces its calls (Rule.RampUp). A transition's "snapshot" is, for
-// ThresholdExceeded, the ratio or count that met the threshold; for FastTrip, the ratio of the
+// probe closed paces its calls (Rule.RampUp); "pacing" likewise, while a CLOSED breaker whose
+// window met its threshold paces the calls of a dependency that still serves part of them,
+// where it would have opened (Rule.Pace). A transition's "snapshot" is, for ThresholdExceeded
+// and PacingStarted, the ratio or count that met the threshold; for FastTrip, the ratio of the
 // newest buckets.
 //
 // A resource with settings ([breaker.Manager.LoadResources]), of its own or from a template
@@ -73,17 +75,18 @@
 // under "resources".
 //
 // "worst" is what orders the rows, worst first: "OPEN" (a breaker that rejects calls is OPEN),
-// then "HALF_OPEN", then "RAMPING_UP" (one paces its calls after a probe closed it), then
-// "FORCED" (its override or its settings force it open or closed) and "OVERRIDDEN" (an
-// override lifts its settings' force), then the rest, "DRY_RUN" (a breaker that rejects nothing
-// is not CLOSED) and "CLOSED"; within each of those five, the most calls in the breakers'
-// windows ("total") first, then by name in natural order, runs of digits as numbers
-// ("shard-2" before "shard-10"). A breaker that rejects nothing never makes a row OPEN. The
-// names a template rule made have "template", its Resource; they follow one another, worst
-// first, where the worst of them comes, and the page shows them as one line per template, which
-// opens on their rows, with the worst one's state and their number in each "worst". Each row
-// shows, beside the resource's breakers, the settings that apply to it with where they come
-// from ("own", or the template setting's key), its calls in flight, and its override.
+// then "HALF_OPEN", then "PACING" (one paces its calls where it would have opened), then
+// "RAMPING_UP" (one paces its calls after a probe closed it), then "FORCED" (its override or
+// its settings force it open or closed) and "OVERRIDDEN" (an override lifts its settings'
+// force), then the rest, "DRY_RUN" (a breaker that rejects nothing is not CLOSED) and "CLOSED";
+// within each of those six, the most calls in the breakers' windows ("total") first, then by
+// name in natural order, runs of digits as numbers ("shard-2" before "shard-10"). A breaker
+// that rejects nothing never makes a row OPEN. The names a template rule made have "template",
+// its Resource; they follow one another, worst first, where the worst of them comes, and the
+// page shows them as one line per template, which opens on their rows, with the worst one's
+// state and their number in each "worst". Each row shows, beside the resource's breakers, the
+// settings that apply to it with where they come from ("own", or the template setting's key),
+// its calls in flight, and its override.
 //
 // A breaker's "dryRun", and a transition's, is true when the breaker rejects no call: its rule
 // is DryRun, or its resource is forced closed; its OPEN state then only says what it would
@@ -136,7 +139,8 @@
 //
 // "calls" counts every call heard, "rejectedOpen" those a breaker rejected, "rejectedForced" those
 // of a ForceOpen resource, "rejectedConcurrency" those over MaxConcurrency, "rejectedOther" those a
-// slot blocked; "ran" the calls let through, and "failures" and "slow" among them, of which
+// slot blocked or a breaker ramping up or pacing held back; "ran" the calls let through, and
+// "failures" and "slow" among them, of which
 // "errorPercent" and "slowPercent" are the shares (rounded to 0.1). "rtP50" and "rtP99" are the
 // upper bounds of the RT histogram buckets (1ms, 2ms, 5ms, ... 1m, then ">1m0s") that hold those
 // percentiles of the calls that ran, "" when none ran. "perSecond" holds the calls of each of the
@@ -345,6 +349,7 @@ type breakerStatus struct {
 	RetryAt       time.Time    `json:"retryAt,omitzero"`
 	ProbeDeadline time.Time    `json:"probeDeadline,omitzero"`
 	RampingUp     bool         `json:"rampingUp,omitempty"`
+	Pacing        bool         `json:"pacing,omitempty"`
 }
 
 type transition struct {
@@ -460,6 +465,7 @@ func (h *handler) status() *status {
 				RetryAt:       s.RetryAt,
 				ProbeDeadline: s.ProbeDeadline,
 				RampingUp:     s.RampingUp,
+				Pacing:        s.Pacing,
 			})
 		}
 		if h.rec != nil {

@@ -233,6 +233,63 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 	}
 }
 
+// paceRule paces a dependency whose window holds half failures or more, with a success among
+// them, instead of opening.
+var paceRule = breaker.Rule{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+	MinRequestAmount: 4, RetryTimeout: time.Second, Pace: true}
+
+// Given a rule with Pace whose window, in one bucket, meets its threshold with successes in it,
+// then the breaker stays CLOSED and paces: the JSON marks it "pacing", its row's worst is
+// PACING, and the transition is PacingStarted with the ratio that met the threshold. When a
+// bucket holds nothing back, pacing ends: "pacing" is left out, the row is CLOSED again, and
+// the newest transition is PacingEnded.
+func TestJSONShowsPacing(t *testing.T) {
+	m, clk, h := newManager(t, paceRule)
+	for _, fn := range []func(context.Context) error{succeed, succeed, fail, fail} {
+		call(m, "svc", fn)
+	}
+	assert.ErrorIs(t, m.Do(context.Background(), "svc", succeed), breaker.ErrPacing, "held back in the same bucket")
+
+	rule := ruleJSON(t, paceRule)
+	const text = "errors ≥ 50% · min 4 calls in 1s · retry 1s · pace instead of opening while calls still succeed"
+	started := map[string]any{"seq": 1, "resource": "svc", "rule": rule, "ruleText": text, "from": "CLOSED",
+		"to": "CLOSED", "reason": "PacingStarted", "snapshot": 0.5, "at": at(0), "generation": 1, "dryRun": false}
+	want := map[string]any{
+		"now": at(0),
+		"resources": []any{map[string]any{"resource": "svc", "worst": "PACING", "breakers": []any{
+			map[string]any{"rule": rule, "ruleText": text, "state": "CLOSED", "dryRun": false, "generation": 1,
+				"total": 4, "bad": 2, "ratio": 0.5, "pacing": true},
+		}}},
+		"overrides":   []any{},
+		"transitions": []any{started},
+	}
+	wantJSON, err := json.Marshal(want)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(wantJSON), get(h, http.MethodGet, path+"?format=json", nil).Body.String())
+
+	clk.Advance(100 * time.Millisecond)
+	call(m, "svc", succeed) // admitted: the bucket holds nothing back
+	clk.Advance(100 * time.Millisecond)
+	call(m, "svc", succeed) // the next bucket: pacing has ended
+	want = map[string]any{
+		"now": at(200 * time.Millisecond),
+		"resources": []any{map[string]any{"resource": "svc", "worst": "CLOSED", "breakers": []any{
+			map[string]any{"rule": rule, "ruleText": text, "state": "CLOSED", "dryRun": false, "generation": 2,
+				"total": 6, "bad": 2, "ratio": 2. / 6},
+		}}},
+		"overrides": []any{},
+		"transitions": []any{
+			map[string]any{"seq": 2, "resource": "svc", "rule": rule, "ruleText": text, "from": "CLOSED",
+				"to": "CLOSED", "reason": "PacingEnded", "snapshot": 0, "at": at(200 * time.Millisecond),
+				"generation": 2, "dryRun": false},
+			started,
+		},
+	}
+	wantJSON, err = json.Marshal(want)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(wantJSON), get(h, http.MethodGet, path+"?format=json", nil).Body.String())
+}
+
 // Given breakers of each strategy with a known window on the fake clock, then each breaker's
 // "ratio" is Stats.Ratio, its bad calls over its calls: the share of slow calls for
 // SlowRequestRatio, of failed ones for ErrorRatio and ErrorCount; and it is left out where it

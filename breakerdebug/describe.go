@@ -57,6 +57,9 @@ func describe(r breaker.Rule) string {
 	if r.RampUp > 0 {
 		parts = append(parts, "ramp up for "+r.RampUp.String()+" after recovery")
 	}
+	if r.Pace {
+		parts = append(parts, "pace instead of opening while calls still succeed")
+	}
 	return strings.Join(parts, " · ")
 }
 

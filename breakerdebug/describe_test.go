@@ -72,6 +72,12 @@ func TestRuleText(t *testing.T) {
 			want: "errors ≥ 50% · min 5 calls in 1s · retry 5s · ramp up for 30s after recovery",
 		},
 		{
+			name: "pacing instead of opening",
+			give: breaker.Rule{Strategy: breaker.SlowRequestRatio, Threshold: 0.5, MaxAllowedRT: time.Second,
+				RetryTimeout: 5 * time.Second, Pace: true},
+			want: "slow ≥ 50% (RT > 1s) · min 5 calls in 1s · retry 5s · pace instead of opening while calls still succeed",
+		},
+		{
 			name: "a window of calls",
 			give: breaker.Rule{Strategy: breaker.ErrorRatio, Threshold: 0.5, StatCalls: 100, RetryTimeout: 5 * time.Second},
 			want: "errors ≥ 50% · of the last 100 calls, min 100 · retry 5s",

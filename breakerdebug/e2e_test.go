@@ -449,14 +449,14 @@ func topRows(table string) []string {
 	return strings.Split(body, "<tr")[1:]
 }
 
-// Given 100 resources with rules of their own, one OPEN, one HALF_OPEN, one ramping up, one
-// overridden, a few busy ones and the rest idle; 40 hosts a template rule made; a "*" template
-// setting and settings of its own for one shard; and a call of payments (rules, no settings of
-// its own) in flight, when Chromium renders the page, then the OPEN one is the first row and
-// the rows read worst first, the busiest first, by name in natural order, the 40 hosts one
-// group line where their worst comes; payments shows the "*" setting under its own name with
-// the key "*"; "*" is a key, not a resource; and the order and each row's settings' source are
-// the JSON's.
+// Given 100 resources with rules of their own, one OPEN, one HALF_OPEN, one pacing, one
+// ramping up, one overridden, a few busy ones and the rest idle; 40 hosts a template rule made;
+// a "*" template setting and settings of its own for one shard; and a call of payments (rules,
+// no settings of its own) in flight, when Chromium renders the page, then the OPEN one is the
+// first row and the rows read worst first, the busiest first, by name in natural order, the 40
+// hosts one group line where their worst comes; the pacing and ramping shards are CLOSED and
+// marked so; payments shows the "*" setting under its own name with the key "*"; "*" is a key,
+// not a resource; and the order and each row's settings' source are the JSON's.
 func TestE2EIncident(t *testing.T) {
 	chromium(t)
 	rule := func(name string) breaker.Rule {
@@ -471,6 +471,8 @@ func TestE2EIncident(t *testing.T) {
 			r.RetryTimeout = time.Second
 		case 8: // ramping up after its probe closed it
 			r.RetryTimeout, r.RampUp = time.Second, time.Minute
+		case 12: // pacing: half its calls fail, and the others succeed
+			r.Strategy, r.Threshold, r.MinRequestAmount, r.Pace = breaker.ErrorRatio, 0.5, 4, true
 		}
 		rules = append(rules, r)
 	}
@@ -490,6 +492,9 @@ func TestE2EIncident(t *testing.T) {
 	require.NoError(t, err)
 	defer probe.Exit()
 	call(m, "shard-8", succeed) // its probe: CLOSED, ramping up
+	for _, fn := range []func(context.Context) error{succeed, succeed, fail, fail} {
+		call(m, "shard-12", fn) // the fourth starts pacing
+	}
 	for name, n := range map[string]int{"shard-90": 5, "shard-2": 3, "shard-10": 3} {
 		for range n {
 			call(m, name, succeed)
@@ -522,18 +527,20 @@ func TestE2EIncident(t *testing.T) {
 	assert.Contains(t, top[0], `<td class="resource">shard-57</td>`, "the OPEN one first")
 	assert.Contains(t, top[0], `<span class="badge open">OPEN</span>`)
 	var head []string
-	for _, row := range top[:9] {
+	for _, row := range top[:10] {
 		if m := regexp.MustCompile(`<td class="resource">([^<]*)</td>`).FindStringSubmatch(row); m != nil {
 			head = append(head, m[1])
 		} else {
 			head = append(head, regexp.MustCompile(`<span class="group-name">([^<]*)</span>`).FindStringSubmatch(row)[1])
 		}
 	}
-	assert.Equal(t, []string{"shard-57", "shard-3", "shard-8", "shard-20", "shard-90", "shard-2", "shard-10",
-		"catalog/*", "payments"}, head,
-		"OPEN, HALF_OPEN, ramping, overridden, then the busiest (5, 3, 3 calls; 2 before 10), the hosts "+
-			"(1 call each) where their worst comes, then the idle by name")
-	assert.Contains(t, top[7], `<span class="group-name">catalog/*</span> <span class="badge closed">CLOSED</span>`+
+	assert.Equal(t, []string{"shard-57", "shard-3", "shard-12", "shard-8", "shard-20", "shard-90", "shard-2",
+		"shard-10", "catalog/*", "payments"}, head,
+		"OPEN, HALF_OPEN, pacing, ramping, overridden, then the busiest (5, 3, 3 calls; 2 before 10), the "+
+			"hosts (1 call each) where their worst comes, then the idle by name")
+	assert.Contains(t, top[2], `<span class="badge closed">CLOSED</span><span class="badge pacing" title=`)
+	assert.Contains(t, top[3], `<span class="badge closed">CLOSED</span><span class="badge ramping-up" title=`)
+	assert.Contains(t, top[8], `<span class="group-name">catalog/*</span> <span class="badge closed">CLOSED</span>`+
 		`<span class="tally"> · 40 names: 40 CLOSED</span></summary>`, "one line, its worst state and the counts")
 	assert.Equal(t, 1, strings.Count(breakers, "<details"), "one group")
 	for _, row := range top {
@@ -581,6 +588,9 @@ func TestE2EIncident(t *testing.T) {
 		`1 in flight</div></td>`, "the * setting under its own name, with its key")
 	assert.Contains(t, rowOf(t, breakers, "shard-20"), `<div class="override-line">override: forced open until `+
 		`00:10:00.000 UTC — INC-9</div>`, "its override, with its end and note")
+
+	assert.Contains(t, rowOf(t, section(t, dom, "transitions"), "shard-12"), "PacingStarted (0.5)",
+		"with the ratio that met the threshold")
 
 	settings := section(t, dom, "settings")
 	assert.Contains(t, rowOf(t, settings, "*"), `<span class="badge key" title=`, "a key, marked as one")

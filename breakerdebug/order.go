@@ -9,15 +9,17 @@ import (
 )
 
 // worst is the worst a resource's row has to tell an operator, by which the status orders its
-// rows: a breaker that rejects calls OPEN, then one HALF_OPEN, then one ramping up, then a
-// resource forced open or closed or under an operator's override, then the rest. A breaker
-// that rejects nothing (its rule is DryRun, or its resource is forced closed) orders no row:
-// its OPEN only says what it would reject.
+// rows: a breaker that rejects calls OPEN, then one HALF_OPEN, then one pacing, then one ramping
+// up, then a resource forced open or closed or under an operator's override, then the rest. A
+// pacing breaker comes before a ramping one: its dependency fails calls now, while a ramp
+// follows a recovery. A breaker that rejects nothing (its rule is DryRun, or its resource is
+// forced closed) orders no row: its OPEN only says what it would reject.
 type worst int
 
 const (
 	worstOpen       worst = iota // a breaker that rejects calls is OPEN
 	worstHalfOpen                // one is HALF_OPEN
+	worstPacing                  // one paces its calls where it would have opened (Rule.Pace)
 	worstRampingUp               // one paces its calls after a probe closed it (Rule.RampUp)
 	worstForced                  // its settings or its override force it open or closed
 	worstOverridden              // an override lifts the Force of its settings (auto)
@@ -32,6 +34,8 @@ func (w worst) String() string {
 		return "OPEN"
 	case worstHalfOpen:
 		return "HALF_OPEN"
+	case worstPacing:
+		return "PACING"
 	case worstRampingUp:
 		return "RAMPING_UP"
 	case worstForced:
@@ -73,6 +77,8 @@ func worstOf(r *breaker.ResourceStatus) worst {
 			bw = worstOpen
 		case b.State == breaker.HalfOpen:
 			bw = worstHalfOpen
+		case b.Pacing:
+			bw = worstPacing
 		case b.RampingUp:
 			bw = worstRampingUp
 		default:

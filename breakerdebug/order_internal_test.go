@@ -63,10 +63,12 @@ func names(rows []*breaker.ResourceStatus) []string {
 }
 
 // Given resources in every condition, when they are ordered, then OPEN comes first, then
-// HALF_OPEN, ramping, forced or overridden, and the rest; within each, the busiest first, then
-// by name in natural order. A breaker that rejects nothing orders no row.
+// HALF_OPEN, pacing, ramping, forced or overridden, and the rest; within each, the busiest
+// first, then by name in natural order. A breaker that rejects nothing orders no row.
 func TestWorstFirst(t *testing.T) {
-	ramping := row("ramping", "", breaker.Closed)
+	pacing := row("pacing", "", breaker.Closed)
+	pacing.Breakers[0].Pacing = true
+	ramping := busy(row("ramping", "", breaker.Closed), 9) // busier, and still after pacing
 	ramping.Breakers[0].RampingUp = true
 	forced := row("forced", "", breaker.Closed)
 	forced.Settings.Force = breaker.ForceOpen
@@ -88,6 +90,7 @@ func TestWorstFirst(t *testing.T) {
 		overridden,
 		settingsOnly,
 		ramping,
+		pacing,
 		row("half", "", breaker.Closed, breaker.HalfOpen),
 		forced,
 		busy(row("shard-1", "", breaker.Closed), 5),
@@ -99,13 +102,14 @@ func TestWorstFirst(t *testing.T) {
 	assert.Equal(t, []string{
 		"open-c", "open-a", "open-b", // OPEN: busiest, then by name
 		"half",
+		"pacing",
 		"ramping",
 		"forced", "forced-closed", "overridden", // forced or overridden, by name
 		"busy", "shard-1", "shard-10", // the rest: 50, 5, 5 calls (1 before 10)
 		"dry", "settings-only", "shard-2", // no calls, by name
 	}, names(got))
 
-	wants := map[string]worst{"open-a": worstOpen, "half": worstHalfOpen, "ramping": worstRampingUp,
+	wants := map[string]worst{"open-a": worstOpen, "half": worstHalfOpen, "pacing": worstPacing, "ramping": worstRampingUp,
 		"forced": worstForced, "forced-closed": worstForced, "overridden": worstOverridden,
 		"dry": worstDryRun, "busy": worstClosed, "settings-only": worstClosed}
 	for _, r := range got {

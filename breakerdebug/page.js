@@ -46,6 +46,13 @@
     return b;
   }
 
+  function paceBadge() {
+    const b = el("span", "badge pacing", "pacing");
+    b.title = "its window met the threshold while calls still succeed: instead of opening, it admits what " +
+      "the dependency has shown it can serve (Pace)";
+    return b;
+  }
+
   // forceOf is the force a resource is under: its override's, if an operator set one, else
   // its settings'.
   function forceOf(res, o) {
@@ -306,7 +313,7 @@
       const retry = el("td", "", retryText(b, now));
       if (b.retryAt) retry.title = "retry at " + b.retryAt;
       const state = cell("state", ...[...marks(), badge(b.state), b.dryRun ? dryBadge() : null,
-        b.rampingUp ? rampBadge() : null].filter((x) => x));
+        b.pacing ? paceBadge() : null, b.rampingUp ? rampBadge() : null].filter((x) => x));
       tr.append(
         el("td", "resource", res.resource),
         ruleCell(b.rule, b.ruleText),
@@ -336,11 +343,12 @@
 
   // The order in which a group line counts its members, by their "worst", which the server
   // orders rows by.
-  const worstOrder = ["OPEN", "HALF_OPEN", "RAMPING_UP", "FORCED", "OVERRIDDEN", "DRY_RUN", "CLOSED"];
+  const worstOrder = ["OPEN", "HALF_OPEN", "PACING", "RAMPING_UP", "FORCED", "OVERRIDDEN", "DRY_RUN", "CLOSED"];
 
   // worstBadge marks a resource's worst, as its row's badges would.
   function worstBadge(res, o) {
     switch (res.worst) {
+      case "PACING": return paceBadge();
       case "RAMPING_UP": return rampBadge();
       case "FORCED": return forceBadge(forceOf(res, o));
       case "OVERRIDDEN": return overrideBadge(o);
@@ -506,7 +514,9 @@
     const changes = (st.transitions || []).map((c) => {
       const tr = el("tr");
       const rule = c.rule || {};
-      const reason = el("td", "reason", c.reason === "ThresholdExceeded" ? c.reason + " (" + c.snapshot + ")" : c.reason);
+      // Both carry the ratio or count that met the threshold.
+      const met = c.reason === "ThresholdExceeded" || c.reason === "PacingStarted";
+      const reason = el("td", "reason", met ? c.reason + " (" + c.snapshot + ")" : c.reason);
       if (c.note) reason.append(el("div", "note muted", c.note));
       // An override moves no breaker: its change shows the state it left, or nothing for a
       // resource without rules.

@@ -176,6 +176,23 @@ func TestRecorderCounts(t *testing.T) {
 	assert.Equal(t, uint64(1), pay.PerSecond[59])
 }
 
+// Given a breaker that paces and holds calls back, when the status is read, then the calls held
+// back count as rejected by something other than an OPEN breaker (ErrPacing is not ErrOpen),
+// and not as calls that ran.
+func TestRecorderCountsPacedCalls(t *testing.T) {
+	m, _, h := newRecorded(t, nil, paceRule)
+	for _, fn := range []func(context.Context) error{succeed, succeed, fail, fail, succeed, succeed, succeed} {
+		call(m, "svc", fn) // the fourth starts pacing; the last three are held back in its bucket
+	}
+
+	svc := callsOf(t, readStatus(t, h), "svc")
+	assert.Equal(t, uint64(7), svc.Calls)
+	assert.Equal(t, uint64(3), svc.RejectedOther)
+	assert.Zero(t, svc.RejectedOpen)
+	assert.Equal(t, uint64(4), svc.Ran)
+	assert.Equal(t, uint64(2), svc.Failures)
+}
+
 // Given calls to names without rules, past the Recorder's limit of names, when the status is
 // read, then the names it keeps are listed as unruled, the most called first, up to
 // WithUnruled, and the calls of the names past the limit are counted under Overflow.

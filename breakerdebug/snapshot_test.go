@@ -1,6 +1,7 @@
 package breakerdebug_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -56,6 +57,7 @@ type snapshotBreaker struct {
 	RetryAt       string          `json:"retryAt"`
 	ProbeDeadline string          `json:"probeDeadline"`
 	RampingUp     bool            `json:"rampingUp"`
+	Pacing        bool            `json:"pacing"`
 }
 
 type snapshotOverride struct {
@@ -118,7 +120,7 @@ func docOf(t *testing.T, snap breaker.Snapshot) snapshotDoc {
 			res.Breakers = append(res.Breakers, snapshotBreaker{Rule: rule, State: b.State.String(),
 				DryRun: b.Rule.DryRun || r.Settings.Force == breaker.ForceClosed, Generation: b.Generation,
 				Total: b.Total, Bad: b.Bad, Ratio: ratioOf(b), RetryAt: stampOf(b.RetryAt),
-				ProbeDeadline: stampOf(b.ProbeDeadline), RampingUp: b.RampingUp})
+				ProbeDeadline: stampOf(b.ProbeDeadline), RampingUp: b.RampingUp, Pacing: b.Pacing})
 		}
 		doc.Resources = append(doc.Resources, res)
 	}
@@ -137,14 +139,14 @@ func docOf(t *testing.T, snap breaker.Snapshot) snapshotDoc {
 
 // Given a rule and settings of its own, a template rule and a template setting, a template
 // setting with no template rule, overrides of a template's name and of a resource without
-// rules, calls in flight, a tripped template breaker and a call in a forced-closed one's window,
-// then the JSON's time, resources (settings, calls in flight, breakers with their window counts
-// and ratios, and dry run), overrides and template counts are what one Manager.Snapshot, taken
-// at the same instant of the fake clock, says.
+// rules, calls in flight, a tripped template breaker, a pacing breaker and a call in a
+// forced-closed one's window, then the JSON's time, resources (settings, calls in flight,
+// breakers with their window counts and ratios, dry run and pacing), overrides and template
+// counts are what one Manager.Snapshot, taken at the same instant of the fake clock, says.
 func TestJSONIsOneSnapshot(t *testing.T) {
 	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
-	w := newWritable(t, nil, inventoryRule, api)
+	w := newWritable(t, nil, inventoryRule, api, paceRule)
 	require.NoError(t, w.m.LoadResources(map[string]breaker.ResourceConfig{
 		"api/*":     {MaxConcurrency: 5, Timeout: 2 * time.Second},
 		"GET *":     {MaxConcurrency: 2},
@@ -170,6 +172,9 @@ func TestJSONIsOneSnapshot(t *testing.T) {
 	}
 	w.clk.Advance(1500 * time.Millisecond)
 	call(w.m, "api/held", succeed) // a window with a call, and a ratio: 0 failed of 1
+	for _, fn := range []func(context.Context) error{succeed, succeed, fail, fail} {
+		call(w.m, "svc", fn) // half failed, in one bucket: it paces
+	}
 
 	rec := get(w.h, http.MethodGet, path+"?format=json", nil)
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -181,15 +186,17 @@ func TestJSONIsOneSnapshot(t *testing.T) {
 	for _, r := range got.Resources {
 		names = append(names, r.Resource)
 	}
-	assert.Equal(t, []string{"api/down", "api/held", "inventory", "legacy"}, names,
-		"worst first: api/down OPEN, then the three forced, by name; GET x, which only takes a template "+
-			"setting, and the template settings' keys are not resources")
+	assert.Equal(t, []string{"api/down", "api/held", "svc", "inventory", "legacy"}, names,
+		"worst first: api/down OPEN with api/held, the names of its template, then svc pacing, then the "+
+			"other two forced, by name; GET x, which only takes a template setting, and the template "+
+			"settings' keys are not resources")
 	byName := slices.Clone(got.Resources)
 	slices.SortFunc(byName, func(a, b snapshotResource) int { return strings.Compare(a.Resource, b.Resource) })
 	want := docOf(t, snap)
 	assert.Equal(t, want, snapshotDoc{Now: got.Now, Resources: byName, Overrides: got.Overrides,
 		Templates: got.Templates, TemplateSettings: got.TemplateSettings})
 
+	assert.True(t, got.Resources[2].Breakers[0].Pacing, "svc paces")
 	apiHeld := got.Resources[1]
 	require.NotEmpty(t, apiHeld.Breakers)
 	assert.True(t, apiHeld.Breakers[0].DryRun, "api/held is forced closed by its override")
@@ -203,8 +210,8 @@ func TestJSONIsOneSnapshot(t *testing.T) {
 	assert.Nil(t, got.Resources[0].Breakers[0].Ratio, "an OPEN breaker's window is empty: no ratio")
 	require.NotNil(t, apiHeld.Breakers[0].Ratio, "api/held's window holds a call")
 	assert.Equal(t, 0., *apiHeld.Breakers[0].Ratio)
-	require.NotNil(t, got.Resources[2].InFlight)
-	assert.Equal(t, int64(1), *got.Resources[2].InFlight)
+	require.NotNil(t, got.Resources[3].InFlight)
+	assert.Equal(t, int64(1), *got.Resources[3].InFlight)
 	assert.Len(t, got.Overrides, 2)
 	assert.Equal(t, []snapshotKey{
 		{Key: "GET *", Settings: snapshotSettings{Force: "auto", Timeout: "0s", MaxConcurrency: 2}, Names: 1},

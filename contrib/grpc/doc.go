@@ -41,9 +41,11 @@
 //     ("CIRCUIT_OPEN") when a breaker rejected the RPC, [ReasonForcedOpen] ("FORCED_OPEN")
 //     when its resource is ForceOpen, [ReasonConcurrencyLimit] ("CONCURRENCY_LIMIT") when it
 //     is at its MaxConcurrency, [ReasonRampingUp] ("RAMPING_UP") when a breaker ramping up
-//     after recovery held it back, [ReasonCallBlocked] ("CALL_BLOCKED") when a slot
-//     (breaker.WithSlots) blocked it. Its Metadata holds "resource"; when a breaker rejected
-//     the RPC, also "retry_at" (the BlockError.RetryAt, in UTC, RFC 3339 with nanoseconds).
+//     after recovery held it back, [ReasonPacing] ("PACING") when a breaker pacing a
+//     dependency that fails part of its calls held it back, [ReasonCallBlocked]
+//     ("CALL_BLOCKED") when a slot (breaker.WithSlots) blocked it. Its Metadata holds
+//     "resource"; when a breaker rejected or held back the RPC, also "retry_at" (the
+//     BlockError.RetryAt, in UTC, RFC 3339 with nanoseconds).
 //   - a RetryInfo whose RetryDelay is the time from m.Now() until RetryAt, and at least one
 //     second, never zero or negative, also for a RetryAt already past (one second when a slot
 //     blocked the call: there is no RetryAt). A forced-open or concurrency-limited RPC has no

@@ -37,6 +37,11 @@ const (
 	// while it ramps up after recovery (breaker.ErrRampingUp, Rule.RampUp). Its code is
 	// Unavailable, with a RetryInfo for the next bucket of the rule's window.
 	ReasonRampingUp = "RAMPING_UP"
+	// ReasonPacing is the Reason of the ErrorInfo detail of an RPC that a breaker held back
+	// while it paces a dependency that fails part of its calls (breaker.ErrPacing, Rule.Pace).
+	// Its code is Unavailable, with a RetryInfo for the next bucket of the rule's window, as
+	// for ReasonRampingUp: the breaker is CLOSED, not open.
+	ReasonPacing = "PACING"
 )
 
 // minRetryDelay is the least RetryDelay a blocked RPC advertises.
@@ -81,11 +86,14 @@ func blocked(m *breaker.Manager, o *options, err error) error {
 	delay := minRetryDelay
 	msg := fmt.Sprintf("breaker: call to %q blocked", block.Resource)
 	switch {
-	case errors.Is(block, breaker.ErrRampingUp):
-		info.Reason = ReasonRampingUp
+	case block.Cause == breaker.ErrRampingUp || block.Cause == breaker.ErrPacing: // CLOSED, not open
+		info.Reason, msg = ReasonRampingUp, fmt.Sprintf("breaker: call to %q held back: ramping up after recovery", block.Resource)
+		if block.Cause == breaker.ErrPacing {
+			info.Reason = ReasonPacing
+			msg = fmt.Sprintf("breaker: call to %q held back: pacing a dependency that fails part of its calls", block.Resource)
+		}
 		info.Metadata["retry_at"] = block.RetryAt.UTC().Format(time.RFC3339Nano)
 		delay = max(block.RetryAt.Sub(m.Now()), minRetryDelay)
-		msg = fmt.Sprintf("breaker: call to %q held back: ramping up after recovery", block.Resource)
 	case block.Rule != nil:
 		info.Reason = ReasonCircuitOpen
 		info.Metadata["retry_at"] = block.RetryAt.UTC().Format(time.RFC3339Nano)

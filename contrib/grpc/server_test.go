@@ -364,3 +364,29 @@ func TestServerRampingUp(t *testing.T) {
 	assert.Equal(t, time.Second, retry.GetRetryDelay().AsDuration(), "at least a second")
 	assert.Equal(t, int64(5), s.hits.Load(), "the held back RPC did not reach the handler")
 }
+
+// Given a rule with Pace whose window meets its threshold while RPCs still succeed, when its
+// breaker, CLOSED and pacing, holds an RPC back, then the client gets Unavailable with Reason
+// PACING, not CIRCUIT_OPEN, the next bucket as retry_at, a RetryInfo of at least a second, and
+// the handler is not called.
+func TestServerPacing(t *testing.T) {
+	m, clk, _ := newManager(t, breaker.Rule{Resource: echoMethod, Strategy: breaker.ErrorRatio, Threshold: 0.5,
+		MinRequestAmount: 4, RetryTimeout: retryTimeout, Pace: true})
+	s, conn := serveWith(t, m)
+	for _, msg := range []string{"hello", "hello", "ResourceExhausted", "ResourceExhausted"} {
+		_, _ = echo(context.Background(), conn, msg) // the fourth meets 0.5 with two successes
+	}
+	st := stats(t, m, echoMethod)
+	require.Equal(t, breaker.Closed, st.State)
+	require.True(t, st.Pacing)
+	_, err := echo(context.Background(), conn, "hello")
+	assert.Equal(t, codes.Unavailable, status.Code(err))
+	info, retry := blockDetails(t, err)
+	assert.Equal(t, breakergrpc.ReasonPacing, info.GetReason())
+	assert.Equal(t, `breaker: call to "`+echoMethod+`" held back: pacing a dependency that fails part of its calls`,
+		status.Convert(err).Message())
+	wantAt := clk.Now().Truncate(100 * time.Millisecond).Add(100 * time.Millisecond)
+	assert.Equal(t, wantAt.UTC().Format(time.RFC3339Nano), info.GetMetadata()["retry_at"])
+	assert.Equal(t, time.Second, retry.GetRetryDelay().AsDuration(), "at least a second")
+	assert.Equal(t, int64(4), s.hits.Load(), "the held back RPC did not reach the handler")
+}

@@ -20,7 +20,8 @@ var _ breaker.CallObserver = callObserver{}
 var (
 	causes = [...]string{breaker.BlockedByBreaker: CauseOpen, breaker.BlockedByForce: CauseForcedOpen,
 		breaker.BlockedByLimit: CauseConcurrencyLimit, breaker.BlockedBySlot: CauseSlot,
-		breaker.BlockedByName: CauseNameTooLong, breaker.BlockedByRampUp: CauseRampingUp}
+		breaker.BlockedByName: CauseNameTooLong, breaker.BlockedByRampUp: CauseRampingUp,
+		breaker.BlockedByPacing: CausePacing}
 	modes = [...]string{ModeDryRun, ModeForceClosed}
 )
 

@@ -21,10 +21,13 @@
 //	defer ins.Close()
 //
 // A blocked call carries breaker.cause: "open" (a breaker), "forced_open" (the resource is
-// ForceOpen), "concurrency_limit" or "slot", so an operator's switch is never read as a tripped
-// breaker. A call that ran although a DryRun rule or a ForceClosed resource's breaker would have
-// rejected it counts also as outcome "would_reject", with breaker.mode "dry_run" or
-// "force_closed"; the state gauge and the transitions counter carry breaker.dry_run.
+// ForceOpen), "concurrency_limit", "slot", "name_too_long", "ramping_up" or "pacing" (a breaker
+// ramping up after recovery, or pacing a dependency that fails part of its calls, held it back),
+// so an operator's switch is never read as a tripped breaker. breaker.ramping_up and
+// breaker.pacing are 1 while such a breaker, CLOSED, paces its calls. A call that ran although
+// a DryRun rule or a ForceClosed resource's breaker would have rejected it counts also as
+// outcome "would_reject", with breaker.mode "dry_run" or "force_closed"; the state gauge and the
+// transitions counter carry breaker.dry_run.
 //
 // breaker.window.calls and breaker.window.bad are each breaker's window as its
 // [breaker.Stats] read it: its calls, and the slow ones (SlowRequestRatio) or the failed ones

@@ -28,7 +28,11 @@ const (
 	StatusName = "breaker.status"
 	// RampingUpName is observed for each breaker whose rule has RampUp: 1 while it paces its
 	// calls after a probe closed it, else 0.
-	RampingUpName   = "breaker.ramping_up"
+	RampingUpName = "breaker.ramping_up"
+	// PacingName is observed for each breaker whose rule has Pace: 1 while, CLOSED where it
+	// would have opened, it paces the calls of a dependency that still serves part of them,
+	// else 0.
+	PacingName      = "breaker.pacing"
 	TransitionsName = "breaker.transitions"
 	// The window of each breaker that breaker.state reports, with its ResourceKey and RuleKey
 	// (breaker.Stats): WindowCallsName its calls, WindowBadName the slow ones
@@ -132,6 +136,9 @@ const (
 	// CauseRampingUp: a breaker ramping up after recovery held the call back
 	// (breaker.ErrRampingUp).
 	CauseRampingUp = "ramping_up"
+	// CausePacing: a breaker pacing a dependency that fails part of its calls held the call
+	// back (breaker.ErrPacing).
+	CausePacing = "pacing"
 )
 
 // Values of ModeKey, on the would_reject calls: why the breaker let the call through.
@@ -171,6 +178,7 @@ type Instruments struct {
 	state        metric.Int64ObservableGauge
 	status       metric.Int64ObservableUpDownCounter
 	rampingUp    metric.Int64ObservableGauge
+	pacing       metric.Int64ObservableGauge
 	windowCalls  metric.Int64ObservableGauge
 	windowBad    metric.Int64ObservableGauge
 	windowRatio  metric.Float64ObservableGauge
@@ -228,7 +236,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
 		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
-	var errs [19]error
+	var errs [20]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -245,6 +253,9 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.rampingUp, errs[11] = meter.Int64ObservableGauge(RampingUpName,
 		metric.WithUnit("1"),
 		metric.WithDescription("1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0."))
+	ins.pacing, errs[19] = meter.Int64ObservableGauge(PacingName,
+		metric.WithUnit("1"),
+		metric.WithDescription("1 while the breaker of a rule with Pace, CLOSED where it would have opened, paces its calls; else 0."))
 	ins.windowCalls, errs[16] = meter.Int64ObservableGauge(WindowCallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls in the window of each breaker; for ConsecutiveErrors, its current run of failures. 0 unless CLOSED."))
@@ -325,7 +336,7 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		ins.observeOverrides(o, &snap)
 		ins.observeTemplates(o, &snap)
 		return nil
-	}, ins.state, ins.status, ins.rampingUp, ins.windowCalls, ins.windowBad, ins.windowRatio, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
+	}, ins.state, ins.status, ins.rampingUp, ins.pacing, ins.windowCalls, ins.windowBad, ins.windowRatio, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
 		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)

@@ -314,6 +314,8 @@ func TestInstruments(t *testing.T) {
 	f := newOverrideFixture(t, []breaker.Rule{
 		{Resource: "db", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Second},
 		{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Second},
+		{Resource: "quota", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second,
+			RampUp: time.Minute, Pace: true}, // observed by breaker.ramping_up and breaker.pacing
 	})
 	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"db": {MaxConcurrency: 1}}))
 	_ = f.call("db", time.Millisecond, errDown) // trips: every instrument has data
@@ -328,6 +330,8 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.call.duration", wantUnit: "s", wantKind: metricdata.Histogram[float64]{}},
 		{give: "breaker.state", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.status", wantUnit: "1", wantKind: metricdata.Sum[int64]{}},
+		{give: "breaker.ramping_up", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.pacing", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.window.calls", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.window.bad", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.window.ratio", wantUnit: "1", wantKind: metricdata.Gauge[float64]{}},
@@ -590,6 +594,39 @@ func TestRampingUp(t *testing.T) {
 	f.clock.Advance(100 * time.Millisecond)
 	require.NoError(t, f.call("db", 0, nil))
 	f.assertData(breakerotel.RampingUpName, gauge(ramping(0)))
+}
+
+// Given a rule with Pace beside one without, then breaker.pacing is observed for the first
+// only: 0 until its window meets the threshold with successes in it, 1 while it paces, which
+// counts the calls it holds back as blocked with cause pacing, and 0 once a bucket held nothing
+// back.
+func TestPacing(t *testing.T) {
+	quota := breaker.Rule{ID: "quota", Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+		MinRequestAmount: 4, RetryTimeout: time.Second, Pace: true}
+	plain := breaker.Rule{ID: "plain", Resource: "db", Strategy: breaker.ErrorRatio, Threshold: 1,
+		MinRequestAmount: 100, RetryTimeout: time.Second}
+	f := newFixture(t, []breaker.Rule{quota, plain})
+	pacing := func(v int64) metricdata.DataPoint[int64] {
+		p := state("db", "quota", breaker.Closed)
+		p.Value = v
+		return p
+	}
+	f.assertData(breakerotel.PacingName, gauge(pacing(0)))
+	for _, err := range []error{nil, nil, errDown, errDown} {
+		require.Equal(t, err, f.call("db", 0, err)) // the fourth meets 0.5 with two successes
+	}
+	f.assertData(breakerotel.PacingName, gauge(pacing(1)))
+	require.ErrorIs(t, f.call("db", 0, nil), breaker.ErrPacing, "held back in the same bucket")
+	f.assertData(breakerotel.CallsName, counter(
+		calls("db", breakerotel.OutcomePassed, 4),
+		calls("db", breakerotel.OutcomeFailed, 2),
+		blocked("db", breakerotel.CausePacing, 1),
+	))
+	f.clock.Advance(100 * time.Millisecond)
+	require.NoError(t, f.call("db", 0, nil), "the next bucket: let through, it holds nothing back")
+	f.clock.Advance(100 * time.Millisecond)
+	require.NoError(t, f.call("db", 0, nil))
+	f.assertData(breakerotel.PacingName, gauge(pacing(0)))
 }
 
 // windowPoint is the data point of a window gauge of the breaker of rule on resource.

@@ -17,7 +17,7 @@ import (
 
 // snapshotInstruments are the instruments a collection reads from the Manager's Snapshot.
 var snapshotInstruments = []string{breakerotel.StateName, breakerotel.StatusName, breakerotel.RampingUpName,
-	breakerotel.WindowCallsName, breakerotel.WindowBadName, breakerotel.WindowRatioName,
+	breakerotel.PacingName, breakerotel.WindowCallsName, breakerotel.WindowBadName, breakerotel.WindowRatioName,
 	breakerotel.ForceName, breakerotel.InFlightName, breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName,
 	breakerotel.OverrideName, breakerotel.OverrideEndName, breakerotel.TemplateBreakersName,
 	breakerotel.TemplateSettingsName, breakerotel.TemplateLimitName, breakerotel.TemplateDroppedName}
@@ -72,13 +72,14 @@ func (f *fixture) observed() map[string]float64 {
 
 // Given a template rule and a template setting, a rule and settings of its own, overrides of a
 // name that takes the template setting and of the resource with settings of its own, calls in
-// flight under both, a tripped template breaker, a call in the window of a forced-closed one and
-// a ConsecutiveErrors rule with a run of failures, then one collection's observations are what
-// one Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's
-// state, status and dry run, its window's calls and bad calls and their ratio (none for
-// ConsecutiveErrors), the calls in flight of each resource with settings, the settings
-// that apply to each resource as loaded with the key they come from, the overrides in force
-// and the template counts, and nothing else: no data point for a template key.
+// flight under both, a tripped template breaker, a call in the window of a forced-closed one, a
+// ConsecutiveErrors rule with a run of failures and a breaker that paces, then one collection's
+// observations are what one Manager.Snapshot, taken at the same instant of the fake clock, says:
+// each breaker's state, status and dry run, whether it paces (rules with Pace), its window's
+// calls and bad calls and their ratio (none for ConsecutiveErrors), the calls in flight of each
+// resource with settings, the settings that apply to each resource as loaded with the key they
+// come from, the overrides in force and the template counts, and nothing else: no data point
+// for a template key.
 func TestCollectionIsOneSnapshot(t *testing.T) {
 	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
@@ -86,7 +87,9 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
 	run := breaker.Rule{ID: "queue-run", Resource: "queue", Strategy: breaker.ConsecutiveErrors, Threshold: 5,
 		RetryTimeout: time.Minute}
-	f := newOverrideFixture(t, []breaker.Rule{api, pay, run})
+	pace := breaker.Rule{ID: "quota-errors", Resource: "quota", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+		MinRequestAmount: 4, RetryTimeout: time.Minute, Pace: true}
+	f := newOverrideFixture(t, []breaker.Rule{api, pay, run, pace})
 	f.settings(map[string]breaker.ResourceConfig{
 		"api/*": {MaxConcurrency: 5, Timeout: 2 * time.Second},
 		"pay":   {MaxConcurrency: 3, Timeout: 1500 * time.Millisecond},
@@ -100,6 +103,9 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 	require.NoError(t, f.call("api/held", 0, nil))           // 0 failed of 1 in its window
 	require.ErrorIs(t, f.call("queue", 0, errDown), errDown) // a run of 1
 	require.ErrorIs(t, f.call("queue", 0, errDown), errDown) // a run of 2
+	for _, err := range []error{nil, nil, errDown, errDown} {
+		require.Equal(t, err, f.call("quota", 0, err)) // half failed, in one bucket: it paces
+	}
 
 	snap := f.m.Snapshot()
 	h := resourceIn(t, &snap, "api/held")
@@ -116,6 +122,7 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 	p := resourceIn(t, &snap, "pay")
 	require.Equal(t, int64(1), p.InFlight)
 	require.Equal(t, breaker.ForceOpen, p.Settings.Force, "the override's force over the settings'")
+	require.True(t, resourceIn(t, &snap, "quota").Breakers[0].Pacing)
 
 	want := map[string]float64{}
 	states := map[breaker.State]string{breaker.Closed: breakerotel.StateClosed, breaker.Open: breakerotel.StateOpen,
@@ -127,6 +134,9 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 			kvs := []attribute.KeyValue{resource, breakerotel.RuleKey.String(b.Rule.ID),
 				breakerotel.DryRunKey.Bool(b.Rule.DryRun || forcedClosed)}
 			want[point(breakerotel.StateName, kvs...)] = float64(b.State)
+			if b.Rule.Pace {
+				want[point(breakerotel.PacingName, kvs...)] = map[bool]float64{false: 0, true: 1}[b.Pacing]
+			}
 			for s, name := range states {
 				in := 0.
 				if s == b.State {

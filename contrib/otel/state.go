@@ -47,7 +47,8 @@ func (ins *Instruments) observeStates(o metric.Observer, snap *breaker.Snapshot)
 }
 
 // observeResource reports, as breaker.resource resource, the state of each of the breakers of
-// one resource, whose Force is force, whether it ramps up, and its window (observeWindow).
+// one resource, whose Force is force, whether it ramps up or paces, and its window
+// (observeWindow).
 func (ins *Instruments) observeResource(o metric.Observer, breakers []breaker.Stats, resource string,
 	force breaker.Force) {
 	forcedClosed := force == breaker.ForceClosed
@@ -67,6 +68,13 @@ func (ins *Instruments) observeResource(o metric.Observer, breakers []breaker.St
 				ramping = 1
 			}
 			o.ObserveInt64(ins.rampingUp, ramping, metric.WithAttributeSet(set))
+		}
+		if st.Rule.Pace {
+			pacing := int64(0)
+			if st.Pacing {
+				pacing = 1
+			}
+			o.ObserveInt64(ins.pacing, pacing, metric.WithAttributeSet(set))
 		}
 		ins.observeWindow(o, st, resource, label)
 	}

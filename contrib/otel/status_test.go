@@ -169,6 +169,21 @@ func TestStatusWhileRampingUp(t *testing.T) {
 	f.assertData(breakerotel.RampingUpName, gauge(ramping))
 }
 
+// Given a rule with Pace whose window met its threshold with successes in it, then
+// breaker.status counts its breaker as closed while breaker.pacing is 1.
+func TestStatusWhilePacing(t *testing.T) {
+	f := newFixture(t, []breaker.Rule{{ID: "quota", Resource: "db", Strategy: breaker.ErrorRatio,
+		Threshold: 0.5, MinRequestAmount: 4, RetryTimeout: time.Second, Pace: true}})
+	for _, err := range []error{nil, nil, errDown, errDown} {
+		require.Equal(t, err, f.call("db", 0, err))
+	}
+
+	f.assertData(breakerotel.StatusName, upDownCounter(status("db", "quota", breaker.Closed)...))
+	pacing := state("db", "quota", breaker.Closed)
+	pacing.Value = 1
+	f.assertData(breakerotel.PacingName, gauge(pacing))
+}
+
 // Given a template rule and more names called than the default bound, then breaker.status has
 // three series for each of the DefaultMaxResources names within the bound and none for the
 // others; under the SDK's default cardinality limit of 2,000 no series is folded into its

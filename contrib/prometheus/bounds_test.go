@@ -144,7 +144,7 @@ func TestDefaultMaxResources(t *testing.T) {
 
 	const series = breakerprom.DefaultMaxResources + 1
 	assert.Equal(t, 4*series, testutil.CollectAndCount(c, "breaker_calls_total"))
-	assert.Equal(t, 6*series, testutil.CollectAndCount(c, "breaker_rejected_total"))
+	assert.Equal(t, 7*series, testutil.CollectAndCount(c, "breaker_rejected_total"))
 	assert.Equal(t, 2*series, testutil.CollectAndCount(c, "breaker_would_reject_total"))
 	assert.Equal(t, series, testutil.CollectAndCount(c, "breaker_rt_seconds"))
 

@@ -26,6 +26,9 @@ const (
 	// CauseRampingUp: a breaker ramping up after recovery held the call back
 	// (breaker.ErrRampingUp).
 	CauseRampingUp = "ramping_up"
+	// CausePacing: a breaker pacing a dependency that fails part of its calls held the call
+	// back (breaker.ErrPacing).
+	CausePacing = "pacing"
 )
 
 // Label values of breaker_would_reject_total's mode label: why a breaker that would have
@@ -41,7 +44,8 @@ const (
 var (
 	causes = [...]string{breaker.BlockedByBreaker: CauseOpen, breaker.BlockedByForce: CauseForcedOpen,
 		breaker.BlockedByLimit: CauseConcurrencyLimit, breaker.BlockedBySlot: CauseSlot,
-		breaker.BlockedByName: CauseNameTooLong, breaker.BlockedByRampUp: CauseRampingUp}
+		breaker.BlockedByName: CauseNameTooLong, breaker.BlockedByRampUp: CauseRampingUp,
+		breaker.BlockedByPacing: CausePacing}
 	modes = [...]string{ModeDryRun, ModeForceClosed}
 )
 

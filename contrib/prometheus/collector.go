@@ -18,6 +18,7 @@
 //	breaker_rt_seconds{resource}                                histogram
 //	breaker_state{resource,rule,dry_run}                        gauge
 //	breaker_ramping_up{resource,rule}                           gauge (rules with RampUp)
+//	breaker_pacing{resource,rule}                               gauge (rules with Pace)
 //	breaker_window_calls{resource,rule}                         gauge
 //	breaker_window_bad{resource,rule}                           gauge
 //	breaker_window_ratio{resource,rule}                         gauge (not ConsecutiveErrors)
@@ -36,9 +37,12 @@
 // Every call that ran counts once as outcome "passed"; those of them that failed count also as
 // "failed", and those that a SlowRequestRatio rule found slow also as "slow" (a call may be both).
 // A call that was not let through counts as "blocked", and once in breaker_rejected_total by its
-// cause: "open" (a breaker), "forced_open" (the resource is ForceOpen), "concurrency_limit" or
-// "slot". A call that ran although a breaker would have rejected it counts in
-// breaker_would_reject_total, by mode: "dry_run" (the rule is DryRun) or "force_closed".
+// cause: "open" (a breaker), "forced_open" (the resource is ForceOpen), "concurrency_limit",
+// "slot", "name_too_long", "ramping_up" or "pacing" (a breaker ramping up after recovery, or
+// pacing a dependency that fails part of its calls, held it back). breaker_ramping_up and
+// breaker_pacing are 1 while such a breaker, CLOSED, paces its calls. A call that ran although
+// a breaker would have rejected it counts in breaker_would_reject_total, by mode: "dry_run" (the
+// rule is DryRun) or "force_closed".
 // breaker_state and breaker_transitions_total say dry_run="true" for a breaker that rejects
 // nothing, so a DryRun or ForceClosed breaker that trips is not mistaken for one that rejects
 // calls. breaker_window_calls and breaker_window_bad are each breaker's window as its Stats read
@@ -120,6 +124,7 @@ type Collector struct {
 	transitions  *prometheus.CounterVec
 	state        *prometheus.Desc
 	rampingUp    *prometheus.Desc
+	pacing       *prometheus.Desc
 	windowCalls  *prometheus.Desc
 	windowBad    *prometheus.Desc
 	windowRatio  *prometheus.Desc
@@ -171,7 +176,7 @@ func New(opts ...Option) *Collector {
 		}, []string{"resource", "outcome"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_rejected_total",
-			Help: "Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up.",
+			Help: "Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up, pacing.",
 		}, []string{"resource", "cause"}),
 		wouldReject: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_would_reject_total",
@@ -191,6 +196,9 @@ func New(opts ...Option) *Collector {
 			[]string{"resource", "rule", "dry_run"}, nil),
 		rampingUp: prometheus.NewDesc("breaker_ramping_up",
 			"1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0.",
+			[]string{"resource", "rule"}, nil),
+		pacing: prometheus.NewDesc("breaker_pacing",
+			"1 while the breaker of a rule with Pace, CLOSED where it would have opened, paces its calls; else 0.",
 			[]string{"resource", "rule"}, nil),
 		windowCalls: prometheus.NewDesc("breaker_window_calls",
 			"Calls in the window of the breaker of each loaded rule; for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.",
@@ -285,6 +293,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.transitions.Describe(ch)
 	ch <- c.state
 	ch <- c.rampingUp
+	ch <- c.pacing
 	ch <- c.windowCalls
 	ch <- c.windowBad
 	ch <- c.windowRatio
@@ -370,8 +379,9 @@ func (c *Collector) collectTemplates(snap *breaker.Snapshot, ch chan<- prometheu
 	ch <- prometheus.MustNewConstMetric(c.dynDropped, prometheus.CounterValue, float64(d.Dropped))
 }
 
-// sendStates sends breaker_state, breaker_ramping_up for a rule with RampUp, and the window
-// gauges (sendWindow) for the breakers of one resource, whose Force is force.
+// sendStates sends breaker_state, breaker_ramping_up for a rule with RampUp, breaker_pacing for
+// one with Pace, and the window gauges (sendWindow) for the breakers of one resource, whose
+// Force is force.
 func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.Stats, resource string,
 	force breaker.Force) {
 	forcedClosed := force == breaker.ForceClosed
@@ -388,6 +398,13 @@ func (c *Collector) sendStates(ch chan<- prometheus.Metric, breakers []breaker.S
 				ramping = 1
 			}
 			ch <- prometheus.MustNewConstMetric(c.rampingUp, prometheus.GaugeValue, ramping, resource, label)
+		}
+		if st.Rule.Pace {
+			pacing := 0.0
+			if st.Pacing {
+				pacing = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.pacing, prometheus.GaugeValue, pacing, resource, label)
 		}
 		c.sendWindow(ch, st, resource, label)
 	}

@@ -635,6 +635,34 @@ func TestRampingUp(t *testing.T) {
 	assertMetrics(t, f.c, `breaker_ramping_up{resource="warming",rule="warming-errors"} 0`, "breaker_ramping_up")
 }
 
+// Given a rule with Pace, then breaker_pacing is 0 until its window meets the threshold with
+// successes in it, 1 while its breaker paces, which counts the calls it holds back under
+// breaker_rejected_total{cause="pacing"}, and 0 once a bucket held nothing back; a rule without
+// Pace has no series.
+func TestPacing(t *testing.T) {
+	rule := breaker.Rule{ID: "quota-errors", Resource: "quota", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+		MinRequestAmount: 4, RetryTimeout: time.Second, Pace: true}
+	f := newFixture(t, rule, errorCount("plain", 2))
+	assertMetrics(t, f.c, `breaker_pacing{resource="quota",rule="quota-errors"} 0`, "breaker_pacing")
+	for _, err := range []error{nil, nil, errDown, errDown} {
+		assert.Equal(t, err, f.call("quota", 0, err)) // the fourth meets 0.5 with two successes
+	}
+	assertMetrics(t, f.c, `breaker_pacing{resource="quota",rule="quota-errors"} 1`, "breaker_pacing")
+	assert.ErrorIs(t, f.call("quota", 0, nil), breaker.ErrPacing, "held back in the same bucket")
+	assert.Equal(t, 1., valueOf(t, f.c, "breaker_rejected_total",
+		map[string]string{"resource": "quota", "cause": breakerprom.CausePacing}))
+	assert.Zero(t, valueOf(t, f.c, "breaker_rejected_total",
+		map[string]string{"resource": "quota", "cause": breakerprom.CauseOpen}), "not rejected by an OPEN breaker")
+	f.clock.Advance(100 * time.Millisecond)
+	require.NoError(t, f.call("quota", 0, nil), "the next bucket: let through, it holds nothing back")
+	f.clock.Advance(100 * time.Millisecond)
+	require.NoError(t, f.call("quota", 0, nil))
+	assertMetrics(t, f.c, `breaker_pacing{resource="quota",rule="quota-errors"} 0`, "breaker_pacing")
+	assertMetrics(t, f.c, `breaker_transitions_total{dry_run="false",from="CLOSED",reason="PacingEnded",resource="quota",to="CLOSED"} 1
+		breaker_transitions_total{dry_run="false",from="CLOSED",reason="PacingStarted",resource="quota",to="CLOSED"} 1`,
+		"breaker_transitions_total")
+}
+
 // Given the three strategies that keep a window and a ConsecutiveErrors rule on one resource,
 // with calls of known RTs and outcomes on the fake clock, then the window gauges are each
 // breaker's window: its calls, its slow (SlowRequestRatio) or failed (ErrorRatio, ErrorCount)

@@ -58,12 +58,13 @@ func Example() {
 	// breaker_calls_total{outcome="failed",resource="inventory"} 1
 	// breaker_calls_total{outcome="passed",resource="inventory"} 1
 	// breaker_calls_total{outcome="slow",resource="inventory"} 0
-	// # HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up.
+	// # HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up, pacing.
 	// # TYPE breaker_rejected_total counter
 	// breaker_rejected_total{cause="concurrency_limit",resource="inventory"} 0
 	// breaker_rejected_total{cause="forced_open",resource="inventory"} 0
 	// breaker_rejected_total{cause="name_too_long",resource="inventory"} 0
 	// breaker_rejected_total{cause="open",resource="inventory"} 1
+	// breaker_rejected_total{cause="pacing",resource="inventory"} 0
 	// breaker_rejected_total{cause="ramping_up",resource="inventory"} 0
 	// breaker_rejected_total{cause="slot",resource="inventory"} 0
 	// # HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; dry_run="true" when it rejects no call (DryRun rule or ForceClosed resource).

@@ -102,7 +102,7 @@ var headers = map[string]string{
 	"breaker_calls_total": `# HELP breaker_calls_total Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).
 # TYPE breaker_calls_total counter
 `,
-	"breaker_rejected_total": `# HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up.
+	"breaker_rejected_total": `# HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up, pacing.
 # TYPE breaker_rejected_total counter
 `,
 	"breaker_would_reject_total": `# HELP breaker_would_reject_total Calls that ran although a breaker would have rejected them, by mode: dry_run (DryRun rule) or force_closed.
@@ -113,6 +113,9 @@ var headers = map[string]string{
 `,
 	"breaker_ramping_up": `# HELP breaker_ramping_up 1 while the breaker of a rule with RampUp, closed on a probe, paces its calls; else 0.
 # TYPE breaker_ramping_up gauge
+`,
+	"breaker_pacing": `# HELP breaker_pacing 1 while the breaker of a rule with Pace, CLOSED where it would have opened, paces its calls; else 0.
+# TYPE breaker_pacing gauge
 `,
 	"breaker_state": `# HELP breaker_state State of the breaker of each loaded rule: 0 CLOSED, 1 OPEN, 2 HALF_OPEN; dry_run="true" when it rejects no call (DryRun rule or ForceClosed resource).
 # TYPE breaker_state gauge

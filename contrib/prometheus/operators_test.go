@@ -87,18 +87,21 @@ func TestRejectionCauses(t *testing.T) {
 		breaker_rejected_total{cause="forced_open",resource="pool"} 0
 		breaker_rejected_total{cause="name_too_long",resource="pool"} 0
 		breaker_rejected_total{cause="open",resource="pool"} 0
+		breaker_rejected_total{cause="pacing",resource="pool"} 0
 		breaker_rejected_total{cause="ramping_up",resource="pool"} 0
 		breaker_rejected_total{cause="slot",resource="pool"} 0
 		breaker_rejected_total{cause="concurrency_limit",resource="quota"} 0
 		breaker_rejected_total{cause="forced_open",resource="quota"} 0
 		breaker_rejected_total{cause="name_too_long",resource="quota"} 0
 		breaker_rejected_total{cause="open",resource="quota"} 0
+		breaker_rejected_total{cause="pacing",resource="quota"} 0
 		breaker_rejected_total{cause="ramping_up",resource="quota"} 0
 		breaker_rejected_total{cause="slot",resource="quota"} 4
 		breaker_rejected_total{cause="concurrency_limit",resource="svc"} 0
 		breaker_rejected_total{cause="forced_open",resource="svc"} 3
 		breaker_rejected_total{cause="name_too_long",resource="svc"} 0
 		breaker_rejected_total{cause="open",resource="svc"} 2
+		breaker_rejected_total{cause="pacing",resource="svc"} 0
 		breaker_rejected_total{cause="ramping_up",resource="svc"} 0
 		breaker_rejected_total{cause="slot",resource="svc"} 0
 	`, "breaker_calls_total", "breaker_rejected_total")

@@ -16,8 +16,8 @@ import (
 )
 
 // snapshotFamilies are the families a scrape reads from the Manager's Snapshot.
-var snapshotFamilies = append(append([]string{"breaker_state", "breaker_ramping_up", "breaker_window_calls",
-	"breaker_window_bad", "breaker_window_ratio"}, settingsFamilies...),
+var snapshotFamilies = append(append([]string{"breaker_state", "breaker_ramping_up", "breaker_pacing",
+	"breaker_window_calls", "breaker_window_bad", "breaker_window_ratio"}, settingsFamilies...),
 	append(overrideFamilies, templateFamilies...)...)
 
 // resourceIn returns what snap holds of the resource name, failing t if it holds nothing.
@@ -33,13 +33,13 @@ func seriesKey(family string, labels map[string]string) string { return fmt.Spri
 
 // Given a template rule and a template setting, a rule and settings of its own, overrides of a
 // name that takes the template setting and of the resource with settings of its own, calls in
-// flight under both, a tripped template breaker, a call in the window of a forced-closed one and
-// a ConsecutiveErrors rule with a run of failures, then one scrape's gauges are what one
-// Manager.Snapshot, taken at the same instant of the fake clock, says: each breaker's state and
-// dry_run, its window's calls and bad calls and their ratio (none for ConsecutiveErrors), the
-// calls in flight of each resource with settings, the settings that apply to each resource as
-// loaded with the key they come from, the overrides in force and the template counts, and
-// nothing else: no series for a template key.
+// flight under both, a tripped template breaker, a call in the window of a forced-closed one, a
+// ConsecutiveErrors rule with a run of failures and a breaker that paces, then one scrape's
+// gauges are what one Manager.Snapshot, taken at the same instant of the fake clock, says: each
+// breaker's state and dry_run, whether it paces (rules with Pace), its window's calls and bad
+// calls and their ratio (none for ConsecutiveErrors), the calls in flight of each resource with
+// settings, the settings that apply to each resource as loaded with the key they come from, the
+// overrides in force and the template counts, and nothing else: no series for a template key.
 func TestScrapeIsOneSnapshot(t *testing.T) {
 	api := breaker.Rule{ID: "api-errors", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
@@ -47,7 +47,9 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 		MinRequestAmount: 1, RetryTimeout: time.Minute}
 	run := breaker.Rule{ID: "queue-run", Resource: "queue", Strategy: breaker.ConsecutiveErrors, Threshold: 5,
 		RetryTimeout: time.Minute}
-	f := newOverrideFixture(t, nil, api, pay, run)
+	pace := breaker.Rule{ID: "quota-errors", Resource: "quota", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+		MinRequestAmount: 4, RetryTimeout: time.Minute, Pace: true}
+	f := newOverrideFixture(t, nil, api, pay, run, pace)
 	f.settings(map[string]breaker.ResourceConfig{
 		"api/*": {MaxConcurrency: 5, Timeout: 2 * time.Second},
 		"pay":   {MaxConcurrency: 3, Timeout: 1500 * time.Millisecond},
@@ -61,6 +63,9 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	require.NoError(t, f.call("api/held", 0, nil))          // 0 failed of 1 in its window
 	assert.ErrorIs(t, f.call("queue", 0, errDown), errDown) // a run of 1
 	assert.ErrorIs(t, f.call("queue", 0, errDown), errDown) // a run of 2
+	for _, err := range []error{nil, nil, errDown, errDown} {
+		assert.Equal(t, err, f.call("quota", 0, err)) // half failed, in one bucket: it paces
+	}
 
 	snap := f.m.Snapshot()
 	h := resourceIn(t, &snap, "api/held")
@@ -76,6 +81,7 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	require.Equal(t, breaker.Open, d.Breakers[0].State)
 	p := resourceIn(t, &snap, "pay")
 	require.Equal(t, int64(1), p.InFlight)
+	require.True(t, resourceIn(t, &snap, "quota").Breakers[0].Pacing)
 	require.Equal(t, breaker.ForceOpen, p.Settings.Force, "the override's force over the settings'")
 
 	want := map[string]float64{}
@@ -90,6 +96,9 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 			want[seriesKey("breaker_window_bad", labels)] = float64(b.Bad)
 			if b.Rule.Strategy != breaker.ConsecutiveErrors {
 				want[seriesKey("breaker_window_ratio", labels)] = b.Ratio()
+			}
+			if b.Rule.Pace {
+				want[seriesKey("breaker_pacing", labels)] = map[bool]float64{false: 0, true: 1}[b.Pacing]
 			}
 		}
 		if r.SettingsFrom != "" {
