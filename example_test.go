@@ -525,3 +525,47 @@ func ExampleRule_rampUp() {
 	// bucket 1: 6 sent, 14 held back
 	// bucket 2: 6 sent, 14 held back
 }
+
+// A rule with Pace keeps serving a dependency that serves part of its calls: where the window
+// trips while calls still succeed, the breaker stays CLOSED and offers it about 1.5 times what
+// it served. Here it serves 4 calls in each 100ms bucket of the 20 offered: where a breaker
+// without Pace opens and serves none, this one gets the 4 through, bucket after bucket.
+func ExampleRule_pace() {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock))
+	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		fmt.Printf("%v -> %v: %v at %.2f\n", c.From, c.To, c.Reason, c.Snapshot)
+	}))
+	err := m.LoadRules([]breaker.Rule{{
+		Resource: "search", Strategy: breaker.ErrorRatio, Threshold: 0.5, MinRequestAmount: 10,
+		RetryTimeout: time.Second, Pace: true,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	overloaded := errors.New("search: overloaded")
+	for bucket := range 4 {
+		served, sent, held := 0, 0, 0
+		for range 20 {
+			err := m.Do(ctx, "search", func(context.Context) error {
+				if sent++; sent > 4 {
+					return overloaded
+				}
+				served++
+				return nil
+			})
+			if errors.Is(err, breaker.ErrPacing) {
+				held++
+			}
+			clock.Advance(5 * time.Millisecond)
+		}
+		fmt.Printf("bucket %d: %d served of %d sent, %d held back\n", bucket, served, sent, held)
+	}
+	// Output:
+	// CLOSED -> CLOSED: PacingStarted at 0.60
+	// bucket 0: 4 served of 10 sent, 10 held back
+	// bucket 1: 4 served of 6 sent, 14 held back
+	// bucket 2: 4 served of 6 sent, 14 held back
+	// bucket 3: 4 served of 6 sent, 14 held back
+}

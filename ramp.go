@@ -32,6 +32,7 @@ import (
 // serves calls rather than after a probe: it starts from what the window saw in its newest
 // bucket and the one before, as a bucket that has just lost calls, and has no time limit (a
 // reload that turns Pace off ends it).
+//
 // A reading of the clock that lies before the current bucket (stale, or a clock that stepped
 // back a little) counts in the current bucket, as the window counts it.
 //

@@ -35,7 +35,9 @@ const (
 // rule trips the breaker when at least half the calls of the last second failed, or 80% of
 // those of its newest 200ms (FastBuckets), once there were at least 10 of them; it then
 // rejects calls for 450ms before it lets one probe through, and after the probe it lets the
-// flow back in as the calls succeed (RampUp): the settings the README recommends.
+// flow back in as the calls succeed (RampUp). Where the window trips while calls still succeed,
+// it paces them instead of opening (Pace). These are the settings the README recommends, but
+// for RetryJitter, which would make each run's times depend on the host and process.
 var rule = breaker.Rule{
 	ID:               "inventory-errors",
 	Resource:         resource,
@@ -46,6 +48,7 @@ var rule = breaker.Rule{
 	FastBuckets:      2,
 	RetryTimeout:     450 * time.Millisecond,
 	RampUp:           time.Second,
+	Pace:             true,
 }
 
 func main() {
