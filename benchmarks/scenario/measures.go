@@ -14,6 +14,9 @@ const RecoveredShare = 0.9
 type Measures struct {
 	// SentWhileDown is the calls admitted (sent to the dependency) that started in Down phases.
 	SentWhileDown float64
+	// GoodPerSent is, of the calls sent while down, the share that succeeded: what a guard
+	// got for each call it let into a sick dependency.
+	GoodPerSent float64
 	// SentBeforeTrip is the calls admitted from the start of the first Down phase until the
 	// first trip after it (all of the Down phases' calls if it never tripped).
 	SentBeforeTrip float64
@@ -46,7 +49,7 @@ const Inf = time.Duration(math.MaxInt64)
 func Measure(tl Timeline) Measures {
 	n := len(tl.Script.Phases)
 	m := Measures{
-		SentWhileDown: math.NaN(), SentBeforeTrip: math.NaN(),
+		SentWhileDown: math.NaN(), GoodPerSent: math.NaN(), SentBeforeTrip: math.NaN(),
 		Detection: -1, Recovery: -1,
 		Trips: make([]int, n), Changes: make([]int, n),
 		ErrorRate: make([]float64, n), Goodput: make([]float64, n),
@@ -71,10 +74,15 @@ func Measure(tl Timeline) Measures {
 	if down, ok := tl.Script.DownStart(); ok {
 		healed, _ := tl.Script.Healed()
 		m.SentWhileDown = 0
+		good := 0
 		for i, p := range tl.Phases {
 			if tl.Script.Phases[i].Down {
 				m.SentWhileDown += float64(p.Admitted)
+				good += p.Admitted - p.Failed
 			}
+		}
+		if m.SentWhileDown > 0 {
+			m.GoodPerSent = float64(good) / m.SentWhileDown
 		}
 		m.Detection = firstTrip(tl.Transitions, down)
 		until := healed

@@ -92,6 +92,13 @@ func TestMeasureSynthetic(t *testing.T) {
 	if m.PeakGoroutines != 7 {
 		t.Errorf("peak goroutines %d", m.PeakGoroutines)
 	}
+	if m.GoodPerSent != 0 {
+		t.Errorf("good per sent %v: every call sent while down failed", m.GoodPerSent)
+	}
+	tl.Phases[1].Failed, tl.Phases[2].Failed = 1, 5 // the healed phase's calls do not count
+	if got := Measure(tl).GoodPerSent; got != 2.0/3 {
+		t.Errorf("good per sent %v, want 2 of the 3 sent while down", got)
+	}
 }
 
 // TestMeasureNeverTripped: a run whose breaker never trips sent every down call before its

@@ -13,7 +13,7 @@ import "time"
 // healthy is the dependency's normal answer: 5 to 10 ms, no errors.
 var healthy = Latency{Base: 5 * time.Millisecond, Jitter: 5 * time.Millisecond}
 
-// Scripts returns the eight scenarios.
+// Scripts returns the nine scenarios.
 func Scripts() []Script {
 	return []Script{
 		{Name: "hard-down", Phases: []Phase{
@@ -60,6 +60,13 @@ func Scripts() []Script {
 			// Overloaded: it takes 120 calls/s (12 per 100 ms) of the offered 200 and fails
 			// the rest at once, without falling over.
 			{Name: "overload", Duration: 4 * time.Second, Down: true, Latency: healthy, CapacityFrom: 120, CapacityTo: 120},
+			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
+		}},
+		{Name: "deep-overload", Phases: []Phase{
+			{Name: "healthy", Duration: time.Second, Latency: healthy},
+			// Overloaded deeper: it takes 70 calls/s (7 per 100 ms) of the offered 200, so 65%
+			// of the calls fail, past every guard's threshold but not a hard outage's.
+			{Name: "overload", Duration: 4 * time.Second, Down: true, Latency: healthy, CapacityFrom: 70, CapacityTo: 70},
 			{Name: "healed", Duration: 2 * time.Second, Latency: healthy},
 		}},
 		{Name: "rapid-flaps", Phases: []Phase{

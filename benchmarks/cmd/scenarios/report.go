@@ -58,8 +58,8 @@ func phaseLine(s scenario.Script) string {
 
 func headline(b *strings.Builder, r scenarioResult) {
 	_, hasDown := r.script.DownStart()
-	fmt.Fprintln(b, "| library | sent while down | sent before trip | detection | recovery | trips (all phases) | state changes | peak goroutines |")
-	fmt.Fprintln(b, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(b, "| library | sent while down | good per sent | sent before trip | detection | recovery | trips (all phases) | state changes | peak goroutines |")
+	fmt.Fprintln(b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for i, lib := range r.libs {
 		ms := r.measures[i]
 		sum := func(xs []int) float64 {
@@ -73,11 +73,12 @@ func headline(b *strings.Builder, r scenarioResult) {
 		if hasDown {
 			row = append(row,
 				count(medianOf(ms, func(m scenario.Measures) float64 { return m.SentWhileDown })),
+				share(medianOf(ms, func(m scenario.Measures) float64 { return m.GoodPerSent })),
 				count(medianOf(ms, func(m scenario.Measures) float64 { return m.SentBeforeTrip })),
 				millis(medianOf(ms, func(m scenario.Measures) float64 { return dur(m.Detection) })),
 				millis(medianOf(ms, func(m scenario.Measures) float64 { return dur(m.Recovery) })))
 		} else {
-			row = append(row, "—", "—", "—", "—")
+			row = append(row, "—", "—", "—", "—", "—")
 		}
 		row = append(row,
 			count(medianOf(ms, func(m scenario.Measures) float64 { return sum(m.Trips) })),
@@ -196,6 +197,14 @@ func count(x float64) string {
 		return fmt.Sprintf("%.0f", x)
 	}
 	return fmt.Sprintf("%.1f", x)
+}
+
+// share prints a share in [0, 1] to two decimals.
+func share(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", x)
 }
 
 func millis(x float64) string {

@@ -23,11 +23,13 @@ func Breaker(c Common, probes bool) scenario.Library {
 }
 
 // Recommended is the guard "breaker+protect": Breaker with the protection the README
-// recommends, each rule also judging its newest two buckets at FastThreshold 0.8, and ramping
-// up for RampUp after a probe closes it.
+// recommends, each rule also judging its newest two buckets at FastThreshold 0.8, ramping up
+// for RampUp after a probe closes it, pacing where its window trips while calls still succeed,
+// and shortening each OPEN time by up to a fifth (RetryJitter), so that its probes do not keep
+// step with a dependency that flaps on a period of its own.
 func Recommended(c Common) scenario.Library {
 	return breakerLibrary("breaker+protect", c, func(r *breaker.Rule) {
-		r.FastBuckets, r.FastThreshold, r.RampUp = 2, 0.8, c.RampUp
+		r.FastBuckets, r.FastThreshold, r.RampUp, r.Pace, r.RetryJitter = 2, 0.8, c.RampUp, true, 0.2
 	})
 }
 
