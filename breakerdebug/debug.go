@@ -133,6 +133,7 @@
 //	"calls": {"calls": 22, "rejectedOpen": 0, "rejectedForced": 0, "rejectedConcurrency": 0,
 //	          "rejectedOther": 0, "ran": 22, "failures": 4, "slow": 2,
 //	          "errorPercent": 18.2, "slowPercent": 9.1, "rtP50": "5ms", "rtP99": "200ms",
+//	          "rtMax": "153.2ms",
 //	          "perSecond": [0, ..., 12, 10, 0, ...],
 //	          "last10s": {"calls": 10, "ran": 10, "failures": 4, "slow": 2,
 //	                      "errorPercent": 40, "slowPercent": 20}}
@@ -143,7 +144,8 @@
 // "failures" and "slow" among them, of which
 // "errorPercent" and "slowPercent" are the shares (rounded to 0.1). "rtP50" and "rtP99" are the
 // upper bounds of the RT histogram buckets (1ms, 2ms, 5ms, ... 1m, then ">1m0s") that hold those
-// percentiles of the calls that ran, "" when none ran. "perSecond" holds the calls of each of the
+// percentiles of the calls that ran, "" when none ran; "rtMax" is the longest response time of
+// those calls itself, to the microsecond, "" likewise. "perSecond" holds the calls of each of the
 // 60 seconds, the oldest first. "last10s" counts the last 10 of those seconds (the current one
 // included) apart, so that a change is not averaged away over the minute: its calls, those that
 // ran, failures and slow calls, and the shares. The page shows the counts as rates per second over
@@ -175,6 +177,10 @@
 // was called and went a minute without calls again:
 //
 //	breakerdebug: configured name has no calls; did you mean another? name=paymnets nearest=payments configured=rules
+//
+// [Uncalled] makes the same list from a Snapshot and the calls of each name that another
+// reporter counted: contrib/prometheus and contrib/otel export it as the gauges
+// breaker_uncalled and breaker.uncalled.
 //
 // The page renders every name as text, never as markup, and is served with a
 // Content-Security-Policy that lets it run only its own script and fetch only from its own
@@ -290,7 +296,7 @@ type status struct {
 	Unruled []unruledStatus `json:"unruled,omitzero"` // [] with a Recorder and none
 	// Uncalled are the names with rules, settings or an override of their own and no call in
 	// the Recorder's minute; set with a Recorder that has recorded a minute, without Overflow.
-	Uncalled []uncalledStatus `json:"uncalled,omitzero"` // [] with none
+	Uncalled []UncalledName `json:"uncalled,omitzero"` // [] with none
 	// Templates counts the breakers template rules made; set while a template is loaded.
 	Templates *templateStatus `json:"templates,omitempty"`
 	// TemplateSettings are the settings loaded under keys ending in "*", which are not
@@ -425,13 +431,7 @@ func (h *handler) status() *status {
 	var calls map[string]callStats
 	if h.rec != nil {
 		calls = h.rec.read(st.Now)
-		covered := slices.Clone(templates)
-		for key := range snap.Settings {
-			if p, ok := strings.CutSuffix(key, "*"); ok {
-				covered = append(covered, p)
-			}
-		}
-		st.Uncalled = h.uncalled(&snap, calls, covered, st.Now)
+		st.Uncalled = h.uncalled(&snap, calls, st.Now)
 	}
 	listed, unlisted := h.listTemplates(made, calls)
 	names = append(names, listed...)

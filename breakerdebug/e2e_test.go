@@ -254,7 +254,7 @@ func wantCells(c callsJSON) []string {
 	last := c.Last10s
 	return []string{rate10(last.Calls), pct(last.ErrorPercent, last.Ran), pct(last.SlowPercent, last.Ran),
 		rate(c.Calls), rate(c.RejectedOpen), rate(c.RejectedForced), rate(c.RejectedConcurrency),
-		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent, c.Ran), pct(c.SlowPercent, c.Ran), rt(c.RTP50), rt(c.RTP99)}
+		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent, c.Ran), pct(c.SlowPercent, c.Ran), rt(c.RTP50), rt(c.RTP99), rt(c.RTMax)}
 }
 
 // Given traffic over ten seconds of a fake clock (calls that pass, fail, are slow, rejected by
@@ -332,14 +332,15 @@ func TestE2EDashboard(t *testing.T) {
 	assert.NotContains(t, dom, hostile, "the name is text, not markup")
 
 	// By hand: payments had 22 calls in the minute, 4 failed and 2 slow of 22 that ran, 20
-	// under 5ms and 2 under 200ms; 10 of them in the last 10 s (second 2), 4 failed, 2 slow.
-	// inventory 5 calls, 2 rejected by its OPEN breaker, none in the last 10 s; legacy 3
-	// rejected by force, none ran; limited 2 calls, 1 over the limit.
+	// under 5ms and 2 under 200ms, the longest 150ms; 10 of them in the last 10 s (second 2), 4
+	// failed, 2 slow. inventory 5 calls, 2 rejected by its OPEN breaker, 3 that took no time,
+	// none in the last 10 s; legacy 3 rejected by force, none ran; limited 2 calls, 1 over the
+	// limit.
 	assert.Equal(t, []string{"1.00", "40%", "20%",
-		"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "5ms", "200ms"},
+		"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "5ms", "200ms", "150ms"},
 		cellsOf(rowOf(t, calls, "payments")))
 	assert.Equal(t, []string{"0.00", "—", "—",
-		"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "1ms", "1ms"},
+		"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "1ms", "1ms", "0s"},
 		cellsOf(rowOf(t, calls, "inventory")))
 	legacy := cellsOf(rowOf(t, calls, "legacy"))
 	assert.Equal(t, "0.05", legacy[5], "forced/s")

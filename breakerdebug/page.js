@@ -188,6 +188,7 @@
       td(share(c.slowPercent, c.ran)),
       td(c.rtP50 || "—"),
       td(c.rtP99 || "—"),
+      td(c.rtMax || "—"),
       cell("spark-cell", sparkline(c.perSecond || [])),
     ];
   }
@@ -496,7 +497,7 @@
     const recorded = st.unruled !== undefined || withCalls.length > 0;
     document.getElementById("traffic").hidden = !recorded;
     if (recorded) {
-      replaceBody("#calls", withCalls.length ? withCalls.map((res) => callsRow(res, overrides)) : [emptyRow("No resources.", 16)]);
+      replaceBody("#calls", withCalls.length ? withCalls.map((res) => callsRow(res, overrides)) : [emptyRow("No resources.", 17)]);
       // Before the Recorder's first minute, "uncalled" is absent: no name has gone a minute
       // without calls yet.
       document.getElementById("uncalled-section").hidden = st.uncalled === undefined;
@@ -505,7 +506,7 @@
         [emptyRow("Every resource configured was called in the last minute.", 3)]);
       const unruled = (st.unruled || []).map(unruledRow);
       replaceBody("#unruled", unruled.length ? unruled :
-        [emptyRow("Every resource called in the last minute has rules or settings.", 16)]);
+        [emptyRow("Every resource called in the last minute has rules or settings.", 17)]);
     }
     replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 6)]);
     const overrideRows = (st.overrides || []).map((o) => overrideRow(o, now));

@@ -47,10 +47,11 @@ var rtBounds = [...]time.Duration{
 // over the last minute, for the status page: pass it to breaker.WithCallObserver, and to
 // Handler with WithRecorder. It counts calls, calls rejected by a breaker, by ForceOpen and by
 // the concurrency limit, failures and slow calls, and the response times of calls that ran in
-// a histogram of fixed buckets (1ms to 1m), from which it reads p50 and p99.
+// a histogram of fixed buckets (1ms to 1m), from which it reads p50 and p99, and the longest
+// response time itself.
 //
 // Its memory is bounded: it keeps at most the limit of names (RecorderLimit, 1,000 by
-// default), each about 7 KB of counters, and at most a limit of bytes of names (128 KiB by
+// default), each about 13 KB of counters, and at most a limit of bytes of names (128 KiB by
 // default, RecorderLimitBytes), each name charged by its length and none longer than 1 KiB
 // (RecorderMaxNameLength); it counts the calls of any other name under Overflow. It keeps a
 // copy of each name, never the string the name was cut from. OnCall reads the Recorder's
@@ -191,6 +192,9 @@ type bucket struct {
 	calls, open, forced, concurrency, otherBlocked atomic.Uint32
 	ran, failures, slow                            atomic.Uint32
 	rt                                             [len(rtBounds) + 1]atomic.Uint32
+	// rtMax is the longest response time of the second's calls that ran, exact where the
+	// histogram only bounds it, so that the one slow call an operator hunts shows as itself.
+	rtMax atomic.Int64
 }
 
 func (s *series) record(c breaker.CallInfo, sec int64) {
@@ -223,6 +227,18 @@ func (s *series) record(c breaker.CallInfo, sec int64) {
 		b.slow.Inc()
 	}
 	b.rt[rtBucket(c.RT)].Inc()
+	b.raiseRTMax(c.RT)
+}
+
+// raiseRTMax makes rt the bucket's longest response time if it is longer than the one held:
+// a compare-and-swap that only retries while other calls raise it, so OnCall stays lock-free.
+func (b *bucket) raiseRTMax(rt time.Duration) {
+	for {
+		held := b.rtMax.Load()
+		if int64(rt) <= held || b.rtMax.CompareAndSwap(held, int64(rt)) {
+			return
+		}
+	}
 }
 
 // reset empties b for sec, unless another call did already, or moved it to a later second: a
@@ -242,6 +258,7 @@ func (b *bucket) reset(sec int64) {
 	for i := range b.rt {
 		b.rt[i].Store(0)
 	}
+	b.rtMax.Store(0)
 	b.sec.Store(sec)
 }
 
@@ -269,6 +286,9 @@ type callStats struct {
 	SlowPercent  float64 `json:"slowPercent"`
 	RTP50        string  `json:"rtP50"`
 	RTP99        string  `json:"rtP99"`
+	// RTMax is the longest response time of the calls that ran, to the microsecond, as
+	// time.Duration formats it; "" when none ran.
+	RTMax string `json:"rtMax"`
 	// PerSecond is the calls of each second of the minute, the oldest first, the current
 	// second last.
 	PerSecond []uint64 `json:"perSecond"`
@@ -291,6 +311,7 @@ type lastStats struct {
 func (s *series) snapshot(now int64) callStats {
 	st := callStats{PerSecond: make([]uint64, seconds)}
 	var rt [len(rtBounds) + 1]uint64
+	var rtMax time.Duration
 	for i := range s.buckets {
 		b := &s.buckets[i]
 		sec := b.sec.Load()
@@ -313,6 +334,7 @@ func (s *series) snapshot(now int64) callStats {
 		for j := range rt {
 			rt[j] += uint64(b.rt[j].Load())
 		}
+		rtMax = max(rtMax, time.Duration(b.rtMax.Load()))
 		if age < lastSeconds {
 			last := &st.Last10s
 			last.Calls += calls
@@ -331,6 +353,9 @@ func (s *series) snapshot(now int64) callStats {
 	}
 	st.RTP50 = percentile(&rt, 50)
 	st.RTP99 = percentile(&rt, 99)
+	if st.Ran > 0 {
+		st.RTMax = rtMax.Round(time.Microsecond).String()
+	}
 	return st
 }
 

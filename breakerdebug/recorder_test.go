@@ -31,6 +31,7 @@ type callsJSON struct {
 	SlowPercent         float64  `json:"slowPercent"`
 	RTP50               string   `json:"rtP50"`
 	RTP99               string   `json:"rtP99"`
+	RTMax               string   `json:"rtMax"`
 	PerSecond           []uint64 `json:"perSecond"`
 	Last10s             lastJSON `json:"last10s"`
 }
@@ -144,7 +145,7 @@ func TestRecorderCounts(t *testing.T) {
 	wantPerSecond[57] = 10
 	assert.Equal(t, callsJSON{
 		Calls: 10, RejectedConcurrency: 1, Ran: 9, Failures: 2, Slow: 1,
-		ErrorPercent: 22.2, SlowPercent: 11.1, RTP50: "5ms", RTP99: "200ms",
+		ErrorPercent: 22.2, SlowPercent: 11.1, RTP50: "5ms", RTP99: "200ms", RTMax: "150ms",
 		PerSecond: wantPerSecond,
 		Last10s:   lastJSON{Calls: 10, Ran: 9, Failures: 2, Slow: 1, ErrorPercent: 22.2, SlowPercent: 11.1},
 	}, pay)

@@ -70,14 +70,14 @@ func TestNearestCalled(t *testing.T) {
 // configured, leaves it, so it never holds more than the names configured now.
 func TestUncalledLogHoldsTheLastListOnly(t *testing.T) {
 	var l uncalledLog
-	fresh := l.since([]uncalledStatus{{Name: "paymnets"}, {Name: "invntory"}})
+	fresh := l.since([]UncalledName{{Name: "paymnets"}, {Name: "invntory"}})
 	assert.Len(t, fresh, 2, "both are new")
-	fresh = l.since([]uncalledStatus{{Name: "paymnets"}})
+	fresh = l.since([]UncalledName{{Name: "paymnets"}})
 	assert.Empty(t, fresh, "paymnets was logged already")
 	assert.Len(t, l.logged, 1, "invntory left the list, and the log's memory")
 	fresh = l.since(nil)
 	assert.Empty(t, fresh)
 	assert.Empty(t, l.logged)
-	fresh = l.since([]uncalledStatus{{Name: "paymnets"}})
+	fresh = l.since([]UncalledName{{Name: "paymnets"}})
 	assert.Len(t, fresh, 1, "uncalled again after a list without it: logged again")
 }

@@ -43,6 +43,9 @@ type resourceSets struct {
 	blocked      [len(causes)][]metric.AddOption
 	wouldReject  [len(modes)][]metric.AddOption
 	duration     []metric.RecordOption
+	// minute is its last minute of calls, for breaker.call.duration.max and breaker.uncalled,
+	// which the histogram and the counter, kept since the start, cannot tell.
+	minute lastMinute
 }
 
 // OnCall counts c; see the outcome constants.
@@ -52,6 +55,7 @@ func (o callObserver) OnCall(c breaker.CallInfo) {
 		return
 	}
 	sets := ins.resourceSets(c.Resource)
+	sets.minute.record(ins.clock.Now(), c.Blocked == nil, c.RT)
 	ctx := context.Background() // CallInfo carries no context
 	if c.Blocked != nil {
 		ins.calls.Add(ctx, 1, sets.blocked[c.Blocked.Kind()]...)

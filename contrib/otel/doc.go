@@ -1,10 +1,10 @@
 // Package breakerotel reports the calls and breakers of a [breaker.Manager] as OpenTelemetry
-// metrics: calls by outcome (blocked calls by cause), their durations, each breaker's state
-// (breaker.state, and breaker.status, whose sum counts the breakers in each state) and its
-// window (breaker.window.calls, breaker.window.bad and breaker.window.ratio), every
-// state change, each resource's settings (force, concurrency limit, timeout) with its calls in
-// flight, the operators' overrides in force with their ends, and how many breakers template
-// rules made.
+// metrics: calls by outcome (blocked calls by cause), their durations and the longest of the
+// last minute, each breaker's state (breaker.state, and breaker.status, whose sum counts the
+// breakers in each state) and its window (breaker.window.calls, breaker.window.bad and
+// breaker.window.ratio), every state change, each resource's settings (force, concurrency limit,
+// timeout) with its calls in flight, the operators' overrides in force with their ends, how many
+// breakers template rules made, and the configured names that had no call in the last minute.
 //
 // Call observers are fixed when a Manager is created, so setting up takes two steps: create the
 // [Instruments], pass [Instruments.Option] to [breaker.NewManager], then hand the Manager
@@ -43,6 +43,18 @@
 // forces now, with breaker.force "open", "closed" or "auto", and breaker.override.end is when
 // the override ends; while it lasts, the state gauge's breaker.dry_run follows its force. An
 // override beginning or ending moves no breaker, so the transitions counter does not count it.
+//
+// breaker.call.duration.max is the longest response time, in seconds, of the resource's calls
+// that ran in the last minute, which the histogram's sum and count cannot tell (a Micrometer
+// timer's max): kept in a ring of 10-second steps per resource, so a spike counts for 60 to 70
+// seconds, then ages out; no data point while no call ran in it. breaker.uncalled is 1 for each
+// resource with rules, settings or an override of its own that had no call in the last minute,
+// most often a misspelt name, which protects nothing, with breaker.nearest the called name
+// nearest to it by edit distance, "" when none is near ([breakerdebug.Uncalled], as the status
+// page lists them); nothing in the first minute of the Instruments, nor while calls were
+// measured as "_other" in the minute, which may be any name's. Both are observed from
+// [Instruments.Watch] on, and read the clock of [WithClock] at each call's end and at each
+// collection.
 //
 // breaker.resource is the resource's name with the bytes that are not UTF-8 replaced by U+FFFD,
 // as OTLP and Prometheus require; names that then share it have one data point for each

@@ -60,6 +60,7 @@ func Example() {
 		fmt.Println(line)
 	}
 	// Output:
+	// breaker.call.duration.max{breaker.resource=payments} (the longest call)
 	// breaker.call.duration{breaker.resource=payments} count 2
 	// breaker.calls{breaker.cause=open,breaker.outcome=blocked,breaker.resource=payments} 1
 	// breaker.calls{breaker.outcome=failed,breaker.resource=payments} 2
@@ -78,8 +79,8 @@ func Example() {
 	// breaker.window.ratio{breaker.resource=payments,breaker.rule=ErrorCount#0} 0
 }
 
-// summary prints each data point of rm on one line, sorted; durations only by their count,
-// since the example runs on the system clock.
+// summary prints each data point of rm on one line, sorted; durations only by their count, and
+// the longest call without its value, since the example runs on the system clock.
 func summary(rm metricdata.ResourceMetrics) []string {
 	var lines []string
 	line := func(name string, attrs attribute.Set, value any) {
@@ -98,7 +99,11 @@ func summary(rm metricdata.ResourceMetrics) []string {
 				}
 			case metricdata.Gauge[float64]:
 				for _, p := range data.DataPoints {
-					line(m.Name, p.Attributes, p.Value)
+					if m.Name == breakerotel.CallDurationMaxName {
+						line(m.Name, p.Attributes, "(the longest call)")
+					} else {
+						line(m.Name, p.Attributes, p.Value)
+					}
 				}
 			case metricdata.Histogram[float64]:
 				for _, p := range data.DataPoints {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -65,6 +66,14 @@ const (
 	TemplateSettingsName = "breaker.template.settings"
 	TemplateLimitName    = "breaker.template.limit"
 	TemplateDroppedName  = "breaker.template.dropped"
+	// CallDurationMaxName is observed for each resource with a call that ran in the last
+	// minute: the longest response time of those calls, in seconds. The minute moves in
+	// 10-second steps, so a call counts for 60 to 70 seconds.
+	CallDurationMaxName = "breaker.call.duration.max"
+	// UncalledName is observed, 1, for each resource with rules, settings or an override of its
+	// own that had no call in the last minute, with NearestKey; nothing in the first minute of
+	// the Instruments, nor while OverflowResource had calls in it.
+	UncalledName = "breaker.uncalled"
 )
 
 // Attribute keys.
@@ -93,6 +102,9 @@ const (
 	// key the resource's settings come from: SettingsOwn for its own, else the template
 	// setting's key (breaker.ResourceStatus.SettingsFrom), such as "*" or "GET *".
 	SettingsFromKey = attribute.Key("breaker.settings.from")
+	// NearestKey, on breaker.uncalled, is the name called in the last minute nearest to the
+	// uncalled one by edit distance, "" when none is near enough.
+	NearestKey = attribute.Key("breaker.nearest")
 )
 
 // SettingsOwn is the value of SettingsFromKey for a resource whose settings are its own: a
@@ -193,6 +205,11 @@ type Instruments struct {
 	tmplSettings metric.Int64ObservableGauge
 	tmplLimit    metric.Int64ObservableGauge
 	tmplDropped  metric.Int64ObservableCounter
+	callMax      metric.Float64ObservableGauge
+	uncalled     metric.Int64ObservableGauge
+
+	clock   breaker.Clock // read at each call's end and at each collection, for the last minute
+	started time.Time     // by clock, when the Instruments were made: breaker.uncalled waits a minute from it
 
 	// The resource names with attribute sets of their own: at most maxResources of them, none
 	// longer than maxNameLength, maxNameBytes of them in all.
@@ -230,13 +247,13 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 		return nil, errors.New("breakerotel: NewWithMeter(nil)")
 	}
 	cfg := config{maxResources: DefaultMaxResources, maxNameLength: DefaultMaxNameLength,
-		maxNameBytes: DefaultMaxNameBytes}
+		maxNameBytes: DefaultMaxNameBytes, clock: systemClock{}}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
-		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
-	var errs [20]error
+		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes, clock: cfg.clock, started: cfg.clock.Now()}
+	var errs [22]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
@@ -298,6 +315,12 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.tmplDropped, errs[10] = meter.Int64ObservableCounter(TemplateDroppedName,
 		metric.WithUnit("{resource}"),
 		metric.WithDescription("Resources whose template breakers were dropped to stay within the limit."))
+	ins.callMax, errs[20] = meter.Float64ObservableGauge(CallDurationMaxName,
+		metric.WithUnit("s"),
+		metric.WithDescription("The longest response time of the calls of each resource that ran in the last minute, in 10-second steps (a call counts for 60 to 70 seconds); none while no call ran."))
+	ins.uncalled, errs[21] = meter.Int64ObservableGauge(UncalledName,
+		metric.WithUnit("1"),
+		metric.WithDescription("1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (breaker.nearest, empty when none is near). None in the first minute of the Instruments, nor while _other had calls in it."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("breakerotel: creating instruments: %w", err)
 	}
@@ -314,8 +337,9 @@ func (ins *Instruments) Option() breaker.Option {
 // Watch reports the state of m's breakers through the state gauge and breaker.status, their windows
 // through the window gauges, their state changes through the transitions counter, the settings of
 // m's resources through the force, in-flight, concurrency-limit and timeout gauges, the overrides
-// in force through the override gauges, and its template breakers through the template instruments,
-// until Close. It returns ErrWatching after an earlier Watch succeeded, ErrClosed after Close, and
+// in force through the override gauges, its template breakers through the template instruments,
+// and the last minute of its calls through breaker.call.duration.max and breaker.uncalled, until
+// Close. It returns ErrWatching after an earlier Watch succeeded, ErrClosed after Close, and
 // the error of the Meter's RegisterCallback.
 func (ins *Instruments) Watch(m *breaker.Manager) error {
 	if m == nil {
@@ -335,9 +359,10 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		ins.observeSettings(o, &snap)
 		ins.observeOverrides(o, &snap)
 		ins.observeTemplates(o, &snap)
+		ins.observeLastMinute(o, &snap)
 		return nil
 	}, ins.state, ins.status, ins.rampingUp, ins.pacing, ins.windowCalls, ins.windowBad, ins.windowRatio, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
-		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped)
+		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped, ins.callMax, ins.uncalled)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

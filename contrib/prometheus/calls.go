@@ -62,6 +62,9 @@ type resourceEntry struct {
 	label string // the resource label: the name made valid UTF-8, or OverflowResource
 	once  sync.Once
 	calls *callSeries // set by once, at the first call
+	// minute is its last minute of calls, for breaker_call_duration_max_seconds and
+	// breaker_uncalled, which the histogram and the counters, kept since the start, cannot tell.
+	minute lastMinute
 }
 
 // callSeries is the series of one resource's calls, taken from the vectors once so that a call
@@ -76,13 +79,15 @@ type callSeries struct {
 // callObserver counts a Manager's calls into its Collector.
 type callObserver struct{ c *Collector }
 
-// OnCall counts one call. In steady state it allocates nothing: a map load and a few atomic
-// adds.
+// OnCall counts one call. In steady state it allocates nothing: a map load, a reading of the
+// clock and a few atomic adds.
 func (o callObserver) OnCall(info breaker.CallInfo) {
 	if info.NotCalled != nil {
 		return // not a call: its context was done before it was admitted
 	}
-	r := o.c.callsOf(info.Resource)
+	e := o.c.entryOf(info.Resource)
+	e.minute.record(o.c.clock.Now(), info.Blocked == nil, info.RT)
+	r := o.c.seriesOf(e)
 	if info.Blocked != nil {
 		r.blocked.Inc()
 		r.rejected[info.Blocked.Kind()].Inc()
@@ -101,9 +106,8 @@ func (o callObserver) OnCall(info breaker.CallInfo) {
 	r.rt.Observe(info.RT.Seconds())
 }
 
-// callsOf returns the call series of resource, creating them on its first call.
-func (c *Collector) callsOf(resource string) *callSeries {
-	e := c.entryOf(resource)
+// seriesOf returns the call series of the entry e, creating them at its first call.
+func (c *Collector) seriesOf(e *resourceEntry) *callSeries {
 	e.once.Do(func() { e.calls = c.newCallSeries(e.label) })
 	return e.calls
 }

@@ -16,6 +16,7 @@
 //	breaker_rejected_total{resource,cause}                      counter
 //	breaker_would_reject_total{resource,mode}                   counter
 //	breaker_rt_seconds{resource}                                histogram
+//	breaker_call_duration_max_seconds{resource}                 gauge (last minute)
 //	breaker_state{resource,rule,dry_run}                        gauge
 //	breaker_ramping_up{resource,rule}                           gauge (rules with RampUp)
 //	breaker_pacing{resource,rule}                               gauge (rules with Pace)
@@ -33,6 +34,7 @@
 //	breaker_template_settings                                    gauge
 //	breaker_template_limit                                       gauge
 //	breaker_template_dropped_total                               counter
+//	breaker_uncalled{resource,nearest}                          gauge (last minute)
 //
 // Every call that ran counts once as outcome "passed"; those of them that failed count also as
 // "failed", and those that a SlowRequestRatio rule found slow also as "slow" (a call may be both).
@@ -65,7 +67,18 @@
 // breaker_transitions_total does not count it. The breaker_template metrics, sent while a template
 // rule or a template setting is loaded, are the breakers template rules made, the names that hold
 // template settings, their bound (WithMaxTemplateBreakers) and the resources dropped to stay within
-// it. See the README for every metric.
+// it.
+//
+// breaker_call_duration_max_seconds is the longest response time of the resource's calls that
+// ran in the last minute, which the histogram's sum and count cannot tell (a Micrometer timer's
+// max): kept in a ring of 10-second steps per resource, so a spike counts for 60 to 70 seconds,
+// then ages out; no series while no call ran in it. breaker_uncalled is 1 for each resource
+// with rules, settings or an override of its own that had no call in the last minute, most
+// often a misspelt name, which protects nothing, with nearest the called name nearest to it by
+// edit distance, "" when none is near (breakerdebug.Uncalled, as the status page lists them);
+// nothing in the Collector's first minute, nor while calls counted under "_other" in the
+// minute, which may be any name's. Both read the Collector's clock (WithClock) at each call's
+// end and at each scrape. See the README for every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
 // get series of their own, as long as each is at most 1 KiB (WithMaxNameLength) and together
@@ -75,7 +88,8 @@
 // the Manager's rules and settings, which its operators, not its callers, decide. The breakers
 // a template rule made are named by callers: breaker_state and the window gauges have a series
 // for those of the names with series of their own, and none for the names counted under
-// "_other". The names that hold
+// "_other". The last minute of calls is kept with each name's series, and so bounded with
+// them. The names that hold
 // template settings take names of the bound too: past it, their settings are reported under
 // "_other", once for each template key, and their calls in flight added up there. An override
 // may name any resource, so the override gauges take names of the bound too: those past it are
@@ -92,6 +106,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/atomic"
@@ -138,6 +153,11 @@ type Collector struct {
 	tmplSettings *prometheus.Desc
 	dynLimit     *prometheus.Desc
 	dynDropped   *prometheus.Desc
+	callMax      *prometheus.Desc
+	uncalled     *prometheus.Desc
+
+	clock   breaker.Clock // read at each call's end and at each scrape, for the last minute
+	started time.Time     // by clock, when New ran: breaker_uncalled waits a minute from it
 
 	// The resource names with series of their own: at most maxResources of them, none longer
 	// than maxNameLength, maxNameBytes of them in all.
@@ -161,11 +181,13 @@ var _ prometheus.Collector = (*Collector)(nil)
 // New returns a Collector that has counted no call and watches no Manager.
 func New(opts ...Option) *Collector {
 	cfg := config{buckets: slices.Clone(DefaultBuckets), maxResources: DefaultMaxResources,
-		maxNameLength: DefaultMaxNameLength, maxNameBytes: DefaultMaxNameBytes}
+		maxNameLength: DefaultMaxNameLength, maxNameBytes: DefaultMaxNameBytes, clock: systemClock{}}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
 	return &Collector{
+		clock:         cfg.clock,
+		started:       cfg.clock.Now(),
 		maxResources:  cfg.maxResources,
 		maxNameLength: cfg.maxNameLength,
 		maxNameBytes:  cfg.maxNameBytes,
@@ -235,6 +257,12 @@ func New(opts ...Option) *Collector {
 			"The most template breakers and template settings the Manager may hold together (WithMaxTemplateBreakers).", nil, nil),
 		dynDropped: prometheus.NewDesc("breaker_template_dropped_total",
 			"Resources whose template breakers were dropped to stay within the limit.", nil, nil),
+		callMax: prometheus.NewDesc("breaker_call_duration_max_seconds",
+			"The longest response time of the calls of each resource that ran in the last minute, in 10-second steps (a call counts for 60 to 70 seconds); none while no call ran.",
+			[]string{"resource"}, nil),
+		uncalled: prometheus.NewDesc("breaker_uncalled",
+			"1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (nearest, empty when none is near). None in the Collector's first minute, nor while resource=\"_other\" had calls in it.",
+			[]string{"resource", "nearest"}, nil),
 	}
 }
 
@@ -307,20 +335,25 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.tmplSettings
 	ch <- c.dynLimit
 	ch <- c.dynDropped
+	ch <- c.callMax
+	ch <- c.uncalled
 }
 
 // Collect sends c's metrics; see prometheus.Collector. Its gauges are read from one
 // Manager.Snapshot of the watched Manager, taken now: the states of the breakers, the settings
-// of the resources, their calls in flight, the overrides and the template counts all come from
-// one rule set.
+// of the resources, their calls in flight, the overrides, the template counts and the names
+// configured and not called all come from one rule set.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	var snap *breaker.Snapshot // nil while c watches no Manager
 	if m := c.manager(); m != nil {
-		snap := m.Snapshot()
-		c.collectStates(&snap, ch)
-		c.collectSettings(&snap, ch)
-		c.collectOverrides(&snap, ch)
-		c.collectTemplates(&snap, ch)
+		s := m.Snapshot()
+		snap = &s
+		c.collectStates(snap, ch)
+		c.collectSettings(snap, ch)
+		c.collectOverrides(snap, ch)
+		c.collectTemplates(snap, ch)
 	}
+	c.collectLastMinute(snap, ch)
 	c.calls.Collect(ch)
 	c.rejected.Collect(ch)
 	c.wouldReject.Collect(ch)

@@ -38,10 +38,13 @@ func newFixture(t *testing.T, rules ...breaker.Rule) *fixture {
 	return newFixtureWith(t, nil, nil, rules...)
 }
 
-// newFixtureWith is newFixture with options for the Collector and the Manager too.
+// newFixtureWith is newFixture with options for the Collector and the Manager too. The
+// Collector reads the Manager's fake clock.
 func newFixtureWith(t *testing.T, opts []breakerprom.Option, managerOpts []breaker.Option, rules ...breaker.Rule) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: newClock(), c: breakerprom.New(append([]breakerprom.Option{testBuckets}, opts...)...)}
+	clock := newClock()
+	f := &fixture{t: t, clock: clock,
+		c: breakerprom.New(append([]breakerprom.Option{testBuckets, breakerprom.WithClock(clock)}, opts...)...)}
 	f.m = breaker.NewManager(append([]breaker.Option{breaker.WithClock(f.clock), f.c.Option()}, managerOpts...)...)
 	f.c.Watch(f.m)
 	require.NoError(t, f.m.LoadRules(rules))
@@ -161,5 +164,11 @@ var headers = map[string]string{
 `,
 	"breaker_template_dropped_total": `# HELP breaker_template_dropped_total Resources whose template breakers were dropped to stay within the limit.
 # TYPE breaker_template_dropped_total counter
+`,
+	"breaker_call_duration_max_seconds": `# HELP breaker_call_duration_max_seconds The longest response time of the calls of each resource that ran in the last minute, in 10-second steps (a call counts for 60 to 70 seconds); none while no call ran.
+# TYPE breaker_call_duration_max_seconds gauge
+`,
+	"breaker_uncalled": `# HELP breaker_uncalled 1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (nearest, empty when none is near). None in the Collector's first minute, nor while resource="_other" had calls in it.
+# TYPE breaker_uncalled gauge
 `,
 }

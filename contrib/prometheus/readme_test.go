@@ -69,7 +69,9 @@ func TestReadmeQueries(t *testing.T) {
 func exportedLabels(t *testing.T) map[string][]string {
 	t.Helper()
 	f := newFixtureWith(t, nil, []breaker.Option{quiet}, errorCount("svc", 1))
-	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 2}}))
+	require.NoError(t, f.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 2},
+		"svd": {MaxConcurrency: 1}})) // never called: breaker_uncalled, once a minute has passed
+	f.clock.Advance(time.Minute)
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, errDown), errDown) // trips
 	assert.ErrorIs(t, f.call("svc", time.Millisecond, nil), breaker.ErrOpen)
 	_, err := f.m.Override("svc", breaker.ForceClosed, time.Hour, "")
