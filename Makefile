@@ -11,7 +11,10 @@ BENCH    ?= .
 CPU      ?= 1,2
 
 # Each contrib module has its own go.mod, so the core keeps its two dependencies.
+# contrib/surfaces holds only a test that reads every operator surface, the exporters side by
+# side: it is tested and linted with the others, and never released.
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
+RELEASED := $(filter-out contrib/surfaces,$(CONTRIB))
 
 .PHONY: modules core-version tidy tag test test-bench test-contrib test-all try-from-clone e2e-deps e2e screenshot stress soak bench bench-peers scenarios fuzz lint cover
 
@@ -38,23 +41,37 @@ modules:
 	@echo "every module requires the core at $(CORE_VERSION); no replace directives"
 
 # core-version VERSION=vX.Y.Z makes every module require the core at VERSION, and the two
-# workspaces replace that version with the working tree: the first step of a release.
+# workspaces replace that version with the working tree: the first step of a release. A module
+# that requires contrib modules (contrib/surfaces) requires them at VERSION too, and go.work
+# replaces those with their directories.
 core-version:
 	@test -n "$(VERSION)" || { echo "usage: make core-version VERSION=vX.Y.Z"; exit 1; }
-	@for mod in $(MODULES); do (cd $$mod && go mod edit -require=github.com/halfopen/breaker@$(VERSION)) || exit 1; done
+	@for mod in $(MODULES); do (cd $$mod && go mod edit -require=github.com/halfopen/breaker@$(VERSION) && \
+		for c in $(CONTRIB); do \
+			if grep -qE "^(require)?[[:space:]]+github.com/halfopen/breaker/$$c v" go.mod; then \
+				go mod edit -require=github.com/halfopen/breaker/$$c@$(VERSION) || exit 1; fi; \
+		done) || exit 1; done
 	go work edit -dropreplace=github.com/halfopen/breaker@$(CORE_VERSION) -replace=github.com/halfopen/breaker@$(VERSION)=.
+	@for c in contrib/otel contrib/prometheus; do \
+		go work edit -dropreplace=github.com/halfopen/breaker/$$c@$(CORE_VERSION) \
+			-replace=github.com/halfopen/breaker/$$c@$(VERSION)=./$$c || exit 1; done
 	cd benchmarks && go work edit -dropreplace=github.com/halfopen/breaker@$(CORE_VERSION) -replace=github.com/halfopen/breaker@$(VERSION)=..
 	@$(MAKE) --no-print-directory modules
 
 # tidy runs go mod tidy in each contrib module and the benchmark module. go mod tidy ignores
-# go.work, and the core's next version is not published yet, so each module gets a replace
-# directive for the run, which is taken out again.
+# go.work, and the core's next version is not published yet, so each module gets replace
+# directives for the run (the core's, and the other contrib modules', which contrib/surfaces
+# requires), which are taken out again.
 tidy:
 	@for mod in $(MODULES); do \
 		echo "== tidy $$mod"; \
+		others=""; for c in $(CONTRIB); do [ "$$c" = "$$mod" ] || others="$$others $$c"; done; \
 		(cd $$mod && go mod edit -replace=github.com/halfopen/breaker@$(CORE_VERSION)=$(CURDIR) && \
+			for c in $$others; do go mod edit -replace=github.com/halfopen/breaker/$$c@$(CORE_VERSION)=$(CURDIR)/$$c; done && \
 			GOWORK=off go mod tidy; rc=$$?; \
-			go mod edit -dropreplace=github.com/halfopen/breaker@$(CORE_VERSION); exit $$rc) || exit 1; \
+			go mod edit -dropreplace=github.com/halfopen/breaker@$(CORE_VERSION); \
+			for c in $$others; do go mod edit -dropreplace=github.com/halfopen/breaker/$$c@$(CORE_VERSION); done; \
+			exit $$rc) || exit 1; \
 	done
 
 # tag makes the tags of a release at HEAD: CORE_VERSION for the core and contrib/NAME/CORE_VERSION
@@ -63,7 +80,7 @@ tidy:
 tag: modules
 	@test -z "$$(git status --porcelain)" || { echo "the working tree has changes: commit them first"; exit 1; }
 	git tag $(CORE_VERSION)
-	@for mod in $(CONTRIB); do echo "git tag $$mod/$(CORE_VERSION)"; git tag $$mod/$(CORE_VERSION) || exit 1; done
+	@for mod in $(RELEASED); do echo "git tag $$mod/$(CORE_VERSION)"; git tag $$mod/$(CORE_VERSION) || exit 1; done
 
 # test runs every test of the core module and its packages with the race detector, then the
 # million-name bound of template rules without it, which the race detector makes too slow.
