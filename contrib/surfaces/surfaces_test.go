@@ -245,4 +245,3 @@ func fromOTel(t *testing.T, reader *sdkmetric.ManualReader) map[string]said {
 
 // stateName is the name of the state an exporter writes as v.
 func stateName(v float64) string { return breaker.State(int32(v)).String() }
-
