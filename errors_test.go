@@ -51,31 +51,16 @@ func TestBlockErrorRuleIsACopy(t *testing.T) {
 	assert.Equal(t, errorCount(1, 1), h.events.last().Rule)
 }
 
-// Kind tells apart what blocked a call: a breaker, the force, the limit or a slot.
-func TestBlockErrorKind(t *testing.T) {
-	h := newHarness(t, errorCount(1, 1))
-	h.completeN("svc", 1, errDown)
-	assert.Equal(t, breaker.BlockedByBreaker, blockOf(t, h.complete("svc", 0, nil)).Kind())
-
-	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{
-		"svc": {Force: breaker.ForceOpen}, "limited": {MaxConcurrency: 1}}))
-	assert.Equal(t, breaker.BlockedByForce, blockOf(t, h.complete("svc", 0, nil)).Kind())
-	held, err := h.m.Enter("limited")
-	require.NoError(t, err)
-	_, err = h.m.Enter("limited")
-	assert.Equal(t, breaker.BlockedByLimit, blockOf(t, err).Kind())
-	held.Exit()
-
-	m := breaker.NewManager(breaker.WithSlots(blockingSlot{}))
-	_, err = m.Enter("any")
-	assert.Equal(t, breaker.BlockedBySlot, blockOf(t, err).Kind())
-
+// Each BlockKind prints as the metrics label it (TestQuickStartFallbackServesEveryRejection
+// drives each kind), and a value past the kinds prints its number.
+func TestBlockKindNames(t *testing.T) {
 	names := []string{}
-	for _, k := range []breaker.BlockKind{breaker.BlockedByBreaker, breaker.BlockedByForce,
-		breaker.BlockedByLimit, breaker.BlockedBySlot, 9} {
+	for _, k := range []breaker.BlockKind{breaker.BlockedByBreaker, breaker.BlockedByForce, breaker.BlockedByLimit,
+		breaker.BlockedBySlot, breaker.BlockedByName, breaker.BlockedByRampUp, breaker.BlockedByPacing, 9} {
 		names = append(names, k.String())
 	}
-	assert.Equal(t, []string{"open", "forced_open", "concurrency_limit", "slot", "BlockKind(9)"}, names)
+	assert.Equal(t, []string{"open", "forced_open", "concurrency_limit", "slot", "name_too_long", "ramping_up",
+		"pacing", "BlockKind(9)"}, names)
 }
 
 // blockingSlot blocks every call.
