@@ -199,7 +199,7 @@ func fromOTel(t *testing.T, reader *sdkmetric.ManualReader) map[string]said {
 	for _, sm := range rm.ScopeMetrics {
 		for _, mt := range sm.Metrics {
 			each := func(attrs attribute.Set, v float64) {
-				get := func(k attribute.Key) string { val, _ := attrs.Value(k); return val.Emit() }
+				get := func(k attribute.Key) string { val, _ := attrs.Value(k); return val.String() }
 				breakerKey, resource := get(breakerotel.ResourceKey)+"/"+get(breakerotel.RuleKey), get(breakerotel.ResourceKey)
 				switch mt.Name {
 				case breakerotel.StateName:
