@@ -111,7 +111,7 @@ func TestMiddlewareTimeoutContext(t *testing.T) {
 
 // Given a resource with a Timeout and a server that hangs until the client leaves, then each
 // request fails at the deadline with context.DeadlineExceeded, and the third trips the rule:
-// the fourth is not sent.
+// the fourth is rejected, not sent.
 func TestTransportTimeout(t *testing.T) {
 	u := newHanging(t)
 	m, _, rec := newManager(t, tripOnErrors(u.resource()))
@@ -133,8 +133,10 @@ func TestTransportTimeout(t *testing.T) {
 	assert.Equal(t, breaker.Open, state(t, m, u.resource()))
 
 	_, _, err := get(context.Background(), client, u.URL)
-	assert.ErrorIs(t, err, breaker.ErrOpen)
-	assert.EqualValues(t, 3, u.hits.Load())
+	assert.ErrorIs(t, err, breaker.ErrOpen, "rejected, so not sent")
+	// A request the client gave up on may not have reached the handler yet (on a loaded
+	// machine, not at all): the server saw at most the three.
+	assert.LessOrEqual(t, u.hits.Load(), int64(3))
 }
 
 // newHanging returns an upstream whose handler hangs until the client leaves.
