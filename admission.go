@@ -215,7 +215,7 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 			s = s.at(m.now()) // an override whose end has come counts for nothing
 		}
 		if s != nil && s.Force == ForceOpen {
-			return m.reject(resource, s.forcedOpen)
+			return m.reject(c, s.forcedOpen)
 		}
 	}
 	if res.owner != nil { // c is new: a store only where there is something to store
@@ -231,7 +231,7 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	if c.blocked != nil {
 		// The call observers hear of the rejection, then the breakers get back what they gave
 		// the call (cause before effect).
-		m.reject(resource, c.blocked)
+		m.reject(c, c.blocked)
 		if c.n > 0 {
 			c.giveBack(c.start)
 		}
@@ -251,7 +251,7 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 func (m *Manager) enterLimit(c *call, resource string, s *settings) *BlockError {
 	if n := s.inflight.Inc(); s.MaxConcurrency > 0 && n > int64(s.MaxConcurrency) {
 		s.inflight.Dec()
-		m.reject(resource, s.overLimit) // the call observers hear of the call before any probe's return
+		m.reject(c, s.overLimit) // the call observers hear of the call before any probe's return
 		if c.holdsGrant() {
 			c.giveBack(m.now())
 		}
@@ -261,11 +261,20 @@ func (m *Manager) enterLimit(c *call, resource string, s *settings) *BlockError 
 	return nil
 }
 
-// reject tells the call observers of a call that was not let through, the one place that
-// does, and returns its error.
-func (m *Manager) reject(resource string, blocked *BlockError) *BlockError {
+// reject tells the call observers of the call c, which was not let through, the one place
+// that does, and returns its error. The time they hear is the call's reading of the clock,
+// taken at its entry for them; a call refused before it (ForceOpen) reads the clock here.
+func (m *Manager) reject(c *call, blocked *BlockError) *BlockError {
+	if len(m.calls) == 0 {
+		return blocked
+	}
+	at := c.start
+	if !c.timed {
+		at = m.now()
+	}
+	info := CallInfo{Resource: c.name, Blocked: blocked, At: m.timeAt(at)}
 	for _, o := range m.calls {
-		m.tellCall(o, CallInfo{Resource: resource, Blocked: blocked})
+		m.tellCall(o, info)
 	}
 	return blocked
 }
@@ -298,7 +307,8 @@ func (c *call) finish(err error, cutOff bool) {
 
 // callDone tells the call observers of a call that ran.
 func (m *Manager) callDone(c *call) {
-	info := CallInfo{Resource: c.name, RT: time.Duration(c.res.rt), Outcome: c.res.o, DryRun: c.dry}
+	info := CallInfo{Resource: c.name, RT: time.Duration(c.res.rt), Outcome: c.res.o, DryRun: c.dry,
+		At: m.timeAt(c.end)}
 	info.Slow = c.slow()
 	for _, obs := range m.calls {
 		m.tellCall(obs, info)

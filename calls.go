@@ -22,6 +22,11 @@ type CallInfo struct {
 	// admission (Do, Execute, a Handle's Do, EnterContext), the context's error; nil for every other call.
 	// Such a call was neither let through nor blocked, and no breaker counted it.
 	NotCalled error
+	// At is when a call that ran ended, or when a blocked one was refused, by the Manager's
+	// clock: the reading the Manager took anyway, so that an observer that places calls in
+	// time (the exporters' last minute) need not read a clock of its own. Zero for a call not
+	// made (NotCalled).
+	At time.Time
 }
 
 // CallObserver hears every call of a Manager, passed or blocked, for metrics. OnCall runs

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // callLog is a CallObserver that keeps every CallInfo.
@@ -63,15 +64,33 @@ func TestCallObserver(t *testing.T) {
 
 	var be *breaker.BlockError
 	require.ErrorAs(t, blocked, &be)
+	at := func(ms int) time.Time { return breakertest.Start.Add(time.Duration(ms) * time.Millisecond) }
 	assert.Equal(t, []breaker.CallInfo{
-		{Resource: "svc", RT: 10 * time.Millisecond, Outcome: breaker.Success},
-		{Resource: "svc", RT: 60 * time.Millisecond, Outcome: breaker.Success, Slow: true},
-		{Resource: "svc", RT: time.Millisecond, Outcome: breaker.Failure},
-		{Resource: "svc", Outcome: breaker.Ignore},
-		{Resource: "svc", Outcome: breaker.Failure},
-		{Resource: "svc", Blocked: be},
-		{Resource: "unruled", RT: 5 * time.Millisecond, Outcome: breaker.Success},
+		{Resource: "svc", RT: 10 * time.Millisecond, Outcome: breaker.Success, At: at(10)},
+		{Resource: "svc", RT: 60 * time.Millisecond, Outcome: breaker.Success, Slow: true, At: at(70)},
+		{Resource: "svc", RT: time.Millisecond, Outcome: breaker.Failure, At: at(71)},
+		{Resource: "svc", Outcome: breaker.Ignore, At: at(71)},
+		{Resource: "svc", Outcome: breaker.Failure, At: at(71)},
+		{Resource: "svc", Blocked: be, At: at(71)},
+		{Resource: "unruled", RT: 5 * time.Millisecond, Outcome: breaker.Success, At: at(76)},
 	}, log.take())
+}
+
+// A call refused before the Manager read the clock for it (its resource is forced open) is
+// heard with the time of its refusal too, and one not made with none.
+func TestCallObserverTimeOfARefusal(t *testing.T) {
+	log := &callLog{}
+	h := callHarness(t, log, nil)
+	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceOpen}}))
+	h.clock.Advance(time.Second)
+	require.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrForcedOpen)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_ = h.m.Do(ctx, "svc", succeed)
+	got := log.take()
+	require.Len(t, got, 2)
+	assert.Equal(t, breakertest.Start.Add(time.Second), got[0].At)
+	assert.True(t, got[1].At.IsZero(), "not made")
 }
 
 // A slot's block is heard too, and a panicking call observer is logged and changes nothing.
@@ -97,5 +116,5 @@ func TestCallObserverSlotsAndPanics(t *testing.T) {
 	slots[0].block = nil
 	assert.Equal(t, errDown, h.m.Do(t.Context(), "svc", fail))
 	assert.Equal(t, breaker.Open, h.state("svc", 0), "the panicking observer did not stop the count")
-	assert.Equal(t, []breaker.CallInfo{{Resource: "svc", Outcome: breaker.Failure}}, log.take())
+	assert.Equal(t, []breaker.CallInfo{{Resource: "svc", Outcome: breaker.Failure, At: breakertest.Start}}, log.take())
 }

@@ -25,7 +25,7 @@ func (e *Entry) enterSlots() (blocked *BlockError) {
 	for i, s := range e.call.m.slots {
 		if err := s.OnEntry(e); err != nil {
 			// The call observers hear of it before the deferred return of its probes.
-			return e.call.m.reject(e.call.name, &BlockError{Resource: e.call.name, Cause: err})
+			return e.call.m.reject(&e.call, &BlockError{Resource: e.call.name, Cause: err})
 		}
 		e.passed = int32(i + 1)
 	}

@@ -227,18 +227,7 @@ func (s *series) record(c breaker.CallInfo, sec int64) {
 		b.slow.Inc()
 	}
 	b.rt[rtBucket(c.RT)].Inc()
-	b.raiseRTMax(c.RT)
-}
-
-// raiseRTMax makes rt the bucket's longest response time if it is longer than the one held:
-// a compare-and-swap that only retries while other calls raise it, so OnCall stays lock-free.
-func (b *bucket) raiseRTMax(rt time.Duration) {
-	for {
-		held := b.rtMax.Load()
-		if int64(rt) <= held || b.rtMax.CompareAndSwap(held, int64(rt)) {
-			return
-		}
-	}
+	raise(&b.rtMax, int64(c.RT)) // lock-free, as the rest of OnCall
 }
 
 // reset empties b for sec, unless another call did already, or moved it to a later second: a

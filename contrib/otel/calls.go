@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerdebug"
 )
 
 // callObserver feeds the calls of a Manager to the calls counter and the duration histogram.
@@ -45,7 +46,7 @@ type resourceSets struct {
 	duration     []metric.RecordOption
 	// minute is its last minute of calls, for breaker.call.duration.max and breaker.uncalled,
 	// which the histogram and the counter, kept since the start, cannot tell.
-	minute lastMinute
+	minute breakerdebug.LastMinute
 }
 
 // OnCall counts c; see the outcome constants.
@@ -55,7 +56,7 @@ func (o callObserver) OnCall(c breaker.CallInfo) {
 		return
 	}
 	sets := ins.resourceSets(c.Resource)
-	sets.minute.record(ins.clock.Now(), c.Blocked == nil, c.RT)
+	sets.minute.Record(c.At, c.Blocked == nil, c.RT)
 	ctx := context.Background() // CallInfo carries no context
 	if c.Blocked != nil {
 		ins.calls.Add(ctx, 1, sets.blocked[c.Blocked.Kind()]...)

@@ -51,10 +51,11 @@
 // resource with rules, settings or an override of its own that had no call in the last minute,
 // most often a misspelt name, which protects nothing, with breaker.nearest the called name
 // nearest to it by edit distance, "" when none is near ([breakerdebug.Uncalled], as the status
-// page lists them); nothing in the first minute of the Instruments, nor while calls were
-// measured as "_other" in the minute, which may be any name's. Both are observed from
-// [Instruments.Watch] on, and read the clock of [WithClock] at each call's end and at each
-// collection.
+// page lists them); nothing in the first minute after [Instruments.Watch], nor while calls
+// were measured as "_other" in the minute, which may be any name's. Both are observed from
+// Watch on, by the Manager's clock: each call at the time the Manager reports it
+// (breaker.CallInfo.At), each collection at its Snapshot's; the Instruments read no clock of
+// their own.
 //
 // breaker.resource is the resource's name with the bytes that are not UTF-8 replaced by U+FFFD,
 // as OTLP and Prometheus require; names that then share it have one data point for each

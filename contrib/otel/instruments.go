@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -71,8 +70,8 @@ const (
 	// 10-second steps, so a call counts for 60 to 70 seconds.
 	CallDurationMaxName = "breaker.call.duration.max"
 	// UncalledName is observed, 1, for each resource with rules, settings or an override of its
-	// own that had no call in the last minute, with NearestKey; nothing in the first minute of
-	// the Instruments, nor while OverflowResource had calls in it.
+	// own that had no call in the last minute, with NearestKey; nothing in the first minute
+	// after Watch, nor while OverflowResource had calls in it.
 	UncalledName = "breaker.uncalled"
 )
 
@@ -208,9 +207,6 @@ type Instruments struct {
 	callMax      metric.Float64ObservableGauge
 	uncalled     metric.Int64ObservableGauge
 
-	clock   breaker.Clock // read at each call's end and at each collection, for the last minute
-	started time.Time     // by clock, when the Instruments were made: breaker.uncalled waits a minute from it
-
 	// The resource names with attribute sets of their own: at most maxResources of them, none
 	// longer than maxNameLength, maxNameBytes of them in all.
 	resources     sync.Map    // resource name → *resourceSets
@@ -247,12 +243,12 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 		return nil, errors.New("breakerotel: NewWithMeter(nil)")
 	}
 	cfg := config{maxResources: DefaultMaxResources, maxNameLength: DefaultMaxNameLength,
-		maxNameBytes: DefaultMaxNameBytes, clock: systemClock{}}
+		maxNameBytes: DefaultMaxNameBytes}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
-		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes, clock: cfg.clock, started: cfg.clock.Now()}
+		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
 	var errs [22]error
 	ins.calls, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
@@ -320,7 +316,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 		metric.WithDescription("The longest response time of the calls of each resource that ran in the last minute, in 10-second steps (a call counts for 60 to 70 seconds); none while no call ran."))
 	ins.uncalled, errs[21] = meter.Int64ObservableGauge(UncalledName,
 		metric.WithUnit("1"),
-		metric.WithDescription("1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (breaker.nearest, empty when none is near). None in the first minute of the Instruments, nor while _other had calls in it."))
+		metric.WithDescription("1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (breaker.nearest, empty when none is near). None in the first minute after Watch, nor while _other had calls in it."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("breakerotel: creating instruments: %w", err)
 	}
@@ -353,13 +349,14 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 	case ins.watching:
 		return ErrWatching
 	}
+	since := m.Now() // breaker.uncalled waits a minute from it
 	reg, err := ins.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		snap := m.Snapshot() // one read: every instrument below reports one rule set
 		ins.observeStates(o, &snap)
 		ins.observeSettings(o, &snap)
 		ins.observeOverrides(o, &snap)
 		ins.observeTemplates(o, &snap)
-		ins.observeLastMinute(o, &snap)
+		ins.observeLastMinute(o, &snap, since)
 		return nil
 	}, ins.state, ins.status, ins.rampingUp, ins.pacing, ins.windowCalls, ins.windowBad, ins.windowRatio, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
 		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped, ins.callMax, ins.uncalled)

@@ -61,19 +61,6 @@ func TestCallDurationMax(t *testing.T) {
 	f.assertNoData(breakerotel.CallDurationMaxName)
 }
 
-// Given a call in a step whose slot the ring used a minute before, then only the new call
-// counts: the old step's longest call does not come back with its slot.
-func TestCallDurationMaxSlotReused(t *testing.T) {
-	f := newFixture(t, nil)
-	start := f.clock.Now()
-	require.NoError(t, f.call("payments", 80*time.Millisecond, nil))
-	f.clock.Set(start.Add(70 * time.Second)) // the same slot of the ring of 7 steps
-	require.NoError(t, f.call("payments", 10*time.Millisecond, nil))
-	f.assertData(breakerotel.CallDurationMaxName, metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{
-		longest("payments", 0.01),
-	}})
-}
-
 // Given a bound of two names, two names that share a breaker.resource and a clock that steps
 // back, then breaker.call.duration.max has one data point per breaker.resource, the longest
 // call of the names under it, the names past the bound under _other, and a step ahead of the

@@ -1,8 +1,6 @@
 package breakerotel
 
 import (
-	"time"
-
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/halfopen/breaker"
@@ -39,7 +37,6 @@ type config struct {
 	maxResources  int
 	maxNameLength int
 	maxNameBytes  int
-	clock         breaker.Clock
 }
 
 type optionFunc func(*config)
@@ -97,19 +94,3 @@ func WithMaxNameBytes(n int) Option {
 		}
 	})
 }
-
-// WithClock sets the clock the Instruments read when each call ends and at each collection,
-// for the instruments of the last minute: breaker.call.duration.max and breaker.uncalled. Give
-// it the Manager's clock (breaker.WithClock), so that its minute is the one the Manager's calls
-// take; a test gives both a fake one. The default is the system clock; a nil c keeps it.
-func WithClock(c breaker.Clock) Option {
-	return optionFunc(func(cfg *config) {
-		if c != nil {
-			cfg.clock = c
-		}
-	})
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }

@@ -42,15 +42,15 @@ func newFixture(t *testing.T, rules []breaker.Rule, opts ...breakerotel.Option) 
 	return newFixtureWith(t, rules, opts)
 }
 
-// newFixtureWith is newFixture with options for the Manager too. The Instruments read the
-// Manager's fake clock.
+// newFixtureWith is newFixture with options for the Manager too. The Instruments' last minute
+// goes by the Manager's fake clock.
 func newFixtureWith(t *testing.T, rules []breaker.Rule, opts []breakerotel.Option, managerOpts ...breaker.Option) *fixture {
 	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { assert.NoError(t, provider.Shutdown(context.Background())) })
 	clk := newClock()
-	ins, err := breakerotel.New(provider, append([]breakerotel.Option{breakerotel.WithClock(clk)}, opts...)...)
+	ins, err := breakerotel.New(provider, opts...)
 	require.NoError(t, err)
 	m := breaker.NewManager(append([]breaker.Option{breaker.WithClock(clk), ins.Option()}, managerOpts...)...)
 	require.NoError(t, ins.Watch(m))

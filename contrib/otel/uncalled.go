@@ -11,12 +11,12 @@ import (
 
 // observeUncalled reports breaker.uncalled, 1 for each name of snap configured and not called,
 // as breakerdebug.Uncalled finds them among called, the names called in the last minute at now:
-// the status page's "uncalled", as an instrument. It reports nothing in the first minute of the
-// Instruments, when a name without calls may just not have had its turn yet; nor while calls
+// the status page's "uncalled", as an instrument. It reports nothing in the first minute since
+// Watch (since), when a name without calls may just not have had its turn yet; nor while calls
 // past the bounds counted in the minute, as OverflowResource, which may be any name's.
 func (ins *Instruments) observeUncalled(o metric.Observer, snap *breaker.Snapshot,
-	called map[string]uint64, now time.Time) {
-	if now.Before(ins.started.Add(minute)) {
+	called map[string]uint64, now, since time.Time) {
+	if now.Before(since.Add(time.Minute)) {
 		return
 	}
 	observed := map[[2]string]bool{} // names that differ only in bytes not UTF-8 share attributes

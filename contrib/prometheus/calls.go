@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerdebug"
 )
 
 // Label values of breaker_rejected_total's cause label: who rejected a blocked call.
@@ -64,7 +65,7 @@ type resourceEntry struct {
 	calls *callSeries // set by once, at the first call
 	// minute is its last minute of calls, for breaker_call_duration_max_seconds and
 	// breaker_uncalled, which the histogram and the counters, kept since the start, cannot tell.
-	minute lastMinute
+	minute breakerdebug.LastMinute
 }
 
 // callSeries is the series of one resource's calls, taken from the vectors once so that a call
@@ -79,14 +80,14 @@ type callSeries struct {
 // callObserver counts a Manager's calls into its Collector.
 type callObserver struct{ c *Collector }
 
-// OnCall counts one call. In steady state it allocates nothing: a map load, a reading of the
-// clock and a few atomic adds.
+// OnCall counts one call. In steady state it allocates nothing: a map load and a few atomic
+// adds; the call's time is the Manager's reading (CallInfo.At).
 func (o callObserver) OnCall(info breaker.CallInfo) {
 	if info.NotCalled != nil {
 		return // not a call: its context was done before it was admitted
 	}
 	e := o.c.entryOf(info.Resource)
-	e.minute.record(o.c.clock.Now(), info.Blocked == nil, info.RT)
+	e.minute.Record(info.At, info.Blocked == nil, info.RT)
 	r := o.c.seriesOf(e)
 	if info.Blocked != nil {
 		r.blocked.Inc()

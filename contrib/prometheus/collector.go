@@ -76,9 +76,10 @@
 // with rules, settings or an override of its own that had no call in the last minute, most
 // often a misspelt name, which protects nothing, with nearest the called name nearest to it by
 // edit distance, "" when none is near (breakerdebug.Uncalled, as the status page lists them);
-// nothing in the Collector's first minute, nor while calls counted under "_other" in the
-// minute, which may be any name's. Both read the Collector's clock (WithClock) at each call's
-// end and at each scrape. See the README for every metric.
+// nothing in the first minute after Watch, nor while calls counted under "_other" in the
+// minute, which may be any name's. A call counts in the minute at the time the Manager heard it
+// (breaker.CallInfo.At), and a scrape reads the minute at its Snapshot's time, by the watched
+// Manager's clock; the Collector reads no clock of its own. See the README for every metric.
 //
 // The metrics that calls grow are bounded: the first 1,000 resource names (WithMaxResources)
 // get series of their own, as long as each is at most 1 KiB (WithMaxNameLength) and together
@@ -156,9 +157,6 @@ type Collector struct {
 	callMax      *prometheus.Desc
 	uncalled     *prometheus.Desc
 
-	clock   breaker.Clock // read at each call's end and at each scrape, for the last minute
-	started time.Time     // by clock, when New ran: breaker_uncalled waits a minute from it
-
 	// The resource names with series of their own: at most maxResources of them, none longer
 	// than maxNameLength, maxNameBytes of them in all.
 	resources     sync.Map    // resource name → *resourceEntry
@@ -173,6 +171,7 @@ type Collector struct {
 
 	mu      sync.Mutex
 	watched *breaker.Manager // nil until Watch
+	since   time.Time        // when watched was watched, by its clock: breaker_uncalled waits a minute from it
 	remove  func()           // unregisters the observer from watched
 }
 
@@ -181,13 +180,11 @@ var _ prometheus.Collector = (*Collector)(nil)
 // New returns a Collector that has counted no call and watches no Manager.
 func New(opts ...Option) *Collector {
 	cfg := config{buckets: slices.Clone(DefaultBuckets), maxResources: DefaultMaxResources,
-		maxNameLength: DefaultMaxNameLength, maxNameBytes: DefaultMaxNameBytes, clock: systemClock{}}
+		maxNameLength: DefaultMaxNameLength, maxNameBytes: DefaultMaxNameBytes}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
 	return &Collector{
-		clock:         cfg.clock,
-		started:       cfg.clock.Now(),
 		maxResources:  cfg.maxResources,
 		maxNameLength: cfg.maxNameLength,
 		maxNameBytes:  cfg.maxNameBytes,
@@ -261,7 +258,7 @@ func New(opts ...Option) *Collector {
 			"The longest response time of the calls of each resource that ran in the last minute, in 10-second steps (a call counts for 60 to 70 seconds); none while no call ran.",
 			[]string{"resource"}, nil),
 		uncalled: prometheus.NewDesc("breaker_uncalled",
-			"1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (nearest, empty when none is near). None in the Collector's first minute, nor while resource=\"_other\" had calls in it.",
+			"1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (nearest, empty when none is near). None in the first minute after Watch, nor while resource=\"_other\" had calls in it.",
 			[]string{"resource", "nearest"}, nil),
 	}
 }
@@ -291,6 +288,7 @@ func (c *Collector) Watch(m *breaker.Manager) {
 	}
 	c.watched = m
 	if m != nil {
+		c.since = m.Now()
 		c.remove = m.AddObserver(breaker.ObserverFunc(c.onStateChange))
 	}
 }
@@ -306,10 +304,11 @@ func (c *Collector) onStateChange(s breaker.StateChange) {
 		s.Reason.String(), strconv.FormatBool(s.DryRun)).Inc()
 }
 
-func (c *Collector) manager() *breaker.Manager {
+// watching returns the Manager c watches and when it began to watch it, by its clock.
+func (c *Collector) watching() (*breaker.Manager, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.watched
+	return c.watched, c.since
 }
 
 // Describe sends the descriptions of c's metrics; see prometheus.Collector.
@@ -345,7 +344,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // configured and not called all come from one rule set.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	var snap *breaker.Snapshot // nil while c watches no Manager
-	if m := c.manager(); m != nil {
+	m, since := c.watching()
+	if m != nil {
 		s := m.Snapshot()
 		snap = &s
 		c.collectStates(snap, ch)
@@ -353,7 +353,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		c.collectOverrides(snap, ch)
 		c.collectTemplates(snap, ch)
 	}
-	c.collectLastMinute(snap, ch)
+	c.collectLastMinute(snap, since, ch)
 	c.calls.Collect(ch)
 	c.rejected.Collect(ch)
 	c.wouldReject.Collect(ch)

@@ -39,12 +39,12 @@ func newFixture(t *testing.T, rules ...breaker.Rule) *fixture {
 }
 
 // newFixtureWith is newFixture with options for the Collector and the Manager too. The
-// Collector reads the Manager's fake clock.
+// Collector's last minute goes by the Manager's fake clock.
 func newFixtureWith(t *testing.T, opts []breakerprom.Option, managerOpts []breaker.Option, rules ...breaker.Rule) *fixture {
 	t.Helper()
 	clock := newClock()
 	f := &fixture{t: t, clock: clock,
-		c: breakerprom.New(append([]breakerprom.Option{testBuckets, breakerprom.WithClock(clock)}, opts...)...)}
+		c: breakerprom.New(append([]breakerprom.Option{testBuckets}, opts...)...)}
 	f.m = breaker.NewManager(append([]breaker.Option{breaker.WithClock(f.clock), f.c.Option()}, managerOpts...)...)
 	f.c.Watch(f.m)
 	require.NoError(t, f.m.LoadRules(rules))
@@ -168,7 +168,7 @@ var headers = map[string]string{
 	"breaker_call_duration_max_seconds": `# HELP breaker_call_duration_max_seconds The longest response time of the calls of each resource that ran in the last minute, in 10-second steps (a call counts for 60 to 70 seconds); none while no call ran.
 # TYPE breaker_call_duration_max_seconds gauge
 `,
-	"breaker_uncalled": `# HELP breaker_uncalled 1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (nearest, empty when none is near). None in the Collector's first minute, nor while resource="_other" had calls in it.
+	"breaker_uncalled": `# HELP breaker_uncalled 1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (nearest, empty when none is near). None in the first minute after Watch, nor while resource="_other" had calls in it.
 # TYPE breaker_uncalled gauge
 `,
 }

@@ -47,17 +47,6 @@ func TestCallDurationMax(t *testing.T) {
 	assertMetrics(t, f.c, ``, maxFamily)
 }
 
-// Given a call in a step whose slot the ring used a minute before, then only the new call
-// counts: the old step's longest call does not come back with its slot.
-func TestCallDurationMaxSlotReused(t *testing.T) {
-	f := newFixture(t)
-	start := f.clock.Now()
-	require.NoError(t, f.call("payments", 80*time.Millisecond, nil))
-	f.clock.Set(start.Add(70 * time.Second)) // the same slot of the ring of 7 steps
-	require.NoError(t, f.call("payments", 10*time.Millisecond, nil))
-	assertMetrics(t, f.c, `breaker_call_duration_max_seconds{resource="payments"} 0.01`, maxFamily)
-}
-
 // Given a bound of two names, two names that share a label and a clock that steps back, then
 // breaker_call_duration_max_seconds has one series per label, the longest call of the names
 // under it, the names past the bound under _other, and a step ahead of the clock is not read.

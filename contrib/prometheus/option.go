@@ -3,7 +3,6 @@ package breakerprom
 import (
 	"math"
 	"slices"
-	"time"
 
 	"github.com/halfopen/breaker"
 )
@@ -40,7 +39,6 @@ type config struct {
 	maxResources  int
 	maxNameLength int
 	maxNameBytes  int
-	clock         breaker.Clock
 }
 
 type optionFunc func(*config)
@@ -110,19 +108,3 @@ func WithMaxNameBytes(n int) Option {
 		}
 	})
 }
-
-// WithClock sets the clock the Collector reads when each call ends and at each scrape, for the
-// gauges of the last minute: breaker_call_duration_max_seconds and breaker_uncalled. Give it the
-// Manager's clock (breaker.WithClock), so that its minute is the one the Manager's calls take; a
-// test gives both a fake one. The default is the system clock; a nil c keeps it.
-func WithClock(c breaker.Clock) Option {
-	return optionFunc(func(cfg *config) {
-		if c != nil {
-			cfg.clock = c
-		}
-	})
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
