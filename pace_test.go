@@ -161,6 +161,15 @@ func TestPaceEndsByReloadOrReset(t *testing.T) {
 	assert.Equal(t, uint64(0), h.stats().Total, "the window starts empty")
 }
 
+// Given a pacing breaker, when a reload drops its rule, then observers hear the pacing end as a
+// CLOSED → CLOSED RuleChanged, as they hear an OPEN breaker's drop.
+func TestPaceEndsWhenItsRuleIsDropped(t *testing.T) {
+	h := newHarness(t, paceRule())
+	h.startPacing()
+	require.NoError(t, h.m.LoadRules(nil))
+	assert.Equal(t, []string{pacingStarted, "CLOSED->CLOSED RuleChanged"}, h.events.transitions())
+}
+
 // Given a SlowRequestRatio rule that paces, when half of the window's calls are slow and the
 // others fast, then it paces too, counting a fast call as one the dependency served.
 func TestPaceSlowCalls(t *testing.T) {

@@ -213,15 +213,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 			m, clk, h := newManager(t, inventoryRule)
 			tt.give(t, m, clk)
 
-			var got struct {
-				Resources []struct {
-					Breakers []map[string]any `json:"breakers"`
-				} `json:"resources"`
-			}
-			require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
-			require.Len(t, got.Resources, 1)
-			require.Len(t, got.Resources[0].Breakers, 1)
-			b := got.Resources[0].Breakers[0]
+			b := onlyBreaker(t, h)
 			delete(b, "rule")
 			delete(b, "ruleText")
 			wantJSON, err := json.Marshal(tt.want)
@@ -383,15 +375,7 @@ func TestJSONRatio(t *testing.T) {
 			clk.Advance(100 * time.Millisecond)
 			tt.calls(m, clk)
 
-			var got struct {
-				Resources []struct {
-					Breakers []map[string]any `json:"breakers"`
-				} `json:"resources"`
-			}
-			require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
-			require.Len(t, got.Resources, 1)
-			require.Len(t, got.Resources[0].Breakers, 1)
-			b := got.Resources[0].Breakers[0]
+			b := onlyBreaker(t, h)
 			assert.Equal(t, float64(tt.wantTotal), b["total"])
 			assert.Equal(t, float64(tt.wantBad), b["bad"])
 			ratio, ok := b["ratio"]
@@ -829,4 +813,19 @@ func TestTemplateNameWithOwnSettingsIsListed(t *testing.T) {
 	assert.Equal(t, "api/*", got.Resources[0].Template)
 	assert.Equal(t, "api/a", got.Resources[0].SettingsFrom)
 	assert.Equal(t, 1, got.Templates.Unlisted, "api/b")
+}
+
+// onlyBreaker returns the JSON of the one breaker of the one resource the page of h lists,
+// failing t if it lists another number of either.
+func onlyBreaker(t *testing.T, h http.Handler) map[string]any {
+	t.Helper()
+	var got struct {
+		Resources []struct {
+			Breakers []map[string]any `json:"breakers"`
+		} `json:"resources"`
+	}
+	require.NoError(t, json.Unmarshal(get(h, http.MethodGet, path+"?format=json", nil).Body.Bytes(), &got))
+	require.Len(t, got.Resources, 1)
+	require.Len(t, got.Resources[0].Breakers, 1)
+	return got.Resources[0].Breakers[0]
 }
