@@ -249,6 +249,13 @@ func (c *circuit) Rule() Rule { return *c.tune.Load().rule }
 // State returns the breaker's state.
 func (c *circuit) State() State { return c.cur.Load().state }
 
+// knows reports whether the breaker holds at now what a fresh one would not: it is OPEN or
+// HALF_OPEN, or CLOSED and ramping up or pacing. Eviction keeps such a breaker.
+func (c *circuit) knows(now int64) bool {
+	p := c.cur.Load()
+	return p.state != Closed || p.ramp != nil && p.ramp.on(now, c.tune.Load())
+}
+
 // Stats reads the breaker's state and window; see CircuitBreaker.
 func (c *circuit) Stats() Stats {
 	p := c.cur.Load()
@@ -504,8 +511,9 @@ func (c *circuit) checkMore(p *period, now int64) (*period, verdict) {
 }
 
 // rejection returns the error of a call that the period p rejects at now, and the time its
-// RetryAt names, which is after now on every path. While OPEN that is the retry time. While
-// HALF_OPEN it is the start of the bucket after next (at least one bucket after now), or the
+// RetryAt names, which is after now, and after the start of p, on every path. While OPEN that
+// is the retry time. While HALF_OPEN it is the start of the bucket after next (at least one
+// bucket after now, or after the probe was taken, for a reading older than that), or the
 // deadline of the probe in flight if sooner: a caller that waits until then does not spin while
 // the probe runs. That error is built once a bucket and kept in p.
 func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
@@ -515,6 +523,9 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	b := p.blocked.Load()
 	if p.state != HalfOpen {
 		return b, p.retryAt
+	}
+	if taken := p.deadline - p.probeFor; taken-now > 0 {
+		now = taken // a stale reading is judged as of the probe it met
 	}
 	length := c.bucketLen()
 	at := now - window.FloorMod(now, length) + 2*length
@@ -592,8 +603,9 @@ func (a *grant) count(t *Ticket) {
 	if !counted {
 		head = t.add(p, c, bad)
 	}
-	if p.ramp != nil {
-		p.ramp.completed(now, c.tune.Load(), bad)
+	if p.ramp != nil && p.ramp.completed(now, c.tune.Load(), bad) == rampDead {
+		c.died(p, now)
+		return
 	}
 	if !bad && !p.window.MayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
@@ -676,7 +688,7 @@ func (c *circuit) decideProbe(p *period, t *tuning, now int64, res *result) {
 	default:
 		q := c.newPeriod(p, Closed, 0)
 		if t.rampUp > 0 {
-			q.ramp = newRamp(now, c.bucketLen())
+			q.ramp = newRamp(now, c.bucketLen(), int64(c.interval))
 		}
 		c.move(p, q, ProbeSucceeded, 0, now)
 	}

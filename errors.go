@@ -52,12 +52,14 @@ type BlockError struct {
 	// State is that breaker's state at rejection: Open or HalfOpen; Closed when it was
 	// ramping up or pacing (Cause ErrRampingUp, ErrPacing), or when a slot blocked the call.
 	State State
-	// RetryAt is when the caller may try again, never before the rejection: while OPEN, when
-	// that breaker lets a probe through; while HALF_OPEN (its probe in flight, or another call
-	// taking the next probe of a run), the start of the bucket after next of the rule's window
-	// (at least one bucket away), or the probe's deadline if that is sooner; while ramping up,
-	// the start of the next bucket, or the ramp's end if that is sooner; while pacing, the
-	// start of the next bucket.
+	// RetryAt is when the caller may try again, after the rejection as the breaker judged it
+	// (for a call whose reading of the clock went stale, after the period or bucket it met, not
+	// after the old reading): while OPEN, when that breaker lets a probe through; while
+	// HALF_OPEN (its probe in flight, or another call taking the next probe of a run), the start
+	// of the bucket after next of the rule's window (at least one bucket away), or the probe's
+	// deadline if that is sooner; while ramping up, the start of the bucket after the one the
+	// call counted in, or the ramp's end if that is sooner; while pacing, the start of the
+	// bucket after the one the call counted in.
 	// Zero when a slot or the resource's settings blocked the call.
 	RetryAt time.Time
 	// Cause is the slot's error, when a slot blocked the call; ErrForcedOpen or

@@ -8,14 +8,14 @@ import (
 // The template entries are bounded (WithMaxTemplateBreakers): a new name that needs room makes
 // the idlest entries go, those that hold nothing a dependency has shown first.
 
-// holds reports whether e holds what an idle entry does not: a breaker OPEN or HALF_OPEN, or
-// calls in flight counted by its template settings.
-func (e *templateEntry) holds() bool {
+// holds reports whether e holds at now what an idle entry does not: a breaker OPEN, HALF_OPEN,
+// ramping up or pacing, or calls in flight counted by its template settings.
+func (e *templateEntry) holds(now int64) bool {
 	res := e.res.Load()
 	if res.set != nil && res.set.template && res.set.inflight.Load() != 0 {
 		return true
 	}
-	return slices.ContainsFunc(res.breakers, func(b *circuit) bool { return b.State() != Closed })
+	return slices.ContainsFunc(res.breakers, func(b *circuit) bool { return b.knows(now) })
 }
 
 // idleness orders entries for dropping: idle the longest first, then made first.

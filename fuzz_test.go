@@ -244,8 +244,14 @@ const (
 	opReset           // Reset a resource; with an argument from 0xf0, arm an observer that resets it as the next probe of one of its breakers is taken
 	opNames           // switch between the two sets of resource names
 	opLeap            // the clock jumps a century ahead or back, within two from the start
+	opLull            // no call for a quiet spell of an hour or more: the clock moves ahead by one
 	opCount
 )
+
+// fuzzLulls are the quiet spells opLull leaves: an hour, a night, and 2^15 and 2^16 buckets of
+// 100 and 250 ms, where a bucket numbered in 16 bits would be taken for an old one.
+var fuzzLulls = []time.Duration{time.Hour, 10 * time.Hour, (1 << 15) * 100 * time.Millisecond,
+	(1 << 16) * 250 * time.Millisecond}
 
 var fuzzOutcomes = []error{nil, errDown, context.Canceled}
 
@@ -264,6 +270,20 @@ func FuzzStateMachine(f *testing.F) {
 // Seeds that reach every transition: trips, probes that succeed, fail, time out, are blocked
 // or canceled, reloads with calls in flight, and a clock that steps back.
 var fuzzSeeds = [][]byte{
+	// Quiet spells: b paces (set 15), then an hour passes, then 2^16 of its buckets: the first
+	// call after each finds pacing over. a trips and recovers into a ramp (set 11), which holds
+	// calls back; after 2^15 buckets of 100 ms its calls find their bucket fresh.
+	{0, opLoad, 15, opDo, 0x01, 0x00, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
+		opDo, 0x01, 0x00, opLull, 0, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
+		opDo, 0x01, 0x00, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01, opDo, 0x01, 0x00,
+		opLull, 3, opDo, 0x01, 0x00, opDo, 0x01, 0x00,
+		opLoad, 11, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x0d, opDo, 0x00, 0x00,
+		opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLull, 2, opDo, 0x00, 0x00, opDo, 0x00, 0x00, opDo, 0x00, 0x01},
+	// Pacing takes no share of the calls offered: b paces, then in a bucket after one without a
+	// success it lets the first of 11 calls through, and not the 11th, as a ramp's k/10 would.
+	{0, opLoad, 15, opDo, 0x01, 0x00, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
+		opAdvance, 0x12, opEnter, 1, opEnter, 1, opEnter, 1, opEnter, 1, opEnter, 1, opEnter, 1,
+		opEnter, 1, opEnter, 1, opEnter, 1, opEnter, 1, opEnter, 1},
 	// Pacing on b: two successes and two failures start it, calls are held back, failures
 	// go on until the window holds no success and it opens; pacing on a's slow rule, ended by
 	// a bucket that takes every call; b paces again and a reload that turns Pace off ends it;
@@ -543,6 +563,10 @@ func runStateMachine(t *testing.T, ops []byte) {
 				d = -d
 			}
 			leaps += int(d / fuzzLeap)
+			clock.Advance(d)
+			ref.now += d
+		case opLull:
+			d := fuzzLulls[int(arg())%len(fuzzLulls)]
 			clock.Advance(d)
 			ref.now += d
 		case opDo:

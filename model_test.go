@@ -219,7 +219,8 @@ func (m *model) templateSettings() int {
 func (m *model) templateUnits() int { return m.templateBreakers() + m.templateSettings() }
 
 // makeRoom drops the idlest entries until n more units fit: at least a sixteenth of the limit
-// of the idle ones (all CLOSED, no call in flight under a template setting's limit), then the
+// of the idle ones (all CLOSED, none ramping or pacing, no call in flight under a template
+// setting's limit), then the
 // others only while there is still no room.
 func (m *model) makeRoom(n int) {
 	if m.templateUnits()+n <= m.limit {
@@ -239,7 +240,9 @@ func (m *model) makeRoom(n int) {
 		if m.settingsUnit(name) == 1 && m.inflight[name] != nil && *m.inflight[name] > 0 {
 			return false
 		}
-		return !slices.ContainsFunc(m.templated[name].breakers, func(b *modelBreaker) bool { return b.state != breaker.Closed })
+		return !slices.ContainsFunc(m.templated[name].breakers, func(b *modelBreaker) bool {
+			return b.state != breaker.Closed || b.ramp != nil && b.ramp.on(m.now, b.rule) // ramping or pacing: kept too
+		})
 	}
 	room := func() bool { return m.templateUnits()+n <= m.limit }
 	dropped := 0
@@ -516,7 +519,7 @@ func (m *model) move(b *modelBreaker, to breaker.State, reason breaker.Reason, s
 		b.calls, b.head, b.run = nil, 0, 0
 		b.flight = newModelFlight(b.rule)
 		if id := identityOf(b.rule); reason == breaker.ProbeSucceeded && id.RampUp > 0 {
-			b.ramp = newModelRamp(m.now, id.StatInterval/time.Duration(id.BucketCount))
+			b.ramp = newModelRamp(m.now, id.StatInterval/time.Duration(id.BucketCount), id.StatInterval)
 		}
 	case breaker.Open:
 		switch reason {
@@ -744,44 +747,57 @@ func (m *model) judgeFlight(b *modelBreaker, f, old *modelFlight) {
 // countSlow counts n calls of b's flight f as slow, if f is still b's: a trip since leaves it
 // counting nothing.
 func (m *model) countSlow(b *modelBreaker, f *modelFlight, n int) {
-	if n > 0 && b.flight == f {
-		m.countN(b, n, true)
+	if n == 0 || b.flight != f {
+		return
 	}
+	if b.ramp != nil && b.ramp.completed(m.now, b.rule, true) == modelRampDead {
+		m.move(b, breaker.Open, breaker.ThresholdExceeded, 1) // a loss, and it died while paced
+		return
+	}
+	m.countN(b, n, true)
 }
 
 // modelRamp paces a breaker's calls after a probe closed it: within each bucket of its window,
 // the k-th call offered is admitted while fewer than max(1, k/10, 1.5 S) were, S the successes
-// of the bucket before or of this one so far; once a call of this one failed, while fewer than
-// max(1, 1.5 S) were, S the fewer of the two, or the bucket before's spread over the bucket so
-// far. It ends at the end of a bucket that held nothing back, or once the rule's RampUp, as
-// loaded now, has passed since the close. A reading before the current bucket counts in it.
-// Pacing is the same ramp, started when the window trips while it holds a success, from the
-// counts of its newest bucket (all admitted, with a loss) and the one before; it lasts while
-// the rule paces, and the bucket it started in does not end it.
-// Buckets are numbered modulo 2^16, as the library numbers them.
+// of the bucket before or of this one so far; once a call of this one failed (or was counted
+// slow in flight), while fewer than max(1, 1.5 S) were, S the fewer of the two, or the bucket
+// before's spread over the bucket so far. It ends at the end of a bucket that held nothing back,
+// or once the rule's RampUp, as loaded now, has passed since the close. A reading before the
+// current bucket counts in it.
+// Pacing is the same ramp without the k/10, started when the window trips while it holds a
+// success, from the counts of its newest bucket (all admitted, with a loss) and the one before;
+// it lasts while the rule paces, and the bucket it started in does not end it. Pacing also ends
+// once its last bucket lies a window back, and a bucket of pacing (not its first) that ended
+// with a loss and no success opens the breaker.
+// Buckets are known by their start, however far apart.
 type modelRamp struct {
-	closed, length               time.Duration
+	closed, length, span         time.Duration
 	paced                        bool // pacing: entered on a trip, it lasts while the rule paces
-	seq                          uint16
+	start                        time.Duration
 	offered, admitted, succeeded int
 	lost                         bool
-	beforeSeq                    uint16
-	beforeSucceeded              int
+	before                       int // the successes of the bucket before, when this one began
 	done                         bool
 }
 
-func newModelRamp(now, length time.Duration) *modelRamp {
-	r := &modelRamp{closed: now, length: length}
-	r.seq = r.seqAt(now)
-	r.beforeSeq, r.succeeded = r.seq-1, 1 // the probe, a success of its own bucket
+// What a ramp finds when a call comes.
+const (
+	modelRampOn = iota
+	modelRampOver
+	modelRampDead
+)
+
+func newModelRamp(now, length, span time.Duration) *modelRamp {
+	r := &modelRamp{closed: now, length: length, span: span}
+	r.start, r.succeeded = r.floor(now), 1 // the probe, a success of its own bucket
 	return r
 }
 
-func newModelPace(now, length time.Duration, calls, succeeded, before int) *modelRamp {
-	r := &modelRamp{closed: now, length: length, paced: true}
-	r.seq = r.seqAt(now)
+func newModelPace(now, length, span time.Duration, calls, succeeded, before int) *modelRamp {
+	r := &modelRamp{closed: now, length: length, span: span, paced: true}
+	r.start = r.floor(now)
 	r.offered, r.admitted, r.succeeded, r.lost = calls, calls, succeeded, true
-	r.beforeSeq, r.beforeSucceeded = r.seq-1, before
+	r.before = before
 	return r
 }
 
@@ -793,71 +809,97 @@ func (r *modelRamp) over(now time.Duration, rule breaker.Rule) bool {
 	return now >= r.closed+rule.RampUp
 }
 
-func (r *modelRamp) start(now time.Duration) time.Duration {
+func (r *modelRamp) floor(now time.Duration) time.Duration {
 	return now - ((now%r.length)+r.length)%r.length
 }
 
-func (r *modelRamp) seqAt(now time.Duration) uint16 { return uint16(r.start(now) / r.length) }
-
-// on reports whether the ramp still paces calls at now, moving it to now's bucket if that is
-// later.
-func (r *modelRamp) on(now time.Duration, rule breaker.Rule) bool {
-	switch seq := r.seqAt(now); {
+// step says what the ramp finds at now, moving it to now's bucket if that is later; a ramp
+// found over stays over.
+func (r *modelRamp) step(now time.Duration, rule breaker.Rule) int {
+	start := r.floor(now)
+	switch {
 	case r.done:
+		return modelRampOver
 	case r.over(now, rule):
 		r.done = true
-	case int16(seq-r.seq) <= 0:
-		return true
-	case r.offered > 0 && r.admitted == r.offered && !(r.paced && r.seq == r.seqAt(r.closed)):
+		return modelRampOver
+	case start <= r.start:
+		return modelRampOn
+	case r.paced && now-r.start >= r.span:
 		r.done = true
-	default:
-		before := 0
-		if r.seq == seq-1 {
-			before = r.succeeded
-		}
-		*r = modelRamp{closed: r.closed, length: r.length, paced: r.paced, seq: seq, beforeSeq: seq - 1,
-			beforeSucceeded: before}
-		return true
+		return modelRampOver
+	case r.paced && r.start == r.floor(r.closed): // pacing's first bucket neither ends nor dies
+	case r.paced && r.lost && r.succeeded == 0:
+		return modelRampDead
+	case r.offered > 0 && r.admitted == r.offered:
+		r.done = true
+		return modelRampOver
 	}
-	return false
+	before := 0
+	if start-r.start == r.length {
+		before = r.succeeded
+	}
+	*r = modelRamp{closed: r.closed, length: r.length, span: r.span, paced: r.paced, start: start, before: before}
+	return modelRampOn
 }
 
-// admit reports whether the ramp admits a call now, and whether it is still on.
-func (r *modelRamp) admit(now time.Duration, rule breaker.Rule) (admitted, on bool) {
-	if !r.on(now, rule) {
-		return true, false
+// on reports whether the ramp still paces calls at now, without moving it.
+func (r *modelRamp) on(now time.Duration, rule breaker.Rule) bool {
+	copied := *r
+	return copied.step(now, rule) != modelRampOver
+}
+
+// admit reports whether the ramp admits a call now, and what it found.
+func (r *modelRamp) admit(now time.Duration, rule breaker.Rule) (bool, int) {
+	if step := r.step(now, rule); step != modelRampOn {
+		return true, step
 	}
 	r.offered++
-	s := max(r.beforeSucceeded, r.succeeded)
+	s := max(r.before, r.succeeded)
 	// after a loss, the fewer successes of the two buckets, or the bucket before's spread
 	// over the bucket so far
 	spread := false
 	if r.lost {
-		s = min(r.beforeSucceeded, r.succeeded)
-		spread = time.Duration(r.admitted)*r.length < time.Duration(r.beforeSucceeded)*(now-r.start(now))
+		s = min(r.before, r.succeeded)
+		spread = time.Duration(r.admitted)*r.length < time.Duration(r.before)*(now-r.floor(now))
 	}
-	if r.admitted == 0 || !r.lost && 10*r.admitted < r.offered || 2*r.admitted < 3*s || spread {
+	if r.admitted == 0 || !r.lost && !r.paced && 10*r.admitted < r.offered || 2*r.admitted < 3*s || spread {
 		r.admitted++
-		return true, true
+		return true, modelRampOn
 	}
-	return false, true
+	return false, modelRampOn
 }
 
+// giveBack returns, whole, the place of a call admitted now that was then blocked.
 func (r *modelRamp) giveBack(now time.Duration) {
-	if !r.done && r.seq == r.seqAt(now) && r.admitted > 0 {
+	if !r.done && r.start == r.floor(now) && r.admitted > 0 && r.offered > 0 {
 		r.admitted--
+		r.offered--
 	}
 }
 
-func (r *modelRamp) completed(now time.Duration, rule breaker.Rule, bad bool) {
-	if !r.on(now, rule) {
-		return
+func (r *modelRamp) completed(now time.Duration, rule breaker.Rule, bad bool) int {
+	if step := r.step(now, rule); step != modelRampOn {
+		return step
 	}
 	if bad {
 		r.lost = true
 	} else {
 		r.succeeded++
 	}
+	return modelRampOn
+}
+
+// retryAt is when a call the ramp held back now may try again: the bucket after the one that
+// judged it (now's, or the current one for a reading before it), or the ramp's end if that falls
+// within that bucket.
+func (r *modelRamp) retryAt(now time.Duration, rule breaker.Rule) time.Duration {
+	start := max(r.floor(now), r.start)
+	at := start + r.length
+	if end := r.closed + identityOf(rule).RampUp; !r.paced && end < at && end > start {
+		return end
+	}
+	return at
 }
 
 // enter checks a call (retry time, probe, probe timeout, every breaker, slots, force, limit)
@@ -1026,8 +1068,9 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 			if ignored {
 				continue
 			}
-			if b.ramp != nil {
-				b.ramp.completed(m.now, b.rule, bad)
+			if b.ramp != nil && b.ramp.completed(m.now, b.rule, bad) == modelRampDead {
+				m.move(b, breaker.Open, breaker.ThresholdExceeded, 1) // died while paced
+				continue
 			}
 			m.count(b, bad)
 		case breaker.HalfOpen:
@@ -1067,12 +1110,8 @@ func (m *model) giveBack(e *modelEntry) {
 }
 
 func (m *model) retryAt(b *modelBreaker) time.Duration {
-	if b.state == breaker.Closed { // held back by its ramp: the next bucket, or its end if sooner
-		next := b.ramp.start(m.now) + b.ramp.length
-		if b.ramp.paced {
-			return next
-		}
-		return min(next, b.ramp.closed+identityOf(b.rule).RampUp)
+	if b.state == breaker.Closed { // held back by its ramp
+		return b.ramp.retryAt(m.now, b.rule)
 	}
 	if b.state != breaker.HalfOpen {
 		return b.retryAt
@@ -1167,7 +1206,7 @@ func (m *model) countN(b *modelBreaker, n int, bad bool) {
 	switch {
 	case paces && b.ramp == nil: // a ramp or pacing already on goes on
 		newest, two := b.countsSince(b.head-length), b.countsSince(b.head-2*length)
-		b.ramp = newModelPace(m.now, length, int(newest.Total), int(newest.Total-newest.Bad),
+		b.ramp = newModelPace(m.now, length, id.StatInterval, int(newest.Total), int(newest.Total-newest.Bad),
 			int(two.Total-two.Bad-(newest.Total-newest.Bad)))
 		m.changeClosed(b, breaker.PacingStarted, measure)
 	case trips && !paces:
@@ -1197,12 +1236,16 @@ func (m *model) rampAdmits(b *modelBreaker) bool {
 	if b.ramp == nil {
 		return true
 	}
-	admitted, on := b.ramp.admit(m.now, b.rule)
-	if !on {
+	admitted, step := b.ramp.admit(m.now, b.rule)
+	switch step {
+	case modelRampOver:
 		if b.ramp.paced {
 			m.changeClosed(b, breaker.PacingEnded, 0)
 		}
 		b.ramp = nil
+	case modelRampDead: // a bucket of pacing ended with a loss and no success: it opens
+		m.move(b, breaker.Open, breaker.ThresholdExceeded, 1)
+		return false
 	}
 	return admitted
 }

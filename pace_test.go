@@ -86,10 +86,11 @@ func TestPaceHoldsACapacityLimitedDependency(t *testing.T) {
 	assert.True(t, h.stats().Pacing)
 }
 
-// Given a pacing breaker whose dependency stops serving, then it offers it about a call a
-// bucket and opens once the window holds no success: 11 calls in the second it takes the
-// window's last successes to age out.
-func TestPaceOpensWhenTheWindowHoldsNoSuccess(t *testing.T) {
+// Given a pacing breaker whose dependency dies, then it opens at the end of the first bucket in
+// which calls failed and none succeeded, with ThresholdExceeded and the bucket's ratio: 2 calls
+// reach the dead dependency (the bucket before showed 2 successes), though that is fewer than
+// MinRequestAmount.
+func TestPaceOpensAtTheEndOfABucketWithNoSuccess(t *testing.T) {
 	h := newHarness(t, paceRule())
 	h.startPacing()
 	h.clock.Advance(100 * time.Millisecond)
@@ -100,7 +101,8 @@ func TestPaceOpensWhenTheWindowHoldsNoSuccess(t *testing.T) {
 	}
 	assert.Equal(t, []string{pacingStarted, tripped}, h.events.transitions())
 	assert.Equal(t, 1.0, h.events.last().Snapshot)
-	assert.Equal(t, 11, sent, "2 in the first bucket (the one before showed 2 successes), then 1 a bucket")
+	assert.Equal(t, breakertest.Start.Add(200*time.Millisecond), h.events.last().At, "at the first call of the next bucket")
+	assert.Equal(t, 2, sent)
 }
 
 // Given a pacing rule that also judges its newest buckets, when they fail as a hard outage's
@@ -123,8 +125,10 @@ func TestPaceEndsAtABucketThatHeldNothingBack(t *testing.T) {
 	h.clock.Advance(100 * time.Millisecond)
 	passed, _ := h.offerBucket(func(int) error { return nil })
 	assert.Equal(t, 20, passed, "each success lets 1.5 more through")
+	h.clock.Advance(-time.Millisecond) // a moment before the bucket's end
 	assert.True(t, h.stats().Pacing, "the bucket has not ended")
-	h.clock.Advance(5 * time.Millisecond)
+	h.clock.Advance(time.Millisecond)
+	assert.False(t, h.stats().Pacing, "Stats reads the end of the bucket without a call")
 	require.NoError(t, h.complete("svc", 0, nil))
 	assert.Equal(t, []string{pacingStarted, pacingEnded}, h.events.transitions())
 	assert.Equal(t, uint64(2), h.events.last().Generation)
@@ -217,4 +221,131 @@ func TestPaceNeedsARatioOverTime(t *testing.T) {
 		require.True(t, errors.As(r.Validate(), &re), "%v", r.Strategy)
 		assert.Equal(t, "Pace", re.Field)
 	}
+}
+
+// Given a pacing breaker, when no call comes for a quiet spell, then pacing has ended when it
+// is over: Stats says so before any call, the first call passes and observers hear pacing end,
+// and a healthy dependency then gets every call, 5 a bucket for 100 buckets.
+func TestPaceEndsAfterAQuietSpell(t *testing.T) {
+	for _, tt := range quietSpells {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, paceRule())
+			h.startPacing()
+			require.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrPacing, "the bucket holds calls back")
+			h.clock.Advance(tt.give)
+			assert.False(t, h.stats().Pacing)
+			for b := range 100 {
+				for i := range 5 {
+					require.NoError(t, h.complete("svc", 0, nil), "bucket %d, call %d", b, i)
+				}
+				h.clock.Advance(100 * time.Millisecond)
+			}
+			assert.Equal(t, []string{pacingStarted, pacingEnded}, h.events.transitions())
+			assert.Equal(t, breakertest.Start.Add(tt.give), h.events.last().At, "heard at the first call")
+		})
+	}
+}
+
+// Given a slow rule that paces, when the dependency hangs (nothing returns, and no Timeout cuts
+// the calls off), then pacing offers it no more than 1.5 times the successes of the bucket
+// before, at least one call a bucket, never a share of the 100 calls offered each bucket; a
+// call still in flight past MaxAllowedRT is a loss, so the bucket that finds it slow has calls
+// and no success, and the breaker opens at its end.
+func TestPaceOffersAHungDependencyOnlyWhatItServed(t *testing.T) {
+	r := slowRatio(0.5, 4)
+	r.Pace = true
+	h := newHarness(t, r)
+	start, _ := enterN(h.m, "svc", 4)
+	exitAll(start[:2]) // fast
+	h.clock.Advance(60 * time.Millisecond)
+	exitAll(start[2:]) // slow: 2 of 4
+	require.Equal(t, []string{pacingStarted}, h.events.transitions())
+
+	h.at(100 * time.Millisecond)
+	var passed []int
+	for range 4 {
+		n := 0
+		for range 100 { // 100 calls a bucket, 1ms apart
+			hung, _ := enterN(h.m, "svc", 1)
+			n += len(hung)
+			h.clock.Advance(time.Millisecond)
+		}
+		passed = append(passed, n)
+	}
+	// 1.5 × the 2 fast calls of the bucket before; then 1 each, since nothing succeeds; the
+	// third bucket's first call finds the first's 3 slow, and its end opens the breaker.
+	assert.Equal(t, []int{3, 1, 1, 0}, passed, "calls into the hang, bucket by bucket")
+	assert.Equal(t, []string{pacingStarted, tripped}, h.events.transitions())
+	assert.Equal(t, breakertest.Start.Add(400*time.Millisecond), h.events.last().At)
+}
+
+// Given the recommended rule (ErrorRatio with FastBuckets 2, MinRequestAmount 5, Pace) pacing a
+// dependency that serves 2 calls a bucket, when it dies, then the breaker opens with
+// ThresholdExceeded at the end of the first bucket with failures and no success, though pacing
+// let it have too few calls for the fast trip.
+func TestPaceOpensWithinTwoBucketsOfADeath(t *testing.T) {
+	r := errorRatio(0.5, 5)
+	r.FastBuckets, r.Pace = 2, true
+	h := newHarness(t, r)
+	for b := range 2 {
+		h.at(time.Duration(b) * 100 * time.Millisecond)
+		h.completeN("svc", 2, nil)
+		h.completeN("svc", 2, errDown)
+	}
+	require.Equal(t, []string{pacingStarted}, h.events.transitions(), "0.5 of 8, in the newest buckets too: not 0.8")
+	servesTwo := func(i int) error { return failIf(i >= 2) }
+	for b := 2; b < 5; b++ {
+		h.at(time.Duration(b) * 100 * time.Millisecond)
+		passed, _ := h.offerBucket(servesTwo)
+		require.Equal(t, 3, passed, "bucket %d: 1.5 × 2", b)
+	}
+	h.at(500 * time.Millisecond) // dies
+	sent := 0
+	for b := 5; b < 9 && h.state("svc", 0) == breaker.Closed; b++ {
+		h.at(time.Duration(b) * 100 * time.Millisecond)
+		passed, _ := h.offerBucket(func(int) error { return errDown })
+		sent += passed
+	}
+	assert.Equal(t, []string{pacingStarted, tripped}, h.events.transitions())
+	assert.Equal(t, breakertest.Start.Add(600*time.Millisecond), h.events.last().At, "at the end of the bucket it died in")
+	assert.Equal(t, 2, sent, "the first call, and one more spread over the bucket by the 2 before")
+}
+
+// Given a resource with two rules that pace, when the error rule holds calls back and the slow
+// rule admits every call it is offered, then the slow rule's pacing ends at the end of its
+// first whole bucket: the calls it admitted that the error rule rejected are given back to it
+// whole, so they do not count as held back by it. The error rule goes on pacing.
+func TestPaceIsPerRule(t *testing.T) {
+	errRule := paceRule()
+	errRule.ID = "errors"
+	slowRule := slowRatio(0.4, 4)
+	slowRule.ID, slowRule.Pace = "slow", true
+	h := newHarness(t, errRule, slowRule)
+	h.startPacing() // the error rule: 2 of 4 failed; the slow rule saw 4 fast calls
+	h.at(100 * time.Millisecond)
+	slow, err := enterN(h.m, "svc", 4) // the error rule's pace admits 1.5 × 2
+	require.ErrorIs(t, err, breaker.ErrPacing)
+	require.Len(t, slow, 3)
+	h.clock.Advance(60 * time.Millisecond)
+	exitAll(slow) // slow successes: 3 of 7 slow, and the slow rule paces too
+	require.Equal(t, []string{pacingStarted, pacingStarted}, h.events.transitions())
+
+	servesTwo := func(i int) error { return failIf(i >= 2) }
+	for b := 2; b < 14; b++ {
+		h.at(time.Duration(b) * 100 * time.Millisecond)
+		passed, held := h.offerBucket(servesTwo)
+		require.Equal(t, 3, passed, "bucket %d: the error rule's pace", b)
+		require.Len(t, held, 17)
+	}
+	slowEnds := 0
+	for _, c := range h.events.all() {
+		if c.Reason == breaker.PacingEnded {
+			assert.Equal(t, "slow", c.Rule.ID)
+			assert.Equal(t, breakertest.Start.Add(300*time.Millisecond), c.At, "at its first whole bucket's end")
+			slowEnds++
+		}
+	}
+	assert.Equal(t, 1, slowEnds, "the slow rule held nothing back; the error rule holds calls back")
+	assert.False(t, h.m.Breakers("svc")[1].Stats().Pacing)
+	assert.True(t, h.m.Breakers("svc")[0].Stats().Pacing)
 }

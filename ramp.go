@@ -12,17 +12,19 @@ import (
 //
 // Within each bucket of the rule's window, the k-th call offered (from 1) is admitted only if
 // the calls admitted so far in that bucket are fewer than max(1, k/10, 1.5 × S), where S is
-// the calls that succeeded in the bucket before, or so far in this bucket, whichever is more.
+// the calls that succeeded in the bucket before, or so far in this bucket, whichever is more
+// (pacing has no k/10: see below).
 // So a dependency that answers fast takes the whole flow within about a bucket, and one that
 // serves C calls a bucket is offered at most 1.5 C: its failures stay at most a third. That
 // is the ceiling; the pace below it shrinks on a loss, as TCP's does: once a call the ramp
-// admitted fails in a bucket, the rest of that bucket is paced by the fewer of the successes
-// of the bucket before and of this one, so a dependency that has just run out of capacity is
-// offered little more until it answers again; or by the successes of the bucket before,
-// spread evenly over the bucket, where that admits more. A dependency counts its capacity in
-// windows of its own, which need not start with the ramp's buckets: one that ran out early in
-// a bucket may have room again later in it, and is then offered the rate it served in the
-// bucket before, at an even pace rather than in a burst, and never above the ceiling.
+// admitted fails in a bucket (or is counted slow while still in flight), the rest of that
+// bucket is paced by the fewer of the successes of the bucket before and of this one, so a
+// dependency that has just run out of capacity is offered little more until it answers again;
+// or by the successes of the bucket before, spread evenly over the bucket, where that admits
+// more. A dependency counts its capacity in windows of its own, which need not start with the
+// ramp's buckets: one that ran out early in a bucket may have room again later in it, and is
+// then offered the rate it served in the bucket before, at an even pace rather than in a
+// burst, and never above the ceiling.
 //
 // The ramp ends at the end of a bucket in which calls were offered and none was held back, or
 // once RampUp has passed since the close: the RampUp loaded now, so that a reload that shortens
@@ -31,120 +33,155 @@ import (
 // Pacing (Rule.Pace) is the same ramp, entered when the window trips while the dependency still
 // serves calls rather than after a probe: it starts from what the window saw in its newest
 // bucket and the one before, as a bucket that has just lost calls, and has no time limit (a
-// reload that turns Pace off ends it).
+// reload that turns Pace off ends it). It admits max(1, 1.5 × S) a bucket, without the ramp's
+// k/10: the dependency has shown it fails part of its calls, and a share of the calls offered
+// would go into a hang whole before its first call is known to be slow. Pacing also ends once its last bucket lies a whole
+// window back, however long the quiet spell since: nothing in the window was held back. And a
+// bucket of pacing in which calls ended and none succeeded (not the bucket it started in) is a
+// dependency that died while paced: at its end the breaker opens (ThresholdExceeded), however
+// few calls that was.
 //
-// A reading of the clock that lies before the current bucket (stale, or a clock that stepped
-// back a little) counts in the current bucket, as the window counts it.
+// Buckets are known by their start, on the window's grid of bucket starts, never by a number
+// that wraps: after any quiet spell, the first call finds its bucket fresh. A reading of the
+// clock that lies before the current bucket (stale, or a clock that stepped back a little)
+// counts in the current bucket, as the window counts it.
 //
 // A bucket's counts are one word, changed by compare-and-swap, so no bucket admits more than
-// its ceiling whatever the interleaving. The bucket before is a second word, written after a
-// new bucket's word: a call that reads it in between sees no successes there, and admits
-// fewer, never more.
+// its ceiling whatever the interleaving. Moving to a new bucket swaps in a new one (a small
+// allocation once a bucket, while the ramp lasts), which holds the successes of the bucket
+// before as they stood then: a call of that bucket that ends later is not among them, and the
+// new bucket admits fewer, never more.
 type ramp struct {
 	closed  int64 // when the probe closed the breaker, or pacing started
 	length  int64 // the bucket length of the rule's window
+	span    int64 // the rule's window: a bucket this far behind a reading is out of it
 	paced   bool  // entered on a trip (Rule.Pace), not after a probe
-	current atomic.Uint64
-	before  atomic.Uint64 // the bucket before current: its seq and successes
+	current atomic.Pointer[rampBucket]
 	done    atomic.Bool
 	blocked atomic.Pointer[BlockError] // the error of the calls held back in the newest bucket
 }
 
-// rampBucket is one bucket of a ramp, unpacked. seq is the bucket's index on the grid of
-// bucket starts, modulo 2^16; the counts saturate.
+// rampBucket is one bucket of a ramp: its start and the successes of the bucket before, fixed,
+// and its counts, packed in one word (rampCounts).
 type rampBucket struct {
-	seq               uint16
+	start  int64
+	before uint16 // the successes of the bucket before, when this one began; 0 if none came
+	counts atomic.Uint64
+}
+
+// rampCounts are a bucket's counts, unpacked. They saturate at maxRampCount.
+type rampCounts struct {
 	offered, admitted uint16
-	succeeded         uint16 // at most maxRampCount
-	lost              bool   // a call the ramp admitted failed in this bucket
+	succeeded         uint16
+	lost              bool // a call the ramp admitted failed in this bucket, or was counted slow in flight
 }
 
 const maxRampCount = 1<<15 - 1
 
-func (b rampBucket) pack() uint64 {
-	w := uint64(b.seq)<<48 | uint64(b.offered)<<32 | uint64(b.admitted)<<16 | uint64(b.succeeded)<<1
+func (b rampCounts) pack() uint64 {
+	w := uint64(b.offered)<<32 | uint64(b.admitted)<<16 | uint64(b.succeeded)<<1
 	if b.lost {
 		w |= 1
 	}
 	return w
 }
 
-func unpackRamp(w uint64) rampBucket {
-	return rampBucket{seq: uint16(w >> 48), offered: uint16(w >> 32), admitted: uint16(w >> 16),
+func unpackRamp(w uint64) rampCounts {
+	return rampCounts{offered: uint16(w >> 32), admitted: uint16(w >> 16),
 		succeeded: uint16(w>>1) & maxRampCount, lost: w&1 == 1}
 }
 
-func packBefore(seq, succeeded uint16) uint64 { return uint64(seq)<<16 | uint64(succeeded) }
+// newBucket returns a bucket that starts at start with counts b, after a bucket whose
+// successes were before.
+func newBucket(start int64, before uint16, b rampCounts) *rampBucket {
+	q := &rampBucket{start: start, before: before}
+	q.counts.Store(b.pack())
+	return q
+}
 
-// newRamp starts a ramp for a breaker that closed at now on a probe, over buckets of length.
-// The probe, which succeeded at now, is the first success of now's bucket; the bucket before
-// had none.
-func newRamp(now, length int64) *ramp {
-	r := &ramp{closed: now, length: length}
-	seq := r.seqAt(now)
-	r.current.Store(rampBucket{seq: seq, succeeded: 1}.pack())
-	r.before.Store(packBefore(seq-1, 0))
+// newRamp starts a ramp for a breaker that closed at now on a probe, over buckets of length in
+// a window of span. The probe, which succeeded at now, is the first success of now's bucket;
+// the bucket before had none.
+func newRamp(now, length, span int64) *ramp {
+	r := &ramp{closed: now, length: length, span: span}
+	r.current.Store(newBucket(r.startOf(now), 0, rampCounts{succeeded: 1}))
 	return r
 }
 
-// newPace starts pacing at now, over buckets of length, for a breaker whose window tripped:
-// the bucket of now has seen newest (its calls, all admitted, and their successes, with a
-// loss among them), and the bucket before it before.
-func newPace(now, length int64, newest, before window.Counts) *ramp {
-	r := &ramp{closed: now, length: length, paced: true}
-	seq := r.seqAt(now)
+// newPace starts pacing at now, over buckets of length in a window of span, for a breaker whose
+// window tripped: the bucket of now has seen newest (its calls, all admitted, and their
+// successes, with a loss among them), and the bucket before it before.
+func newPace(now, length, span int64, newest, before window.Counts) *ramp {
+	r := &ramp{closed: now, length: length, span: span, paced: true}
 	calls := rampCount(newest.Total)
-	r.current.Store(rampBucket{seq: seq, offered: calls, admitted: calls,
-		succeeded: rampCount(newest.Total - newest.Bad), lost: true}.pack())
-	r.before.Store(packBefore(seq-1, rampCount(before.Total-before.Bad)))
+	r.current.Store(newBucket(r.startOf(now), rampCount(before.Total-before.Bad),
+		rampCounts{offered: calls, admitted: calls, succeeded: rampCount(newest.Total - newest.Bad), lost: true}))
 	return r
 }
 
 // rampCount is n as a ramp counts it, saturated.
 func rampCount(n uint64) uint16 { return uint16(min(n, maxRampCount)) }
 
-// seqAt returns the index, modulo 2^16, of the bucket that holds now.
-func (r *ramp) seqAt(now int64) uint16 {
-	q := now / r.length
-	if now%r.length < 0 {
-		q-- // floor, for a tick before the epoch
+// startOf returns the start of the bucket that holds now, on the grid through tick 0.
+func (r *ramp) startOf(now int64) int64 { return now - window.FloorMod(now, r.length) }
+
+// rampStep is what a ramp finds when a call comes.
+type rampStep uint8
+
+const (
+	rampOn   rampStep = iota // the call counts in the current bucket, or a new one
+	rampOver                 // the ramp has ended: the call passes, and the period goes on without it
+	rampDead                 // a bucket of pacing ended with calls and no success: the breaker opens
+)
+
+// next says what the ramp finds at now, whose bucket starts at start, when its current bucket
+// is q with counts b, by the rule's tuning t; it changes nothing.
+func (r *ramp) next(now, start int64, q *rampBucket, b rampCounts, t *tuning) rampStep {
+	switch {
+	case r.over(now, t):
+		return rampOver
+	case start-q.start <= 0:
+		return rampOn // now's bucket, or a reading before it
+	case r.paced && now-q.start >= r.span:
+		return rampOver // pacing that held nothing back in the window, however long ago its last bucket
+	case r.paced && q.start == r.startOf(r.closed):
+		// The bucket pacing started in, whose calls before the start it did not pace, neither
+		// took the whole flow nor died.
+	case r.paced && b.lost && b.succeeded == 0:
+		return rampDead
+	case b.offered > 0 && b.admitted == b.offered:
+		return rampOver // a whole bucket took the flow
 	}
-	return uint16(q)
+	return rampOn
 }
 
-// bucketAt returns the word of the bucket that holds now, starting that bucket if it is later
-// than the current one (an earlier reading counts in the current one). It reports false when
-// the ramp has ended: it is over as t says, or the bucket before ended with every offered call
-// admitted.
-func (r *ramp) bucketAt(now int64, t *tuning) (uint64, rampBucket, bool) {
-	seq := r.seqAt(now)
+// bucketAt returns the bucket that counts a call at now and its counts, starting now's bucket
+// if it is later than the current one, and what the ramp found (next). Once the ramp is over it
+// stays over.
+func (r *ramp) bucketAt(now int64, t *tuning) (*rampBucket, uint64, rampStep) {
+	start := r.startOf(now)
 	for {
 		if r.done.Load() {
-			return 0, rampBucket{}, false
+			return nil, 0, rampOver
 		}
-		if r.over(now, t) {
-			r.done.Store(true)
-			return 0, rampBucket{}, false
-		}
-		old := r.current.Load()
+		q := r.current.Load()
+		old := q.counts.Load()
 		b := unpackRamp(old)
-		if int16(seq-b.seq) <= 0 {
-			return old, b, true
-		}
-		if b.offered > 0 && b.admitted == b.offered && !(r.paced && b.seq == r.seqAt(r.closed)) {
-			// A whole bucket took the flow; not the bucket pacing started in, whose calls
-			// before the start it did not pace.
+		switch r.next(now, start, q, b, t) {
+		case rampOver:
 			r.done.Store(true)
-			return 0, rampBucket{}, false
+			return nil, 0, rampOver
+		case rampDead:
+			return nil, 0, rampDead
 		}
-		next := rampBucket{seq: seq}
-		if r.current.CompareAndSwap(old, next.pack()) {
-			succeeded := uint16(0)
-			if b.seq == seq-1 {
-				succeeded = b.succeeded
-			}
-			r.before.Store(packBefore(seq-1, succeeded))
+		if start-q.start <= 0 {
+			return q, old, rampOn
 		}
+		before := uint16(0)
+		if start-q.start == r.length {
+			before = b.succeeded
+		}
+		r.current.CompareAndSwap(q, newBucket(start, before, rampCounts{}))
 	}
 }
 
@@ -158,33 +195,42 @@ func (r *ramp) over(now int64, t *tuning) bool {
 }
 
 // on reports whether the ramp still paces calls at now, without moving it: for Stats.
-func (r *ramp) on(now int64, t *tuning) bool { return !r.done.Load() && !r.over(now, t) }
+func (r *ramp) on(now int64, t *tuning) bool {
+	if r.done.Load() {
+		return false
+	}
+	q := r.current.Load()
+	return r.next(now, r.startOf(now), q, unpackRamp(q.counts.Load()), t) != rampOver
+}
 
-// admit counts a call offered at now and reports whether the ramp lets it through, and
-// whether the ramp is still on (false: it ended, and the call passes).
-func (r *ramp) admit(now int64, t *tuning) (admitted, on bool) {
+// admit counts a call offered at now and reports whether the ramp lets it through, and what it
+// found: rampOver, the call passes; rampDead, the breaker opens.
+func (r *ramp) admit(now int64, t *tuning) (bool, rampStep) {
 	for {
-		old, b, on := r.bucketAt(now, t)
-		if !on {
-			return true, false
+		q, old, step := r.bucketAt(now, t)
+		if step != rampOn {
+			return true, step
 		}
+		b := unpackRamp(old)
 		b.offered = min(b.offered+1, maxRampCount)
-		admitted := b.allows(r.successesBefore(b.seq), now, r.length)
+		admitted := b.allows(q.before, now, r.length, r.paced)
 		if admitted {
 			b.admitted = min(b.admitted+1, maxRampCount)
 		}
-		if r.current.CompareAndSwap(old, b.pack()) {
-			return admitted, true
+		if q.counts.CompareAndSwap(old, b.pack()) {
+			return admitted, rampOn
 		}
 	}
 }
 
 // allows reports whether the bucket b, with its offered call counted, admits that call at
-// now, given the successes of the bucket before and the bucket length.
-func (b rampBucket) allows(before uint16, now, length int64) bool {
+// now, given the successes of the bucket before and the bucket length. Pacing, entered on a
+// trip, admits by the successes it has seen alone: a dependency that has shown it fails part of
+// its calls is never offered a share of the calls offered, which a hung one would swallow.
+func (b rampCounts) allows(before uint16, now, length int64, paced bool) bool {
 	a, k := uint64(b.admitted), uint64(b.offered)
-	if a == 0 || !b.lost && 10*a < k {
-		return true // at least one call a bucket; before a loss, a tenth of those offered
+	if a == 0 || !b.lost && !paced && 10*a < k {
+		return true // at least one call a bucket; before a loss in a ramp, a tenth of those offered
 	}
 	s := uint64(b.succeeded)
 	if b.lost {
@@ -199,56 +245,62 @@ func (b rampBucket) allows(before uint16, now, length int64) bool {
 	return 2*a < 3*max(s, uint64(before))
 }
 
-// successesBefore returns the successes of the bucket before the one numbered seq, or 0 if the
-// ramp has not recorded them yet.
-func (r *ramp) successesBefore(seq uint16) uint16 {
-	w := r.before.Load()
-	if uint16(w>>16) != seq-1 {
-		return 0
-	}
-	return uint16(w)
-}
-
-// giveBack returns the place of a call the ramp admitted at now that a later rule, the
-// resource's limit or a slot then blocked.
+// giveBack returns, whole, the place of a call the ramp admitted at now that a later rule, the
+// resource's limit or a slot then blocked: it was neither held back nor served by this ramp.
+// A bucket that has ended since keeps it.
 func (r *ramp) giveBack(now int64) {
-	seq := r.seqAt(now)
+	if r.done.Load() {
+		return
+	}
+	q := r.current.Load()
+	if q.start != r.startOf(now) {
+		return
+	}
 	for {
-		old := r.current.Load()
+		old := q.counts.Load()
 		b := unpackRamp(old)
-		if r.done.Load() || b.seq != seq || b.admitted == 0 {
+		if b.admitted == 0 || b.offered == 0 {
 			return
 		}
+		b.offered--
 		b.admitted--
-		if r.current.CompareAndSwap(old, b.pack()) {
+		if q.counts.CompareAndSwap(old, b.pack()) {
 			return
 		}
 	}
 }
 
-// completed counts the end, at now, of a call the breaker counted good or bad.
-func (r *ramp) completed(now int64, t *tuning, bad bool) {
+// completed counts the end, at now, of a call the breaker counted good or bad, or of calls
+// counted slow while still in flight (bad), and reports what the ramp found (admit).
+func (r *ramp) completed(now int64, t *tuning, bad bool) rampStep {
 	for {
-		old, b, on := r.bucketAt(now, t)
-		if !on {
-			return
+		q, old, step := r.bucketAt(now, t)
+		if step != rampOn {
+			return step
 		}
+		b := unpackRamp(old)
 		if bad {
 			b.lost = true
 		} else {
 			b.succeeded = min(b.succeeded+1, maxRampCount)
 		}
-		if r.current.CompareAndSwap(old, b.pack()) {
-			return
+		if q.counts.CompareAndSwap(old, b.pack()) {
+			return rampOn
 		}
 	}
 }
 
-// retryAt returns when a call the ramp holds back at now may try again: the next bucket's
-// start, or the ramp's end if sooner (pacing has no set end).
+// retryAt returns when a call the ramp holds back at now may try again: the start of the
+// bucket after the one that judged it (now's, or the current one for a stale reading), or the
+// ramp's end if that falls within that bucket (pacing has no set end). So it is after the
+// start of the bucket the call counted in, also for a stale reading.
 func (r *ramp) retryAt(now int64, t *tuning) int64 {
-	at := now - window.FloorMod(now, r.length) + r.length
-	if end := after(r.closed, t.rampUp); !r.paced && end-at < 0 {
+	start := r.startOf(now)
+	if q := r.current.Load(); q.start-start > 0 {
+		start = q.start
+	}
+	at := start + r.length
+	if end := after(r.closed, t.rampUp); !r.paced && end-at < 0 && end-start > 0 {
 		return end
 	}
 	return at

@@ -51,7 +51,8 @@ func (h *harness) offerBucket(errFor func(i int) error) (passed int, held []*bre
 }
 
 // Given a breaker that closed on a probe, when every call succeeds before the next arrives,
-// then the ramp admits the whole first bucket and ends at its end.
+// then the ramp admits the whole first bucket and ends at its end: Stats says so from the
+// bucket's end on, before any call comes.
 func TestRampAdmitsAHealthyFlowAtOnce(t *testing.T) {
 	h := newHarness(t, rampRule())
 	h.recovered()
@@ -59,10 +60,12 @@ func TestRampAdmitsAHealthyFlowAtOnce(t *testing.T) {
 	passed, held := h.offerBucket(func(int) error { return nil })
 	assert.Equal(t, 20, passed, "the bucket's calls after the probe")
 	assert.Empty(t, held)
+	h.clock.Advance(-time.Millisecond) // a moment before the bucket's end
 	assert.True(t, h.m.Breakers("svc")[0].Stats().RampingUp, "the bucket has not ended")
-	h.clock.Advance(5 * time.Millisecond)
-	require.NoError(t, h.complete("svc", 0, nil))
+	h.clock.Advance(time.Millisecond)
 	assert.False(t, h.m.Breakers("svc")[0].Stats().RampingUp, "a bucket took the whole flow")
+	require.NoError(t, h.complete("svc", 0, nil))
+	assert.False(t, h.m.Breakers("svc")[0].Stats().RampingUp)
 }
 
 // Given a breaker that closed on a probe at the start of a bucket, when calls come every 5ms
@@ -299,4 +302,42 @@ func TestRampEndDoesNotLoseATrip(t *testing.T) {
 	assert.Equal(t, breaker.Open, h.state("svc", 0), "2 slow calls of 2")
 	trs := h.events.transitions()
 	assert.Equal(t, "CLOSED->OPEN ThresholdExceeded", trs[len(trs)-1])
+}
+
+// quietSpells are the lulls in traffic a ramp and pacing must come through: the default
+// window's buckets are 100ms, so 2^15 and 2^16 buckets are where a bucket number of 16 bits
+// would take a new bucket for an old one.
+var quietSpells = []struct {
+	name string
+	give time.Duration
+}{
+	{"a minute", time.Minute},
+	{"an hour", time.Hour},
+	{"2^15 buckets", (1 << 15) * 100 * time.Millisecond},
+	{"2^16 buckets", (1 << 16) * 100 * time.Millisecond},
+	{"a night", 10 * time.Hour},
+	{"a year", 365 * 24 * time.Hour},
+}
+
+// Given a ramp after recovery that has lost its bucket's only call and holds calls back, when
+// no call comes for a quiet spell (the ramp lasting longer still), then the first call after it
+// finds its bucket fresh: it passes, and a healthy flow takes the whole bucket, which ends the
+// ramp, as it would in the ramp's first bucket.
+func TestRampFindsItsBucketFreshAfterAQuietSpell(t *testing.T) {
+	for _, tt := range quietSpells {
+		t.Run(tt.name, func(t *testing.T) {
+			r := rampRule()
+			r.RampUp = 2 * 365 * 24 * time.Hour
+			h := newHarness(t, r)
+			h.recovered()
+			require.NoError(t, h.complete("svc", 0, errDown))
+			require.ErrorIs(t, h.complete("svc", 0, errDown), breaker.ErrRampingUp, "the bucket holds calls back")
+			h.clock.Advance(tt.give) // to the start of a bucket, as the probe's was
+			passed, held := h.offerBucket(func(int) error { return nil })
+			assert.Equal(t, 20, passed)
+			assert.Empty(t, held)
+			assert.False(t, h.stats().RampingUp, "a bucket took the whole flow")
+			assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
+		})
+	}
 }

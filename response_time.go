@@ -115,13 +115,20 @@ func (c *circuit) retuneFlight(maxRT int64) {
 }
 
 // countSlow counts n calls in flight as slow at now, in stripe, and trips p if its window then
-// meets the threshold.
+// meets the threshold. For a ramp or pacing they are a loss, as a slow call that returned is:
+// a hung dependency is offered no more than it has served.
 func (c *circuit) countSlow(p *period, n uint64, now int64, stripe uint8) {
 	switch {
 	case n == 0:
+		return
 	case p.calls != nil:
 		c.countCalls(p, n, true, now, 0)
-	default:
-		c.judge(p, p.window.Add(now, n, true, stripe), now, 0)
+		return
 	}
+	head := p.window.Add(now, n, true, stripe)
+	if p.ramp != nil && p.ramp.completed(now, c.tune.Load(), true) == rampDead {
+		c.died(p, now)
+		return
+	}
+	c.judge(p, head, now, 0)
 }

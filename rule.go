@@ -156,9 +156,10 @@ type Rule struct {
 	// than the dependency has shown it can serve, as a ramp does (see "Pacing" in
 	// docs/recovery.md), and rejects the others with ErrPacing. A dependency that runs short of
 	// capacity or has a quota keeps serving what it can, where opening would serve nothing. A
-	// fast trip (FastBuckets) still opens, and so does the window once it holds no call that
-	// succeeded. Pacing ends at the end of a bucket that held nothing back. Not with
-	// StatCalls: a window of calls has no buckets to pace by.
+	// fast trip (FastBuckets) still opens, and so does a bucket of pacing whose calls all failed
+	// (at its end), or the window once it holds no call that succeeded. Pacing ends at the end
+	// of a bucket that held nothing back, or once a whole StatInterval passed without a call.
+	// Not with StatCalls: a window of calls has no buckets to pace by.
 	Pace bool
 }
 

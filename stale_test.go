@@ -179,3 +179,61 @@ func TestStaleReadingDoesNotShortenTheNextProbe(t *testing.T) {
 	second.Exit()
 	assert.Equal(t, []string{tripped, probing, recovered}, h.events.transitions())
 }
+
+// Given a pacing breaker, when a call reads the clock at 20 ms and stalls while calls at 110 ms
+// move pacing on to the next bucket and fill it, then the stalled call counts in that bucket and
+// is held back until the bucket after it, 200 ms: never the 100 ms its own reading's next bucket
+// names, which has passed by the time it is rejected.
+func TestStaleReadingHeldBackByPacingRetriesAfterItsBucket(t *testing.T) {
+	h, clock := newStallingHarness(t, paceRule())
+	h.startPacing()
+	h.at(20 * time.Millisecond)
+	clock.arm(func() {
+		h.at(110 * time.Millisecond)
+		require.NoError(t, h.complete("svc", 0, errDown), "the bucket's first call")
+		require.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrPacing, "a loss and no success: held back")
+	})
+	err := h.complete("svc", 0, nil)
+	require.ErrorIs(t, err, breaker.ErrPacing)
+	assert.Equal(t, breakertest.Start.Add(200*time.Millisecond), blockOf(t, err).RetryAt)
+}
+
+// Given a ramp after recovery, when a call reads the clock in the probe's bucket and stalls
+// while calls of the next bucket move the ramp on and fill it, then the stalled call is held
+// back until the end of the bucket it counted in.
+func TestStaleReadingHeldBackByARampRetriesAfterItsBucket(t *testing.T) {
+	h, clock := newStallingHarness(t, rampRule())
+	h.recovered() // at 5 s
+	h.at(5*time.Second + 20*time.Millisecond)
+	clock.arm(func() {
+		h.at(5*time.Second + 110*time.Millisecond)
+		require.NoError(t, h.complete("svc", 0, errDown), "the bucket's first call")
+		require.ErrorIs(t, h.complete("svc", 0, nil), breaker.ErrRampingUp, "a loss and no success: held back")
+	})
+	err := h.complete("svc", 0, nil)
+	require.ErrorIs(t, err, breaker.ErrRampingUp)
+	assert.Equal(t, breakertest.Start.Add(5*time.Second+200*time.Millisecond), blockOf(t, err).RetryAt)
+}
+
+// Given a breaker that needs two probes, when a call reads the clock at 4.95 s, before its
+// retry time, and stalls while the first probe succeeds at 5 s and another call takes the second
+// at 5.2 s, then the stalled call is rejected for the probe in flight with a RetryAt two buckets
+// after the probe was taken, 5.4 s: never 5.1 s, two buckets after its own old reading.
+func TestStaleReadingRejectedBetweenProbesRetriesAfterTheProbe(t *testing.T) {
+	r := errorCount(1, 1)
+	r.ProbeNum = 2
+	h, clock := newStallingHarness(t, r)
+	h.completeN("svc", 1, errDown)
+	h.at(4950 * time.Millisecond)
+	clock.arm(func() {
+		h.at(5 * time.Second)
+		h.completeN("svc", 1, nil) // the first probe
+		h.at(5200 * time.Millisecond)
+		_, err := h.m.Enter("svc") // the second, in flight
+		require.NoError(t, err)
+	})
+	_, err := h.m.Enter("svc")
+	be := blockOf(t, err)
+	assert.Equal(t, breaker.HalfOpen, be.State)
+	assert.Equal(t, breakertest.Start.Add(5400*time.Millisecond), be.RetryAt)
+}

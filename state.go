@@ -204,7 +204,7 @@ func (c *circuit) pace(p *period, now int64, measure float64) {
 		before := window.Counts{Total: two.Total - newest.Total, Bad: two.Bad - newest.Bad}
 		q := from.withFlight(from.flight, from.oldFlight)
 		q.gen, q.seq = from.gen+1, c.tl.seq.Inc()
-		q.ramp = newPace(now, length, newest, before)
+		q.ramp = newPace(now, length, int64(c.interval), newest, before)
 		if c.move(from, q, PacingStarted, measure, now) {
 			return
 		}
@@ -380,19 +380,31 @@ func (c *circuit) rampRejection(r *ramp, now int64) (*BlockError, int64) {
 	return b, at
 }
 
-// checkRamp is check for a CLOSED period, which may be ramping up or pacing.
+// checkRamp is check for a CLOSED period, which may be ramping up or pacing. A bucket of
+// pacing that ended with calls and no success opens the breaker, and the call is judged by it.
 func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
 	if p.ramp == nil {
 		return p, admitted
 	}
-	ok, on := p.ramp.admit(now, c.tune.Load())
-	if !on {
+	ok, step := p.ramp.admit(now, c.tune.Load())
+	switch step {
+	case rampOver:
 		c.endRamp(p, now)
+	case rampDead:
+		c.died(p, now)
+		return c.checkMore(c.cur.Load(), now)
 	}
 	if !ok {
 		return p, rejected
 	}
 	return p, admitted
+}
+
+// died opens the CLOSED period p, whose ramp found at now that a bucket of pacing ended with
+// calls and none of them a success: the dependency died while paced, however few calls pacing
+// let it have.
+func (c *circuit) died(p *period, now int64) {
+	c.trip(p, c.tune.Load(), now, 0, ThresholdExceeded, 1)
 }
 
 // withHint makes the OPEN period q stay OPEN at least hint, within the breaker's longest OPEN

@@ -348,9 +348,9 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 // makeRoom drops entries until n more units (breakers, and settings from a template setting)
 // and a name of nameLen bytes fit in the bounds (WithMaxTemplateBreakers, and what the memory
 // budget leaves for names), idlest first. It drops at least a sixteenth of the bound, but of
-// idle entries only: an entry with a breaker OPEN or HALF_OPEN holds what is known of its
-// dependency, and one with calls in flight under its template settings holds their count, so
-// it is dropped only while there is still no room. It requires mu held.
+// idle entries only: an entry with a breaker OPEN, HALF_OPEN, ramping up or pacing holds what
+// is known of its dependency, and one with calls in flight under its template settings holds
+// their count, so it is dropped only while there is still no room. It requires mu held.
 func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 	d := &m.tmpl
 	room := func() bool {
@@ -374,7 +374,7 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 			if len(names) >= batch && room() {
 				return
 			}
-			if !c.e.dropped.Load() && !c.e.holds() {
+			if !c.e.dropped.Load() && !c.e.holds(now) {
 				drop(c.e)
 			}
 		}

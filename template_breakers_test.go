@@ -302,6 +302,31 @@ func TestEvictionKeepsTrippedBreakers(t *testing.T) {
 	assert.Equal(t, "n000", h.events.last().Resource)
 }
 
+// Given a template breaker that paces and is the idlest of a full bound, when a new name needs
+// room, then eviction drops an idle CLOSED one instead, as it keeps an OPEN one: the pacing one
+// still holds its calls back, rather than starting again with the full flow.
+func TestEvictionKeepsPacingBreakers(t *testing.T) {
+	r := paceRule()
+	r.Resource = "p*"
+	h := newTemplateHarness(t, 4, r)
+	h.completeN("p0", 2, nil)
+	h.completeN("p0", 2, errDown)
+	require.True(t, h.m.Breakers("p0")[0].Stats().Pacing)
+	h.clock.Advance(time.Millisecond)
+	for _, name := range []string{"p1", "p2", "p3"} {
+		h.completeN(name, 1, nil)
+	}
+	h.clock.Advance(time.Millisecond)
+	h.events.reset()
+
+	require.NoError(t, h.complete("p4", 0, nil))
+	assert.Empty(t, h.m.Breakers("p1"), "the idlest CLOSED one")
+	require.Len(t, h.m.Breakers("p0"), 1, "the idlest of all, but pacing")
+	assert.True(t, h.m.Breakers("p0")[0].Stats().Pacing)
+	assert.ErrorIs(t, h.complete("p0", 0, nil), breaker.ErrPacing)
+	assert.Empty(t, h.events.all())
+}
+
 // A template name longer than the bound is refused with ErrNameTooLong and kept nowhere.
 func TestTemplateRefusesLongNames(t *testing.T) {
 	h := newTemplateHarness(t, 10, tripsOnOne("api*"))
