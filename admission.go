@@ -74,8 +74,11 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 //
 // fn's error is the call's outcome, as the Manager's Classifier reads it: by default nil is a
 // success, context.Canceled (the caller gave up) counts neither way, and any other error is a
-// failure. fn may return CountAs(err, o) to say how this one call counts; Do then returns err.
-// If fn panics, the call counts as failed and the panic goes on up.
+// failure. fn may return CountAs(err, o), or an error that wraps it, to say how this one call
+// counts; Do then returns err. Two endings count whatever fn returned: when ctx is canceled by
+// the time fn returns an error, the call counts neither way; when fn returns after the
+// resource's Timeout, the call failed (and is slow). If fn panics, the call counts as failed and
+// the panic goes on up.
 func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
 	return m.do(ctx, resource, nil, fn)
 }
@@ -118,7 +121,7 @@ func (m *Manager) do(ctx context.Context, name string, h *Handle, fn func(contex
 	}
 	defer c.abandon()
 	err := fn(ctx)
-	c.finish(err, false)
+	c.finish(err, endingOf(ctx, err))
 	return uncounted(err)
 }
 
@@ -126,19 +129,40 @@ func (m *Manager) do(ctx context.Context, name string, h *Handle, fn func(contex
 // In a frame of its own, it costs the calls without a Timeout nothing (about 18 instructions
 // a call when do held it).
 func (c *call) runTimed(ctx context.Context, t time.Duration, fn func(context.Context) error) error {
-	ctx, cancel, lim := withTimeout(ctx, t)
+	timed, cancel, lim := withTimeout(ctx, t)
 	defer cancel()
 	defer c.abandon()
-	err := fn(ctx)
-	c.finish(err, lim.cut(err))
+	err := fn(timed)
+	c.finish(err, lim.ending(ctx, err))
 	return uncounted(err)
 }
 
 // abandon counts the call c as failed unless it finished: its function panicked.
 func (c *call) abandon() {
 	if !c.finished {
-		c.finish(ErrPanicked, false)
+		c.finish(ErrPanicked, byError)
 	}
+}
+
+// ending is how a call ended, beside the error it ended with.
+type ending uint8
+
+const (
+	byError  ending = iota // its error says how it counts (the Classifier, a CountAs mark)
+	outlived               // it ran past the resource's Timeout: failed and slow, whatever it returned
+	canceled               // its caller canceled its context: it counts neither way, whatever it returned
+)
+
+// endingOf says how a call made with ctx (the caller's context) that returned err ended: by a
+// cancellation of its caller, when it failed with ctx canceled (a driver may answer a
+// cancellation with an error of its own that does not wrap context.Canceled), else by its
+// error. A deadline of the caller's that passed counts as the error says. It is small enough to
+// inline: a call that succeeded pays one comparison.
+func endingOf(ctx context.Context, err error) ending {
+	if err != nil && ctx.Err() == context.Canceled {
+		return canceled
+	}
+	return byError
 }
 
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
@@ -280,9 +304,8 @@ func (m *Manager) reject(c *call, blocked *BlockError) *BlockError {
 }
 
 // finish counts the outcome of a call that ended with err (ErrPanicked: its function panicked)
-// in every breaker that admitted it, and tells the call observers. cutOff says it ended at a
-// deadline the library set.
-func (c *call) finish(err error, cutOff bool) {
+// and as how says, in every breaker that admitted it, and tells the call observers.
+func (c *call) finish(err error, how ending) {
 	m := c.m
 	c.finished = true
 	c.leave()
@@ -293,7 +316,10 @@ func (c *call) finish(err error, cutOff bool) {
 	if c.owner != nil {
 		c.owner.touch(now) // the call ended: its resource is not idle
 	}
-	c.end, c.res = now, result{o: m.classify(err), hint: retryHint(err), cutOff: cutOff}
+	c.end, c.res = now, result{} // a success
+	if err != nil || how != byError {
+		c.res = m.resultOf(err, how)
+	}
 	if c.timed {
 		c.res.rt = now - c.start
 	}
@@ -315,6 +341,20 @@ func (m *Manager) callDone(c *call) {
 	}
 }
 
+// resultOf is how a call that ended with err, as how says, counts: for a call that failed, or
+// ended otherwise than by its error. A call that returned nil as its caller expected needs none
+// of it.
+func (m *Manager) resultOf(err error, how ending) result {
+	res := result{o: m.classify(err), hint: retryHint(err)}
+	switch {
+	case how == outlived:
+		res.o, res.cutOff = Failure, true
+	case how == canceled && err != ErrPanicked:
+		res.o = Ignore
+	}
+	return res
+}
+
 // classify says how a call's error counts. A panicking Classifier, or an Outcome that is none
 // of the three, counts as Failure. It is small enough to inline, so a call that succeeded pays
 // for one comparison.
@@ -328,7 +368,7 @@ func (m *Manager) classify(err error) Outcome {
 // classifyError is classify for a non-nil error.
 func (m *Manager) classifyError(err error) Outcome {
 	var o Outcome
-	switch c, marked := err.(*countedError); {
+	switch c, marked := markOf(err); {
 	case marked:
 		o = c.o
 	case err == ErrPanicked:

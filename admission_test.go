@@ -250,6 +250,51 @@ func TestCutOffCallIsSlow(t *testing.T) {
 	}
 }
 
+// Given a function that ignores its context and returns nil after the resource's Timeout has
+// passed (as code written for hystrix-go's goroutine often does), then the call failed, and is
+// slow for a SlowRequestRatio rule: its caller waited past what it was promised. Through Do, a
+// Handle, Execute, Entry.Run and Enter with WithTimeout; the function's nil still goes to the
+// caller, and the library abandons nothing.
+func TestCallPastItsTimeoutFailedWhateverItReturned(t *testing.T) {
+	lateNil := func(ctx context.Context) error { <-ctx.Done(); return nil }
+	calls := map[string]func(h *harness) error{
+		"Do":     func(h *harness) error { return h.m.Do(context.Background(), "svc", lateNil) },
+		"Handle": func(h *harness) error { return h.m.Handle("svc").Do(context.Background(), lateNil) },
+		"Execute": func(h *harness) error {
+			_, err := breaker.Execute(context.Background(), h.m, "svc", func(ctx context.Context) (int, error) {
+				return 0, lateNil(ctx)
+			})
+			return err
+		},
+		"Entry.Run": func(h *harness) error {
+			e, err := h.m.Enter("svc")
+			require.NoError(t, err)
+			return e.Run(context.Background(), lateNil)
+		},
+		"Entry.WithTimeout": func(h *harness) error {
+			e, err := h.m.Enter("svc")
+			require.NoError(t, err)
+			ctx, cancel := e.WithTimeout(context.Background())
+			defer cancel()
+			e.SetError(lateNil(ctx))
+			e.Exit()
+			return nil
+		},
+	}
+	slow := slowRatio(1, 1)
+	slow.MaxAllowedRT = time.Hour
+	for name, call := range calls {
+		for _, rule := range []breaker.Rule{errorCount(1, 1), slow} {
+			t.Run(name+" "+rule.Strategy.String(), func(t *testing.T) {
+				h := newHarness(t, rule)
+				require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: time.Nanosecond}}))
+				assert.NoError(t, call(h), "the function's own result")
+				assert.Equal(t, []string{tripped}, h.events.transitions())
+			})
+		}
+	}
+}
+
 // A call that ends at the caller's own, earlier deadline was not cut off by the library: the
 // rule judges it by its response time alone.
 func TestCallerDeadlineIsNotACutOff(t *testing.T) {
@@ -266,8 +311,9 @@ func TestCallerDeadlineIsNotACutOff(t *testing.T) {
 }
 
 // The fast paths of a call, which their comments promise small enough to inline, are: Do by
-// name, a read of the clock, the classification of a call's error, and the check of a cut at
-// the resource's Timeout.
+// name, a read of the clock, the classification of a call's error, how a call ended (its
+// caller's cancellation), and the check of a call past the resource's Timeout.
 func TestFastPathsInline(t *testing.T) {
-	inlinecheck.Inlined(t, "(*Manager).Do", "(*timeline).now", "(*Manager).classify", "(*limit).cut", "(*Ticket).stripeFor")
+	inlinecheck.Inlined(t, "(*Manager).Do", "(*timeline).now", "(*Manager).classify", "endingOf", "(*limit).outlived",
+		"(*Ticket).stripeFor")
 }

@@ -37,44 +37,52 @@ func (e *Entry) SetError(err error) {
 func (e *Entry) Err() error { return e.err.Load() }
 
 // Exit completes the call: the slots get OnExit in reverse order, then the breakers count the
-// outcome. A second Exit does nothing.
-func (e *Entry) Exit() {
+// outcome. A second Exit does nothing. A call that ran past the deadline WithTimeout set failed,
+// whatever its error.
+func (e *Entry) Exit() { e.exit(byError) }
+
+// exit is Exit for a call that ended as how, beside its error.
+func (e *Entry) exit(how ending) {
 	if e == nil || !e.exited.CompareAndSwap(false, true) {
 		return
 	}
 	if e.passed == 0 {
-		e.exitCounted()
+		e.exitCounted(how)
 		return
 	}
 	// The breakers count the call even if a slot's OnExit panics.
-	defer e.exitCounted()
+	defer e.exitCounted(how)
 	e.exitSlots()
 }
 
 // exitCounted has the breakers count the call's outcome.
-func (e *Entry) exitCounted() {
-	err := e.err.Load()
-	e.call.finish(err, e.cutOff(err))
+func (e *Entry) exitCounted(how ending) {
+	if e.limit.Load().outlived() {
+		how = outlived
+	}
+	e.call.finish(e.err.Load(), how)
 }
 
 // Run calls fn as e's call and exits e, for a call that ends when fn returns: fn gets ctx
 // with the resource's Timeout (see WithTimeout), its error is recorded (SetError) and
 // returned without a CountAs mark, and if fn panics the call counts as failed (ErrPanicked)
-// and the panic goes on up. Manager.Do runs its calls the same way; the integrations run
-// theirs through Run.
+// and the panic goes on up. When ctx is canceled by the time fn returns an error, the call
+// counts neither way, whatever the error (a driver may answer a cancellation with an error of
+// its own). Manager.Do runs its calls the same way; the integrations run theirs through Run.
 func (e *Entry) Run(ctx context.Context, fn func(context.Context) error) error {
-	ctx, cancel := e.WithTimeout(ctx)
+	timed, cancel := e.WithTimeout(ctx)
 	defer cancel()
-	returned := false
+	returned, how := false, byError
 	defer func() {
 		if !returned {
 			e.SetError(ErrPanicked)
 		}
-		e.Exit()
+		e.exit(how)
 	}()
-	err := fn(ctx)
+	err := fn(timed)
 	returned = true
 	e.SetError(err)
+	how = endingOf(ctx, err)
 	return uncounted(err)
 }
 
@@ -82,9 +90,8 @@ func (e *Entry) Run(ctx context.Context, fn func(context.Context) error) error {
 // never later than ctx's own, and its cancel function, which the caller must call when the
 // call ends. For a resource without a Timeout it returns ctx itself and a cancel function
 // that does nothing. Do, Execute and handles apply the Timeout themselves; use this
-// with Enter and Exit. A call that then ends with context.DeadlineExceeded at this deadline,
-// and not at an earlier one of ctx's, counts as slow for SlowRequestRatio, whatever its
-// MaxAllowedRT.
+// with Enter and Exit. A call that exits after this deadline (not an earlier one of ctx's)
+// failed, and is slow for SlowRequestRatio whatever its MaxAllowedRT, whatever its error.
 func (e *Entry) WithTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	if e == nil || e.timeout <= 0 {
 		return ctx, func() {}
@@ -95,6 +102,3 @@ func (e *Entry) WithTimeout(ctx context.Context) (context.Context, context.Cance
 	}
 	return ctx, cancel
 }
-
-// cutOff reports whether e's call, ended with err, was cut off at the deadline WithTimeout set.
-func (e *Entry) cutOff(err error) bool { return err != nil && e.limit.Load().cut(err) }

@@ -239,12 +239,13 @@ const (
 	opAbandon         // forget an open entry: it never exits
 	opLoad            // LoadRules of a fixed set
 	opToggle          // turn the blocking slot on or off
-	opDo              // Do on a resource, taking some time, with an outcome; with an outcome byte from 0xf0, a context already done
+	opDo              // Do on a resource, taking some time, with an outcome; with an outcome byte from 0xf0, a context already done; from 0xe0, its caller cancels it as it fails
 	opSettings        // change one resource's settings, or a template setting's: force, concurrency limit, or none
 	opReset           // Reset a resource; with an argument from 0xf0, arm an observer that resets it as the next probe of one of its breakers is taken
 	opNames           // switch between the two sets of resource names
 	opLeap            // the clock jumps a century ahead or back, within two from the start
 	opLull            // no call for a quiet spell of an hour or more: the clock moves ahead by one
+	opTimeout         // give a resource a Timeout (1ns: every call through Do runs past it), or take it away
 	opCount
 )
 
@@ -279,6 +280,12 @@ var fuzzSeeds = [][]byte{
 		opLull, 3, opDo, 0x01, 0x00, opDo, 0x01, 0x00,
 		opLoad, 11, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x0d, opDo, 0x00, 0x00,
 		opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLull, 2, opDo, 0x00, 0x00, opDo, 0x00, 0x00, opDo, 0x00, 0x01},
+	// Calls whose callers cancel them as they fail with errors of their own count neither way:
+	// three on a leave a-count (3 failures) CLOSED. With a Timeout, three calls that return nil
+	// past it fail, and are slow: a trips; the Timeout taken away, a recovers on a probe.
+	{0, opDo, 0x00, 0xe1, opDo, 0x00, 0xe1, opDo, 0x00, 0xe1, opDo, 0x00, 0x00,
+		opTimeout, 0, opDo, 0x00, 0x00, opDo, 0x00, 0x00, opDo, 0x00, 0x00, opTimeout, 0,
+		opAdvance, 0x27, opDo, 0x00, 0x00, opDo, 0x00, 0x00},
 	// Pacing takes no share of the calls offered: b paces, then in a bucket after one without a
 	// success it lets the first of 11 calls through, and not the 11th, as a ramp's k/10 would.
 	{0, opLoad, 15, opDo, 0x01, 0x00, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
@@ -565,6 +572,17 @@ func runStateMachine(t *testing.T, ops []byte) {
 			leaps += int(d / fuzzLeap)
 			clock.Advance(d)
 			ref.now += d
+		case opTimeout:
+			resource := fuzzResource(arg())
+			next := maps.Clone(settings)
+			c := next[resource]
+			c.Timeout = time.Nanosecond - c.Timeout // on, or off again
+			next[resource] = c
+			if err := m.LoadResources(next); err != nil {
+				t.Fatalf("step %d: LoadResources: %v", step, err)
+			}
+			ref.loadSettings(next)
+			settings = next
 		case opLull:
 			d := fuzzLulls[int(arg())%len(fuzzLulls)]
 			clock.Advance(d)
@@ -585,16 +603,36 @@ func runStateMachine(t *testing.T, ops []byte) {
 				break
 			}
 			o := int(b) % len(fuzzOutcomes)
-			err := m.Do(context.Background(), resource, func(context.Context) error {
+			want := fuzzOutcomes[o]
+			if b >= 0xe0 {
+				want = errDown
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cfg, _ := ref.settingsOf(resource)
+			err := m.Do(ctx, resource, func(ctx context.Context) error {
+				if cfg.Timeout > 0 {
+					<-ctx.Done() // past the Timeout, whatever it returns
+				}
 				clock.Advance(rt)
-				return fuzzOutcomes[o]
+				if b >= 0xe0 {
+					cancel() // the caller gives up, and the call fails with an error of its own
+				}
+				return want
 			})
+			cancel()
 			re, block := ref.enter(resource)
 			if re != nil {
 				ref.now += rt
-				ref.exit(re, modelOutcome(o))
-				if err != fuzzOutcomes[o] {
-					t.Fatalf("step %d: Do on %s returned %v, want fn's %v", step, resource, err, fuzzOutcomes[o])
+				got := modelOutcome(o)
+				switch {
+				case cfg.Timeout > 0:
+					got = modelOutlived
+				case b >= 0xe0:
+					got = modelIgnored
+				}
+				ref.exit(re, got)
+				if err != want {
+					t.Fatalf("step %d: Do on %s returned %v, want fn's %v", step, resource, err, want)
 				}
 			} else {
 				checkBlock(t, step, resource, err, block, ref)

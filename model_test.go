@@ -104,6 +104,7 @@ const (
 	modelSuccess modelOutcome = iota
 	modelFailure
 	modelIgnored
+	modelOutlived // ran past the resource's Timeout: failed, and slow, whatever it returned
 )
 
 func newModel(limit int) *model {
@@ -1044,17 +1045,17 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 		*e.inflight--
 	}
 	m.touch(e.dyn) // a call of it completed, also one its breakers let through uncounted: not idle
-	m.heard(e.resource, "ran "+[]string{"Success", "Failure", "Ignore"}[o])
+	m.heard(e.resource, "ran "+[]string{"Success", "Failure", "Ignore", "Failure"}[o])
 	rt := m.now - e.start
 	for _, a := range e.admitted {
 		b := a.b
 		if b.retired || b.epoch != a.epoch {
 			continue
 		}
-		bad := o == modelFailure
+		bad := o == modelFailure || o == modelOutlived
 		ignored := o == modelIgnored
 		if b.rule.Strategy == breaker.SlowRequestRatio {
-			bad = rt > b.rule.MaxAllowedRT
+			bad = rt > b.rule.MaxAllowedRT || o == modelOutlived
 			ignored = ignored && !bad // a canceled call that was already slow is slow
 		}
 		switch b.state {

@@ -52,8 +52,11 @@ func DefaultClassifier(err error) Outcome {
 }
 
 // CountAs marks err to count as o for the one call that returns it, whatever the Manager's
-// Classifier would say; err may be nil. An o that is none of the three counts as Failure. Return it from the function given to Do or Execute,
-// which then return err itself; or give it to Entry.SetError.
+// Classifier would say; err may be nil. An o that is none of the three counts as Failure.
+// Return it from the function given to Do or Execute, which then return err itself; or give it
+// to Entry.SetError. The mark is found through wrapping (fmt.Errorf's %w, errors.Join), as
+// errors.As finds an error, so a helper deep in a call stack may mark its error and its
+// callers wrap it on the way up.
 func CountAs(err error, o Outcome) error { return &countedError{err: err, o: o} }
 
 // countedError is an error marked by CountAs.
@@ -71,7 +74,37 @@ func (e *countedError) Error() string {
 
 func (e *countedError) Unwrap() error { return e.err }
 
-// uncounted removes a CountAs mark.
+// markOf returns the CountAs mark of err, the first in its chain.
+func markOf(err error) (*countedError, bool) { return inChain[*countedError](err) }
+
+// inChain returns the first error of type T in err's chain, depth first, as errors.As finds
+// it (but for As methods), without allocating: errors.As moves its target to the heap, and this
+// runs on every failed call.
+func inChain[T error](err error) (T, bool) {
+	for err != nil {
+		if t, ok := err.(T); ok {
+			return t, true
+		}
+		switch e := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if t, ok := inChain[T](inner); ok {
+					return t, true
+				}
+			}
+			err = nil
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		default:
+			err = nil
+		}
+	}
+	var none T
+	return none, false
+}
+
+// uncounted removes a CountAs mark that err itself is; one that err wraps stays where the
+// caller put it, and shows only the error it marks.
 func uncounted(err error) error {
 	if c, ok := err.(*countedError); ok {
 		return c.err

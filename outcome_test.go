@@ -115,6 +115,56 @@ func TestCountAs(t *testing.T) {
 	assert.ErrorIs(t, breaker.CountAs(errDown, breaker.Success), errDown)
 }
 
+// Given a CountAs mark that callers wrapped on the way up (fmt.Errorf's %w, errors.Join, more
+// than once), then it counts as marked, as errors.As would find it: an ignored bad request or a
+// success does not trip a breaker that opens on one failure, and Do returns the wrapped error
+// as the function did, matching what it wraps.
+func TestCountAsSurvivesWrapping(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     error
+		wantOpen bool
+	}{
+		{"wrapped ignore", fmt.Errorf("wrapped: %w", breaker.CountAs(errDown, breaker.Ignore)), false},
+		{"wrapped success", fmt.Errorf("wrapped: %w", breaker.CountAs(errDown, breaker.Success)), false},
+		{"wrapped twice", fmt.Errorf("outer: %w", fmt.Errorf("inner: %w", breaker.CountAs(errDown, breaker.Ignore))), false},
+		{"joined", errors.Join(errNotFound, breaker.CountAs(errDown, breaker.Ignore)), false},
+		{"wrapped failure of nil", fmt.Errorf("wrapped: %w", breaker.CountAs(nil, breaker.Failure)), true},
+		{"unmarked", fmt.Errorf("wrapped: %w", errDown), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, errorCount(1, 1))
+			err := h.m.Do(t.Context(), "svc", func(context.Context) error { return tt.give })
+			assert.Equal(t, tt.give, err)
+			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
+
+			h2 := newHarness(t, errorCount(1, 1))
+			e, err := h2.m.Enter("svc")
+			require.NoError(t, err)
+			e.SetError(tt.give)
+			e.Exit()
+			assert.Equal(t, tt.wantOpen, h2.state("svc", 0) == breaker.Open)
+		})
+	}
+	assert.ErrorIs(t, fmt.Errorf("wrapped: %w", breaker.CountAs(errDown, breaker.Ignore)), errDown)
+}
+
+// Given a call that fails with a wrapped mark, then reading the mark allocates nothing, and a
+// call that succeeds reads none.
+func TestCountAsFoundWithoutAllocating(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	m := breaker.NewManager()
+	require.NoError(t, m.LoadRules([]breaker.Rule{errorCount(1e6, 1)}))
+	wrapped := fmt.Errorf("wrapped: %w", breaker.CountAs(errDown, breaker.Failure))
+	for _, give := range []error{nil, wrapped} {
+		fn := func(context.Context) error { return give }
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = m.Do(context.Background(), "svc", fn) }), "%v", give)
+	}
+}
+
 // A panicking classifier is logged and the call counts as a failure.
 func TestPanickingClassifier(t *testing.T) {
 	var logs bytes.Buffer

@@ -98,7 +98,7 @@ func (r Retry) Do(ctx context.Context, m *Manager, resource string, fn func(cont
 	}
 	attempt := func(ctx context.Context) error {
 		err := fn(ctx)
-		if _, marked := err.(*countedError); !marked && err != nil && errors.As(err, new(*BlockError)) {
+		if _, marked := markOf(err); !marked && err != nil && errors.As(err, new(*BlockError)) {
 			return CountAs(err, Ignore)
 		}
 		return err

@@ -18,24 +18,8 @@ func RetryAfter(err error, d time.Duration) error {
 
 // RetryAfterOf returns the hint that RetryAfter attached to err or an error it wraps.
 func RetryAfterOf(err error) (time.Duration, bool) {
-	// The chain is walked by hand: errors.As would move its target to the heap, and this runs
-	// on every failed call.
-	for err != nil {
-		switch e := err.(type) {
-		case *retryAfterError:
-			return e.after, true
-		case interface{ Unwrap() []error }:
-			for _, inner := range e.Unwrap() {
-				if d, ok := RetryAfterOf(inner); ok {
-					return d, true
-				}
-			}
-			return 0, false
-		case interface{ Unwrap() error }:
-			err = e.Unwrap()
-		default:
-			return 0, false
-		}
+	if e, ok := inChain[*retryAfterError](err); ok {
+		return e.after, true
 	}
 	return 0, false
 }

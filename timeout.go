@@ -2,13 +2,15 @@ package breaker
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
 // A resource's Timeout is a deadline on the context its calls' functions get (Do, Execute,
-// handles, Entry.WithTimeout). A call cut off at that deadline counts as failed, and
-// as slow for SlowRequestRatio; one that ends at the caller's own, earlier deadline does not.
+// handles, Entry.WithTimeout). A call that runs past that deadline failed, and is slow for
+// SlowRequestRatio, whatever it returned: its caller waited longer than it was promised. The
+// library abandons no call (it starts no goroutine), so a function that ignores its context
+// still returns when it returns, and its result goes to its caller as it is. A call that ends at
+// the caller's own, earlier deadline counts as its error says.
 
 // limit is a context whose deadline the library set from a resource's Timeout.
 type limit struct{ ctx context.Context }
@@ -24,13 +26,17 @@ func withTimeout(parent context.Context, timeout time.Duration) (context.Context
 	return ctx, cancel, &limit{ctx}
 }
 
-// cut reports whether a call that ended with err was cut off at the deadline of l. It is
-// small enough to inline, so a call without a Timeout, or one that succeeded, pays for two
-// comparisons.
-func (l *limit) cut(err error) bool { return l != nil && err != nil && l.reached(err) }
+// outlived reports whether the call ran past the deadline of l: it is over (nil, the caller's
+// own deadline came first, has none).
+func (l *limit) outlived() bool { return l != nil && l.ctx.Err() == context.DeadlineExceeded }
 
-func (l *limit) reached(err error) bool {
-	return l.ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded)
+// ending is endingOf for a call that ran with the limit l: outlived once l's deadline has
+// passed, whatever the call returned and whatever its caller did after.
+func (l *limit) ending(caller context.Context, err error) ending {
+	if l.outlived() {
+		return outlived
+	}
+	return endingOf(caller, err)
 }
 
 // timeoutOf returns the Timeout of a resource's settings, or 0.

@@ -168,17 +168,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// outcome is the error to record for what next returned: nil for a success, an error matching
-// context.Canceled for a call that counts neither way, else the failure.
+// outcome is the error to record for what next returned: nil for a success, the error marked
+// breaker.Ignore for a request its caller canceled (whatever error the transport made of it,
+// and whatever the Manager's Classifier would say), else the failure.
 func (t *transport) outcome(req *http.Request, resp *http.Response, err error) error {
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return err
+			return breaker.CountAs(err, breaker.Ignore)
 		}
-		// The caller canceled with a cause (context.WithCancelCause), which the transport
-		// may return instead of context.Canceled.
+		// The caller canceled, perhaps with a cause (context.WithCancelCause), which the
+		// transport may return instead of context.Canceled.
 		if ctxErr := req.Context().Err(); errors.Is(ctxErr, context.Canceled) {
-			return ctxErr
+			return breaker.CountAs(ctxErr, breaker.Ignore)
 		}
 	}
 	switch {

@@ -380,6 +380,27 @@ func TestTransportCanceled(t *testing.T) {
 	}
 }
 
+// roundTripFunc is a RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// Given a request whose caller cancels it, when the next RoundTripper answers with an error of
+// its own that does not wrap context.Canceled, then the call counts neither way, even under a
+// Classifier that counts every error as a failure.
+func TestTransportCanceledWithAnErrorOfItsOwn(t *testing.T) {
+	errOwn := errors.New("connection torn down")
+	m := breaker.NewManager(breaker.WithClassifier(func(error) breaker.Outcome { return breaker.Failure }))
+	require.NoError(t, m.LoadRules([]breaker.Rule{tripOnFirstFailure("GET api:8080")}))
+	ctx, cancel := context.WithCancel(context.Background())
+	next := roundTripFunc(func(*http.Request) (*http.Response, error) { cancel(); return nil, errOwn })
+	client := &http.Client{Transport: breakerhttp.NewTransport(next, m)}
+	_, _, err := get(ctx, client, "http://api:8080/x")
+	assert.ErrorIs(t, err, errOwn, "the caller gets the error as it was")
+	assert.Equal(t, breaker.Closed, state(t, m, "GET api:8080"))
+	assert.Zero(t, m.Breakers("GET api:8080")[0].Stats().Total)
+}
+
 // expiring is a context whose deadline passes when expire is called, not by the clock: a
 // deadline that passes while the request is in flight, without waiting for it.
 type expiring struct {
