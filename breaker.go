@@ -257,7 +257,10 @@ func (c *circuit) knows(now int64) bool {
 }
 
 // Stats reads the breaker's state and window; see CircuitBreaker.
-func (c *circuit) Stats() Stats {
+func (c *circuit) Stats() Stats { return c.statsAt(c.tl.now()) }
+
+// statsAt is Stats at now.
+func (c *circuit) statsAt(now int64) Stats {
 	p := c.cur.Load()
 	st := Stats{Rule: c.Rule(), State: p.state, Generation: p.gen}
 	switch {
@@ -269,7 +272,6 @@ func (c *circuit) Stats() Stats {
 	case p.state == Open:
 		st.RetryAt = c.tl.timeAt(p.retryAt)
 	case p.window != nil:
-		now := c.tl.now()
 		st.Total, st.Bad = p.window.Sum(p.window.HeadAt(now))
 		if p.ramp != nil && p.ramp.on(now, c.tune.Load()) {
 			st.RampingUp, st.Pacing = !p.ramp.paced, p.ramp.paced

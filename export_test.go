@@ -119,10 +119,8 @@ func (m *Manager) TemplateSettingsResources() []string {
 	return slices.DeleteFunc(slices.Compact(names), func(name string) bool { return m.SettingsOf(name).Template == "" })
 }
 
-// Overrides returns the overrides in force, by resource name. Those whose end has come are
-// removed first, and observers hear them expire.
+// Overrides returns the overrides in force, by resource name; not those whose end has come.
 func (m *Manager) Overrides() []OverrideInfo {
-	m.dropExpired()
 	rs, now := m.rules.Load(), m.now()
 	out := make([]OverrideInfo, 0, len(rs.overrides))
 	for _, o := range rs.overrides {

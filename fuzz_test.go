@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -246,8 +247,16 @@ const (
 	opLeap            // the clock jumps a century ahead or back, within two from the start
 	opLull            // no call for a quiet spell of an hour or more: the clock moves ahead by one
 	opTimeout         // give a resource a Timeout (1ns: every call through Do runs past it), or take it away
+	opOverride        // an operator's override of a resource (Auto, ForceOpen, ForceClosed), or its end
 	opCount
 )
+
+// fuzzOverrides are what opOverride does: an override of a force for a while, or the end of one.
+var fuzzOverrides = []struct {
+	force breaker.Force
+	d     time.Duration // 0: EndOverride
+}{{breaker.Auto, time.Second}, {breaker.ForceOpen, time.Second}, {breaker.ForceClosed, time.Second},
+	{breaker.ForceOpen, 100 * time.Millisecond}, {breaker.ForceClosed, 10 * time.Second}, {0, 0}}
 
 // fuzzLulls are the quiet spells opLull leaves: an hour, a night, and 2^15 and 2^16 buckets of
 // 100 and 250 ms, where a bucket numbered in 16 bits would be taken for an old one.
@@ -280,6 +289,13 @@ var fuzzSeeds = [][]byte{
 		opLull, 3, opDo, 0x01, 0x00, opDo, 0x01, 0x00,
 		opLoad, 11, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x0d, opDo, 0x00, 0x00,
 		opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLull, 2, opDo, 0x00, 0x00, opDo, 0x00, 0x00, opDo, 0x00, 0x01},
+	// Overrides: a ForceClosed on a while it trips (its breakers dry), one on x, a name no rule
+	// has; a ForceOpen on b for 100ms that ends by itself, heard at the next change, which is an
+	// override of c; an Auto on a that a second override replaces, and an end.
+	{0, opOverride, 6, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opDo, 0x00, 0x00,
+		opOverride, 10, opDo, 0x01, 0x00, opAdvance, 0x19, opDo, 0x01, 0x00, opOverride, 14,
+		opOverride, 0, opOverride, 3, opOverride, 15, opNames, opOverride, 8, opDo, 0x02, 0x01,
+		opNames, opLoad, 6, opNames, opDo, 0x02, 0x01, opOverride, 17, opLull, 0, opLoad, 0},
 	// Calls whose callers cancel them as they fail with errors of their own count neither way:
 	// three on a leave a-count (3 failures) CLOSED. With a Timeout, three calls that return nil
 	// past it fail, and are slow: a trips; the Timeout taken away, a recovers on a probe.
@@ -583,6 +599,20 @@ func runStateMachine(t *testing.T, ops []byte) {
 			}
 			ref.loadSettings(next)
 			settings = next
+		case opOverride:
+			a := arg()
+			resource, o := fuzzResource(a), fuzzOverrides[int(a/3)%len(fuzzOverrides)]
+			if o.d == 0 {
+				if got, want := m.EndOverride(resource), ref.endOverride(resource); got != want {
+					t.Fatalf("step %d: EndOverride(%s) is %v, want %v", step, resource, got, want)
+				}
+				break
+			}
+			note := fmt.Sprint("step ", step)
+			if _, err := m.Override(resource, o.force, o.d, note); err != nil {
+				t.Fatalf("step %d: Override: %v", step, err)
+			}
+			ref.override(resource, o.force, o.d, note)
 		case opLull:
 			d := fuzzLulls[int(arg())%len(fuzzLulls)]
 			clock.Advance(d)
@@ -735,7 +765,7 @@ func checkSame(t *testing.T, step int, m *breaker.Manager, events *recorder, ref
 		}
 		if c := got[i]; c.Generation == want.Generation && c.Resource == want.Resource && c.Rule == want.Rule &&
 			c.From == want.From && c.To == want.To && c.Reason == want.Reason && c.Snapshot == want.Snapshot &&
-			c.At.Equal(want.At) && c.DryRun == want.DryRun {
+			c.At.Equal(want.At) && c.DryRun == want.DryRun && c.Note == want.Note {
 			continue
 		}
 		t.Fatalf("step %d: transition %d is %s at %v; want %s at %v", step, i, describe(got[i]), got[i].At,

@@ -28,6 +28,7 @@ type Manager struct {
 	instance   string // this process's name, for the jitter of retry times
 
 	rules     atomic.Pointer[ruleSet]
+	changing  atomic.Uint64    // counts changes begun and ended: odd while apply makes one, for Snapshot
 	tmpl      templateBreakers // the breakers template rules made, and the settings of template settings
 	counts    flightCounts     // calls in flight by name, for MaxConcurrency
 	loadMu    sync.Mutex       // serialises LoadRules
@@ -93,7 +94,7 @@ func (m *Manager) LoadRules(rules []Rule) error { return m.load(rules, true, nil
 // load installs rules when withRules, and the resource settings cfg when withSettings, each
 // after validating both.
 func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool) error {
-	return m.apply(func(old *ruleSet, _ int64) (*ruleSet, []*circuit, error) {
+	return m.apply(change{plan: func(old *ruleSet, _ int64) (*ruleSet, []*circuit, error) {
 		if withRules {
 			if err := m.checkRules(rules); err != nil {
 				return nil, nil, err
@@ -120,7 +121,7 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 		next := m.withSettings(old, set)
 		next.nameBudget = m.nameBudget(used)
 		return next, nil, nil
-	}, nil)
+	}})
 }
 
 // A plan is one change of what a Manager enforces: from old, the rule set in force without the
@@ -129,49 +130,70 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 // cannot. A nil next changes nothing of its own.
 type plan func(old *ruleSet, now int64) (next *ruleSet, dropped []*circuit, err error)
 
-// apply makes the change p, the one place that takes the load lock and stores a rule set:
+// A change is what apply makes: its plan (nil: only the removal of the overrides whose end has
+// come), what observers hear of the change itself beside the breakers it moves (an override's
+// start or end: heard builds it from the next rule set once it is published, under the change,
+// so that its Seq is the change's), and what the logger says of it.
+type change struct {
+	plan   plan
+	heard  func(next *ruleSet, now int64) []StateChange
+	logged func()
+}
+
+// apply makes the change c, the one place that takes the load lock and stores a rule set:
 // loading rules, settings or a document, and setting or ending an override. Under the lock it
-// takes the overrides whose end has come out of the rule set, runs p, publishes the rule set p
-// built, rebinding the template breakers to it, and retires the breakers it dropped. With no
-// lock held it then tells the observers, in this order: of the overrides that ended, of the
-// change itself (done, when not nil: a new override, say), and of the breakers that moved.
-// An error from p changes nothing. A nil p only removes the overrides that ended.
-func (m *Manager) apply(p plan, done func(now int64)) error {
+// takes the overrides whose end has come out of the rule set, runs c's plan, publishes the rule
+// set it built, rebinding the template breakers to it, and retires the breakers it dropped;
+// every StateChange of the change is made there, so that Seq numbers them in the order the
+// change made them and changes in the order they were published: the overrides that ended,
+// the template breakers the new rule set dropped, the change itself, the breakers it retired. With no lock held it then logs them and tells the
+// observers, in that order. An error from the plan changes nothing.
+func (m *Manager) apply(c change) error {
 	m.loadMu.Lock()
 	m.tmpl.mu.Lock() // the counts of calls in flight are given out under it
+	m.changing.Inc() // a read from now on may meet breakers the change has tuned, and entries it rebound
 	cur, now := m.rules.Load(), m.now()
 	old, expired := m.withoutExpired(cur, now)
+	var heard []StateChange
+	for _, o := range expired {
+		heard = append(heard, m.overrideChanges(old, o.Resource, "expired", now)...)
+	}
 	var next *ruleSet
 	var dropped []*circuit
 	var err error
-	if p != nil {
-		next, dropped, err = p(old, now)
+	if c.plan != nil {
+		next, dropped, err = c.plan(old, now)
 	}
 	if next == nil {
 		next = old
 	}
-	var changes []StateChange
 	if err == nil && next != cur {
-		changes = m.publish(next, now) // the template breakers it dropped
-		for _, c := range dropped {
-			if change, report := c.retire(now, RuleChanged); report {
-				changes = append(changes, change)
+		heard = append(heard, m.publish(next, now)...) // the template breakers it dropped
+	}
+	if err == nil && c.heard != nil {
+		heard = append(heard, c.heard(next, now)...) // from the breakers as the change left them
+	}
+	if err == nil && next != cur {
+		for _, b := range dropped {
+			if change, report := b.retire(now, RuleChanged); report {
+				heard = append(heard, change)
 			}
 		}
 	}
+	m.changing.Inc()
 	m.tmpl.mu.Unlock()
 	m.loadMu.Unlock()
 	if err != nil {
 		return err
 	}
 	for _, o := range expired {
-		m.overrideOver(o.Resource, o.Force, "expired", now)
+		m.logger.Info("breaker: override over", "resource", o.Resource, "force", o.Force.String(), "why", "expired")
 	}
-	if done != nil {
-		done(now)
+	if c.logged != nil {
+		c.logged()
 	}
-	for _, c := range changes {
-		m.notify(c)
+	for _, sc := range heard {
+		m.notify(sc)
 	}
 	return nil
 }

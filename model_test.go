@@ -38,6 +38,20 @@ type model struct {
 	settings map[string]breaker.ResourceConfig
 	inflight map[string]*int // calls in flight per resource name with settings, or with calls
 	// in flight since it had them
+	overrides map[string]*modelOverride // operators' overrides, until the change after their end
+}
+
+// modelOverride is an operator's override of a resource's Force, from its start to its end.
+type modelOverride struct {
+	force       breaker.Force
+	from, until time.Duration
+}
+
+// over reports whether o has ended at now: its end has come, or the clock stepped back further
+// than o lasts.
+func (o *modelOverride) over(now time.Duration) bool {
+	ahead, lasts := o.until-now, o.until-o.from
+	return ahead <= 0 || ahead-lasts > lasts
 }
 
 // modelTemplate is the rules of one Resource pattern ending in "*".
@@ -109,7 +123,7 @@ const (
 
 func newModel(limit int) *model {
 	return &model{resources: map[string][]*modelBreaker{}, templated: map[string]*modelTemplateEntry{},
-		inflight: map[string]*int{}, limit: limit}
+		inflight: map[string]*int{}, overrides: map[string]*modelOverride{}, limit: limit}
 }
 
 // breakersOf returns the breakers of resource: its own, or those a template made for it. With
@@ -143,8 +157,18 @@ func (m *model) breakersOf(resource string, call bool) []*modelBreaker {
 }
 
 // settingsOf returns the settings of resource: its own, or else those of the template setting
-// with the longest prefix of it; ok is false when it has neither.
+// with the longest prefix of it, with the Force of an override in force; ok is false when it has
+// none of these.
 func (m *model) settingsOf(resource string) (c breaker.ResourceConfig, ok bool) {
+	c, ok = m.plainSettingsOf(resource)
+	if o := m.overrides[resource]; o != nil && !o.over(m.now) {
+		c.Force, ok = o.force, true
+	}
+	return c, ok
+}
+
+// plainSettingsOf is settingsOf without overrides.
+func (m *model) plainSettingsOf(resource string) (c breaker.ResourceConfig, ok bool) {
 	if c, ok := m.settings[resource]; ok && !strings.HasSuffix(resource, "*") {
 		return c, true
 	}
@@ -161,13 +185,13 @@ func (m *model) settingsOf(resource string) (c breaker.ResourceConfig, ok bool) 
 // setting's: what its entry counts against the limit beside its breakers, for its own count of
 // calls in flight.
 func (m *model) settingsUnit(resource string) int {
-	if m.resources[resource] != nil {
-		return 0
+	if m.resources[resource] != nil || m.overrides[resource] != nil {
+		return 0 // an override, until the change that removes it, is settings of the name's own
 	}
 	if _, own := m.settings[resource]; own {
 		return 0
 	}
-	if _, ok := m.settingsOf(resource); ok {
+	if _, ok := m.plainSettingsOf(resource); ok {
 		return 1
 	}
 	return 0
@@ -290,18 +314,83 @@ func (m *model) retire(b *modelBreaker, reason breaker.Reason) {
 // (without settings of its own) a template setting matches any more goes. A count of calls in
 // flight belongs to the name: it is kept while it is not 0.
 func (m *model) loadSettings(cfg map[string]breaker.ResourceConfig) {
+	m.expire()
 	for name, n := range m.inflight {
 		if *n == 0 {
 			delete(m.inflight, name)
 		}
 	}
 	m.settings = cfg
+	m.rebindSettings()
+}
+
+// rebindSettings drops the template entries that neither a template rule nor (without settings
+// of their own) a template setting matches after a change of settings, then makes room for the
+// units the others take now.
+func (m *model) rebindSettings() {
 	for _, name := range slices.Sorted(maps.Keys(m.templated)) {
 		if m.match(name) == nil && m.settingsUnit(name) == 0 {
 			m.drop(name, breaker.RuleChanged)
 		}
 	}
 	m.makeRoom(0)
+}
+
+// expire removes the overrides whose end has come, as every change does first, reports each,
+// in name order, and reports whether there were any. The change then rebinds the template
+// entries once, for all it changed.
+func (m *model) expire() (any bool) {
+	for _, name := range slices.Sorted(maps.Keys(m.overrides)) {
+		if m.overrides[name].over(m.now) {
+			delete(m.overrides, name)
+			m.overrideHeard(name, "expired")
+			any = true
+		}
+	}
+	return any
+}
+
+// override sets an override of resource to force for d; its start is heard with note.
+func (m *model) override(resource string, force breaker.Force, d time.Duration, note string) {
+	m.expire()
+	m.overrides[resource] = &modelOverride{force: force, from: m.now, until: m.now + d}
+	m.rebindSettings()
+	m.overrideHeard(resource, note)
+}
+
+// endOverride ends the override of resource, and reports whether one was in force. Those that
+// expired go first, which is a change of its own.
+func (m *model) endOverride(resource string) bool {
+	expired := m.expire()
+	ended := m.overrides[resource] != nil
+	delete(m.overrides, resource)
+	if expired || ended { // else nothing changed: nothing is published
+		m.rebindSettings()
+	}
+	if ended {
+		m.overrideHeard(resource, "ended")
+	}
+	return ended
+}
+
+// overrideHeard is what observers hear when an override of resource begins or ends: a change
+// with Reason Override from each of its breakers, in its state, or one with a zero Rule.
+func (m *model) overrideHeard(resource, note string) {
+	breakers := m.breakersOf(resource, false)
+	if len(breakers) == 0 {
+		cfg, _ := m.settingsOf(resource)
+		c := breaker.StateChange{Resource: resource, Reason: breaker.Override, Note: note,
+			At: breakertest.Start.Add(m.now), DryRun: cfg.Force == breaker.ForceClosed}
+		m.changes = append(m.changes, c)
+		m.stream = append(m.stream, "change "+describe(c))
+		return
+	}
+	for _, b := range breakers {
+		c := breaker.StateChange{Resource: resource, Rule: b.rule, From: b.state, To: b.state,
+			Reason: breaker.Override, Note: note, Generation: b.gen, At: breakertest.Start.Add(m.now), DryRun: m.dry(b)}
+		m.changes = append(m.changes, c)
+		m.stream = append(m.stream, "change "+describe(c))
+	}
 }
 
 // dry reports whether b lets through the calls it would reject (ForceClosed, DryRun).
@@ -400,6 +489,7 @@ func pair(old []*modelBreaker, rules []breaker.Rule) []*modelBreaker {
 // window, whatever else changed (the new values apply from the next call); the others are
 // retired.
 func (m *model) load(rules []breaker.Rule) {
+	m.expire()
 	var oldOrder []*modelBreaker
 	seen := map[string]int{}
 	for _, r := range m.rules {
@@ -1125,7 +1215,8 @@ func (m *model) retryAt(b *modelBreaker) time.Duration {
 		buckets = 10
 	}
 	length := interval / buckets
-	return min(m.now-((m.now%length)+length)%length+2*length, b.deadline)
+	now := max(m.now, b.deadline-b.probeFor) // a reading older than the probe is judged as of the probe
+	return min(now-((now%length)+length)%length+2*length, b.deadline)
 }
 
 // retryDue: the retry time has come, or the clock stepped back further than a stale reading
@@ -1288,6 +1379,6 @@ func (m *model) states() string {
 }
 
 func describe(c breaker.StateChange) string {
-	return fmt.Sprintf("%s %q %v->%v %v snapshot=%v gen=%d dry=%v", c.Resource, c.Rule.ID, c.From, c.To,
-		c.Reason, c.Snapshot, c.Generation, c.DryRun)
+	return fmt.Sprintf("%s %q %v->%v %v snapshot=%v gen=%d dry=%v note=%q", c.Resource, c.Rule.ID, c.From, c.To,
+		c.Reason, c.Snapshot, c.Generation, c.DryRun, c.Note)
 }

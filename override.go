@@ -62,7 +62,7 @@ func (m *Manager) Override(resource string, force Force, d time.Duration, note s
 		return OverrideInfo{}, err
 	}
 	var info OverrideInfo
-	err := m.apply(func(old *ruleSet, now int64) (*ruleSet, []*circuit, error) {
+	err := m.apply(change{plan: func(old *ruleSet, now int64) (*ruleSet, []*circuit, error) {
 		if _, replaced := old.overrides[resource]; !replaced && len(old.overrides) >= maxOverrides {
 			return nil, nil, invalidOverride(resource, "Resource",
 				fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", maxOverrides))
@@ -77,11 +77,12 @@ func (m *Manager) Override(resource string, force Force, d time.Duration, note s
 		}
 		overrides[o.Resource] = o
 		return m.withOverrides(old, overrides), nil, nil
-	}, func(now int64) {
+	}, heard: func(next *ruleSet, now int64) []StateChange {
+		return m.overrideChanges(next, resource, note, now)
+	}, logged: func() {
 		m.logger.Info("breaker: override", "resource", resource, "force", force.String(), "until", info.Until,
 			"note", note)
-		m.tellOverride(resource, note, now)
-	})
+	}})
 	return info, err
 }
 
@@ -90,32 +91,24 @@ func (m *Manager) Override(resource string, force Force, d time.Duration, note s
 // before); the Manager's logger logs it.
 func (m *Manager) EndOverride(resource string) bool {
 	var ended *override
-	m.apply(func(old *ruleSet, _ int64) (*ruleSet, []*circuit, error) {
+	m.apply(change{plan: func(old *ruleSet, _ int64) (*ruleSet, []*circuit, error) {
 		if ended = old.overrides[resource]; ended == nil {
 			return nil, nil, nil // none in force: one that had expired is told as such
 		}
 		overrides := maps.Clone(old.overrides)
 		delete(overrides, resource)
 		return m.withOverrides(old, overrides), nil, nil
-	}, func(now int64) {
+	}, heard: func(next *ruleSet, now int64) []StateChange {
+		if ended == nil {
+			return nil
+		}
+		return m.overrideChanges(next, resource, "ended", now)
+	}, logged: func() {
 		if ended != nil {
-			m.overrideOver(resource, ended.Force, "ended", now)
+			m.logger.Info("breaker: override over", "resource", resource, "force", ended.Force.String(), "why", "ended")
 		}
-	})
+	}})
 	return ended != nil
-}
-
-// dropExpired removes the overrides whose end has come, if there are any: a read of the
-// overrides does, as every change does (apply); the calls to their resources already go by the
-// settings under them.
-func (m *Manager) dropExpired() {
-	rs, now := m.rules.Load(), m.now()
-	for _, o := range rs.overrides {
-		if o.over(now) {
-			m.apply(nil, nil)
-			return
-		}
-	}
 }
 
 // invalidOverride is the error of an override Manager.Override refuses.
@@ -148,13 +141,6 @@ func (m *Manager) checkOverride(resource string, force Force, d time.Duration, n
 			len(resource), m.maxName))
 	}
 	return nil
-}
-
-// overrideOver logs and tells the observers that the override of resource, which forced it to
-// force, is over at now, for why ("ended" or "expired").
-func (m *Manager) overrideOver(resource string, force Force, why string, now int64) {
-	m.logger.Info("breaker: override over", "resource", resource, "force", force.String(), "why", why)
-	m.tellOverride(resource, why, now)
 }
 
 // withoutExpired returns rs without the overrides whose end has come at now, and those, by
@@ -206,26 +192,28 @@ func (m *Manager) applyOverrides(rs *ruleSet, overrides map[string]*override) {
 	}
 }
 
-// tellOverride tells the observers that the override of resource began or ended at now: one
-// StateChange with Reason Override from each of its breakers, in its state, or one with a zero
-// Rule for a resource without rules.
-func (m *Manager) tellOverride(resource, note string, now int64) {
+// overrideChanges are what observers hear when the override of resource begins or ends at now
+// (note: the operator's, or "ended" or "expired"), under the rule set rs: one StateChange with
+// Reason Override from each of its breakers, in its state, or one with a zero Rule for a
+// resource without rules. It requires loadMu and the template breakers' mu held: the Seq it
+// gives each is the change's.
+func (m *Manager) overrideChanges(rs *ruleSet, resource, note string, now int64) []StateChange {
 	at := m.timeAt(now)
-	res := m.existing(resource)
-	if res == nil {
-		m.notify(StateChange{Resource: resource, Reason: Override, Note: note, At: at, Seq: m.seq.Inc(),
-			DryRun: m.forcedClosed(resource, now)})
-		return
+	res := rs.resources[resource]
+	if res == nil || res.breakers == nil {
+		if e := m.tmpl.find(resource); e != nil {
+			res = e.res.Load()
+		}
 	}
+	if res == nil || len(res.breakers) == 0 {
+		return []StateChange{{Resource: resource, Reason: Override, Note: note, At: at, Seq: m.seq.Inc(),
+			DryRun: rs.forceOf(resource, now) == ForceClosed}}
+	}
+	changes := make([]StateChange, 0, len(res.breakers))
 	for _, c := range res.breakers {
 		p := c.cur.Load()
-		m.notify(StateChange{Resource: resource, Rule: c.Rule(), From: p.state, To: p.state, Reason: Override,
-			Note: note, At: at, Generation: p.gen, Seq: m.seq.Inc(), DryRun: c.dry(now)})
+		changes = append(changes, StateChange{Resource: resource, Rule: c.Rule(), From: p.state, To: p.state,
+			Reason: Override, Note: note, At: at, Generation: p.gen, Seq: m.seq.Inc(), DryRun: c.dry(now)})
 	}
-}
-
-// forcedClosed reports whether the settings of resource force it closed at now.
-func (m *Manager) forcedClosed(resource string, now int64) bool {
-	res := m.rules.Load().resources[resource]
-	return res != nil && res.set.at(now).forcedClosed()
+	return changes
 }

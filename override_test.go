@@ -2,9 +2,11 @@ package breaker_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,7 +45,7 @@ func overrideNotes(t *testing.T, r *recorder) []string {
 }
 
 // An override forces a resource until its end, which the first call after it finds; observers
-// hear it begin and end, with the operator's note.
+// hear it begin, with the operator's note, and expire at the next change.
 func TestOverrideForcesUntilItEnds(t *testing.T) {
 	h := newOverrideHarness(t, 100, errorCount(1, 1))
 	o, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "deploy of the ledger, INC-42")
@@ -60,7 +62,11 @@ func TestOverrideForcesUntilItEnds(t *testing.T) {
 	assert.NoError(t, h.m.Do(context.Background(), "svc", succeed), "at its end, the call passes")
 	assert.Equal(t, breaker.Closed, h.state("svc", 0), "the breaker counted nothing while forced open")
 
-	assert.Equal(t, []string{`svc "svc" deploy of the ledger, INC-42`, `svc "svc" expired`}, overrideNotes(t, h.events))
+	assert.Equal(t, []string{`svc "svc" deploy of the ledger, INC-42`}, overrideNotes(t, h.events),
+		"calls and reads publish nothing")
+	require.NoError(t, h.m.LoadResources(nil))
+	assert.Equal(t, []string{`svc "svc" deploy of the ledger, INC-42`, `svc "svc" expired`}, overrideNotes(t, h.events),
+		"the next change ends it")
 }
 
 // An override survives reloads of rules and settings until its end, and wins over the
@@ -175,9 +181,9 @@ func TestOverrideBound(t *testing.T) {
 	assert.Len(t, m.Overrides(), breaker.MaxOverrides)
 }
 
-// Overrides whose end has come, though no call to their resources came, are removed by the next
-// read of the overrides, which observers hear, count toward no bound, and ending one says it was
-// no longer in force.
+// Overrides whose end has come, though no call to their resources came, are left out by reads
+// and removed by the next change, which observers hear; they count toward no bound, and ending
+// one says it was no longer in force.
 func TestOverridesThatExpiredUncalled(t *testing.T) {
 	h := newOverrideHarness(t, 100)
 	for i := range breaker.MaxOverrides {
@@ -186,11 +192,12 @@ func TestOverridesThatExpiredUncalled(t *testing.T) {
 	}
 	h.clock.Advance(time.Minute)
 	h.events.reset()
-	assert.Empty(t, h.m.Overrides(), "a read removes those whose end has come")
-	notes := overrideNotes(t, h.events)
-	assert.Len(t, notes, breaker.MaxOverrides, "observers hear each expire")
-	assert.Equal(t, `r0 "" expired`, notes[0])
+	assert.Empty(t, h.m.Overrides(), "a read leaves out those whose end has come")
+	assert.Empty(t, overrideNotes(t, h.events), "and tells no one")
 	assert.False(t, h.m.EndOverride("r0"), "its end had come")
+	notes := overrideNotes(t, h.events)
+	assert.Len(t, notes, breaker.MaxOverrides, "the change removed them, and observers hear each expire")
+	assert.Equal(t, `r0 "" expired`, notes[0])
 	h.events.reset()
 	_, err := h.m.Override("new", breaker.ForceOpen, time.Minute, "")
 	require.NoError(t, err, "the expired ones made room")
@@ -281,10 +288,10 @@ func TestOverridesAndReloadsConcurrently(t *testing.T) {
 }
 
 // A call past an override's end goes by the settings under it, and changes nothing itself: no
-// rule set is published from the call path, so observers hear the override expire only at the
-// next read or change. An expired ForceOpen rejects nothing; an expired ForceClosed no longer
-// makes the breakers dry: a tripped one rejects.
-func TestExpiredOverrideIsIgnoredByCallsAndRemovedByTheNextRead(t *testing.T) {
+// rule set is published from the call path or by a read, so observers hear the override expire
+// only at the next change. An expired ForceOpen rejects nothing; an expired ForceClosed no
+// longer makes the breakers dry: a tripped one rejects.
+func TestExpiredOverrideIsIgnoredByCallsAndReadsAndRemovedByTheNextChange(t *testing.T) {
 	other := errorCount(1, 1)
 	other.Resource = "other"
 	h := newOverrideHarness(t, 100, errorCount(1, 1), other)
@@ -303,5 +310,55 @@ func TestExpiredOverrideIsIgnoredByCallsAndRemovedByTheNextRead(t *testing.T) {
 
 	snap := h.m.Snapshot()
 	assert.Nil(t, snap.Resource("other").Override)
-	assert.Len(t, overrideNotes(t, h.events), 2, "the read removed both, and observers heard it")
+	assert.Empty(t, overrideNotes(t, h.events), "a read published nothing")
+	h.m.EndOverride("third") // a change, of another resource
+	assert.Len(t, overrideNotes(t, h.events), 2, "the change removed both, and observers heard it")
+}
+
+// Given a resource with two breakers, when an observer that hears the first override set sets
+// another (as an operator's tool that reacts to a change may), then every StateChange of each
+// override has the Seq of its change: replayed by Seq, the first override's changes come before
+// the second's, and the second is the one in force, as it is.
+func TestOverrideSeqIsGivenWhenTheChangeIsMade(t *testing.T) {
+	second := errorCount(2, 2)
+	second.ID = "second rule"
+	h := newOverrideHarness(t, 100, errorCount(1, 1), second)
+	reacted := false
+	h.m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
+		if c.Reason == breaker.Override && c.Note == "first" && !reacted {
+			reacted = true
+			_, err := h.m.Override("svc", breaker.ForceClosed, time.Minute, "second")
+			require.NoError(t, err)
+		}
+	}))
+	_, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "first")
+	require.NoError(t, err)
+
+	heard := h.events.all()
+	require.Len(t, heard, 4)
+	slices.SortFunc(heard, func(a, b breaker.StateChange) int { return cmp.Compare(a.Seq, b.Seq) })
+	var notes []string
+	for _, c := range heard {
+		notes = append(notes, c.Note)
+	}
+	assert.Equal(t, []string{"first", "first", "second", "second"}, notes, "by Seq")
+	assert.Equal(t, breaker.ForceClosed, h.m.Overrides()[0].Force, "the last by Seq is in force")
+}
+
+// Given an override whose end has come, when a reload drops a breaker that is OPEN, then the
+// override's expiry has the smaller Seq: observers hear, and replay, the change in the order it
+// made them.
+func TestExpiryAndDropOfOneChangeAreNumberedInOrder(t *testing.T) {
+	h := newOverrideHarness(t, 100, errorCount(1, 1))
+	_, err := h.m.Override("other", breaker.ForceOpen, time.Minute, "")
+	require.NoError(t, err)
+	h.completeN("svc", 1, errDown)
+	h.clock.Advance(time.Minute)
+	h.events.reset()
+	require.NoError(t, h.m.LoadRules(nil))
+	heard := h.events.all()
+	require.Len(t, heard, 2)
+	assert.Equal(t, breaker.Override, heard[0].Reason)
+	assert.Equal(t, breaker.RuleChanged, heard[1].Reason)
+	assert.Less(t, heard[0].Seq, heard[1].Seq)
 }

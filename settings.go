@@ -78,6 +78,20 @@ func (s *settings) at(now int64) *settings {
 	return s
 }
 
+// forceOf returns the Force that applies to calls to name under rs at now: its settings' (with
+// an override in force), or else a template setting's.
+func (rs *ruleSet) forceOf(name string, now int64) Force {
+	if res := rs.resources[name]; res != nil && res.set != nil {
+		if s := res.set.at(now); s != nil {
+			return s.Force
+		}
+	}
+	if t := rs.matchSettings(name); t != nil {
+		return t.cfg.Force
+	}
+	return Auto
+}
+
 // force tells the breakers of a resource with the settings s how s forces them.
 func (s *settings) force(breakers []*circuit) {
 	plain, o := s, (*override)(nil)

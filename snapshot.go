@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -49,20 +50,40 @@ type ResourceStatus struct {
 	InFlight int64
 }
 
-// Snapshot reads everything the Manager holds, at one rule set; see Snapshot. Overrides whose
-// end has come are removed first, and observers hear them expire. It allocates in proportion to
-// the resources it lists.
+// Snapshot reads everything the Manager holds, at one rule set; see Snapshot. It is only a
+// read: it reads the clock once, takes no lock that a call, a reload or an override takes, and
+// changes nothing (an override whose end has come is left out, and the next change removes
+// it). A read that meets a change being made reads again once it is made. It allocates in
+// proportion to the resources it lists.
 func (m *Manager) Snapshot() Snapshot {
-	m.dropExpired()
-	m.tmpl.mu.Lock() // rule sets are published under it: the template entries agree with rs
-	defer m.tmpl.mu.Unlock()
-	rs, now := m.rules.Load(), m.now()
-	snap := Snapshot{At: m.timeAt(now), Rules: slices.Clone(rs.rules), Settings: rs.configs(), Templates: m.templateStats(rs)}
+	now := m.now()
+	for {
+		if snap, ok := m.snapshotAt(now); ok {
+			return snap
+		}
+		runtime.Gosched() // a change was being made: read again once it is
+	}
+}
+
+// snapshotAt is Snapshot at now; false when a change was being made while it read, which may
+// have tuned breakers or rebound template entries for a rule set not yet published.
+func (m *Manager) snapshotAt(now int64) (Snapshot, bool) {
+	begun := m.changing.Load()
+	if begun%2 == 1 {
+		return Snapshot{}, false
+	}
+	rs := m.rules.Load()
 	entries := map[string]*resource{} // what templates made, by name
-	m.tmpl.each(func(e *templateEntry) { entries[e.name] = e.res.Load() })
+	m.tmpl.entries.Range(func(_, v any) bool {
+		if e := v.(*templateEntry); !e.dropped.Load() {
+			entries[e.name] = e.res.Load()
+		}
+		return true
+	})
+	snap := Snapshot{At: m.timeAt(now), Rules: slices.Clone(rs.rules), Settings: rs.configs(), Templates: m.templateStats(rs)}
 	for name, res := range rs.resources {
 		if entries[name] == nil || len(res.breakers) > 0 { // else its entry, below, has its breakers too
-			snap.Resources = append(snap.Resources, m.statusOf(rs, name, res, "", now))
+			snap.Resources = append(snap.Resources, statusOf(rs, name, res, "", now))
 		}
 	}
 	for name, res := range entries {
@@ -73,20 +94,21 @@ func (m *Manager) Snapshot() Snapshot {
 		if t := rs.match(name); t != nil && len(res.breakers) > 0 {
 			template = t.prefix + "*"
 		}
-		snap.Resources = append(snap.Resources, m.statusOf(rs, name, res, template, now))
+		snap.Resources = append(snap.Resources, statusOf(rs, name, res, template, now))
 	}
 	slices.SortFunc(snap.Resources, func(a, b ResourceStatus) int { return strings.Compare(a.Name, b.Name) })
-	return snap
+	return snap, m.changing.Load() == begun
 }
 
 // statusOf reads the resource name, whose breakers and settings under rs are res, at now.
-func (m *Manager) statusOf(rs *ruleSet, name string, res *resource, template string, now int64) ResourceStatus {
+func statusOf(rs *ruleSet, name string, res *resource, template string, now int64) ResourceStatus {
 	st := ResourceStatus{Name: name, Template: template}
 	for _, c := range res.breakers {
-		st.Breakers = append(st.Breakers, c.Stats())
+		st.Breakers = append(st.Breakers, c.statsAt(now))
 	}
 	if s := res.set.at(now); s != nil {
 		st.Settings = s.ResourceConfig
+		st.InFlight = s.inflight.Load()
 	}
 	switch {
 	case rs.settings[name] != nil:
@@ -97,9 +119,6 @@ func (m *Manager) statusOf(rs *ruleSet, name string, res *resource, template str
 	if o := rs.overrides[name]; o != nil && !o.over(now) {
 		info := o.OverrideInfo
 		st.Override = &info
-	}
-	if n := m.counts.get(name); n != nil {
-		st.InFlight = n.Load()
 	}
 	return st
 }

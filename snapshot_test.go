@@ -2,7 +2,10 @@ package breaker_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakertest"
 )
 
 // A Snapshot lists every resource the Manager holds something for, by name, each with its
@@ -84,9 +88,10 @@ func TestSnapshotListsWhatAppliesToEachResource(t *testing.T) {
 	assert.Equal(t, breaker.ForceClosed, only.Settings.Force)
 }
 
-// A Snapshot removes the overrides whose end has come, and observers hear them expire; the
+// A Snapshot leaves out the overrides whose end has come and changes nothing: observers hear
+// nothing from a read. The next change removes them, and observers hear them expire then. The
 // calls to their resource already went by the settings under them.
-func TestSnapshotRemovesExpiredOverrides(t *testing.T) {
+func TestSnapshotSkipsExpiredOverrides(t *testing.T) {
 	h := newOverrideHarness(t, 100, errorCount(1, 1))
 	_, err := h.m.Override("svc", breaker.ForceOpen, time.Minute, "")
 	require.NoError(t, err)
@@ -96,6 +101,9 @@ func TestSnapshotRemovesExpiredOverrides(t *testing.T) {
 	snap := h.m.Snapshot()
 	require.Len(t, snap.Resources, 1)
 	assert.Nil(t, snap.Resources[0].Override)
+	assert.Equal(t, breaker.Auto, snap.Resources[0].Settings.Force)
+	assert.Empty(t, h.events.all(), "a read tells no one")
+	require.NoError(t, h.m.LoadResources(nil))
 	assert.Equal(t, []string{`svc "svc" expired`}, overrideNotes(t, h.events))
 }
 
@@ -140,4 +148,67 @@ func TestSnapshotUnderConcurrency(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// gateClock is a fake clock that counts its readings and, once armed, holds the next reading
+// until it is let go, telling when it has begun.
+type gateClock struct {
+	*breakertest.Clock
+	reads   atomic.Int64
+	mu      sync.Mutex
+	arm     chan struct{} // closed to let the held reading go; nil: not armed
+	holding chan struct{} // closed once a reading is held
+}
+
+func (c *gateClock) Now() time.Time {
+	c.reads.Add(1)
+	c.mu.Lock()
+	release, holding := c.arm, c.holding
+	c.arm = nil
+	c.mu.Unlock()
+	if release != nil {
+		close(holding)
+		<-release
+	}
+	return c.Clock.Now()
+}
+
+// hold arms the clock: the next reading waits for the returned release. held is closed once it
+// waits.
+func (c *gateClock) hold() (release func(), held <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.arm, c.holding = make(chan struct{}), make(chan struct{})
+	arm := c.arm
+	return func() { close(arm) }, c.holding
+}
+
+// Given a Manager with named and template breakers, then a Snapshot reads the user's Clock once
+// (not once a breaker), and takes no lock while it does: with the Snapshot held in its reading,
+// a template name's first call, a reload and an override go through.
+func TestSnapshotReadsTheClockOnceAndHoldsNoLock(t *testing.T) {
+	clock := &gateClock{Clock: breakertest.NewClock()}
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithLogger(slog.New(slog.DiscardHandler)))
+	tmpl := errorCount(1, 1)
+	tmpl.Resource = "t-*"
+	rules := []breaker.Rule{errorCount(1, 1), slowRatio(1, 1), tmpl}
+	require.NoError(t, m.LoadRules(rules))
+	for i := range 50 {
+		require.NoError(t, m.Do(context.Background(), fmt.Sprintf("t-%d", i), succeed))
+	}
+	before := clock.reads.Load()
+	snap := m.Snapshot()
+	assert.Equal(t, int64(1), clock.reads.Load()-before, "one reading for %d resources", len(snap.Resources))
+
+	release, held := clock.hold()
+	done := make(chan breaker.Snapshot)
+	go func() { done <- m.Snapshot() }()
+	<-held
+	require.NoError(t, m.Do(context.Background(), "t-new", succeed), "a template name's first call")
+	require.NoError(t, m.LoadRules(rules), "a reload")
+	_, err := m.Override("svc", breaker.ForceClosed, time.Minute, "")
+	require.NoError(t, err, "an override")
+	release()
+	snap = <-done
+	assert.Len(t, snap.Resources, 52)
 }

@@ -27,14 +27,10 @@ type TemplateStats struct {
 }
 
 // TemplateStats returns how many template breakers the Manager holds, and how many it dropped.
-func (m *Manager) TemplateStats() TemplateStats {
-	m.tmpl.mu.Lock()
-	defer m.tmpl.mu.Unlock()
-	// publish installs rule sets under mu, so the templates agree with the counts.
-	return m.templateStats(m.rules.Load())
-}
+// It takes no lock: counts that change while it reads may be read a change apart.
+func (m *Manager) TemplateStats() TemplateStats { return m.templateStats(m.rules.Load()) }
 
-// templateStats is TemplateStats for the rule set rs. It requires mu held.
+// templateStats is TemplateStats for the rule set rs.
 func (m *Manager) templateStats(rs *ruleSet) TemplateStats {
 	return TemplateStats{Templates: len(rs.templates.all), Resources: int(m.tmpl.names.Load()),
 		Breakers: int(m.tmpl.count.Load()), Settings: int(m.tmpl.settings.Load()), Limit: m.tmpl.limit,
@@ -42,12 +38,15 @@ func (m *Manager) templateStats(rs *ruleSet) TemplateStats {
 }
 
 // TemplateResources returns, sorted, the names of the resources that have breakers made from a
-// template now. Breakers(name) returns them.
+// template now. Breakers(name) returns them. It takes no lock.
 func (m *Manager) TemplateResources() []string {
-	m.tmpl.mu.Lock()
-	defer m.tmpl.mu.Unlock()
 	var names []string
-	m.tmpl.each(func(d *templateEntry) { names = append(names, d.name) })
+	m.tmpl.entries.Range(func(_, e any) bool {
+		if !e.(*templateEntry).dropped.Load() {
+			names = append(names, e.(*templateEntry).name)
+		}
+		return true
+	})
 	slices.Sort(names)
 	return names
 }
