@@ -195,6 +195,7 @@ type tuning struct {
 	fastRatio    float64 // the ratio they trip at
 	rampUp       int64   // Rule.RampUp
 	pace         bool    // Rule.Pace
+	procs        int     // the processors its counters are striped for: GOMAXPROCS when the rules were loaded, which the memory budget counted
 }
 
 // verdict is the first half of admission.
@@ -206,21 +207,21 @@ const (
 	rejected
 )
 
-// init makes c a CLOSED breaker for r with an empty window.
-func (c *circuit) init(tl *timeline, notify func(StateChange), instance string, r *Rule, name string) {
+// init makes c a CLOSED breaker for r with an empty window, its counters striped for procs.
+func (c *circuit) init(tl *timeline, notify func(StateChange), instance string, r *Rule, name string, procs int) {
 	c.tl, c.notify, c.instance = tl, notify, instance
 	c.name = name
 	c.strategy = r.Strategy
 	c.interval = r.statInterval()
 	c.buckets = r.bucketCount()
 	c.statCalls = r.StatCalls
-	c.tune.Store(newTuning(c.instance, r))
+	c.tune.Store(newTuning(c.instance, r, procs))
 	c.setDry(dryRule, r.DryRun)
 	c.cur.Store(c.closedPeriod(0, 0))
 }
 
-// newTuning reads what a breaker needs of r.
-func newTuning(instance string, r *Rule) *tuning {
+// newTuning reads what a breaker needs of r, loaded for procs processors.
+func newTuning(instance string, r *Rule, procs int) *tuning {
 	t := &tuning{
 		rule:         r,
 		threshold:    r.Threshold,
@@ -232,7 +233,7 @@ func newTuning(instance string, r *Rule) *tuning {
 		probeTimeout: int64(r.probeTimeout()),
 	}
 	t.maxRetry = max(int64(r.MaxRetryTimeout), t.retryTimeout)
-	t.rampUp, t.pace = int64(r.RampUp), r.Pace
+	t.rampUp, t.pace, t.procs = int64(r.RampUp), r.Pace, procs
 	if r.FastBuckets > 0 {
 		t.fastSpan = int64(r.FastBuckets) * (int64(r.statInterval()) / int64(r.bucketCount()))
 		t.fastRatio = r.fastThreshold()
@@ -770,10 +771,11 @@ func (c *circuit) force(forced bool, o *override) {
 
 // reload points a kept breaker at its rule as reloaded, r, whose window has the same shape:
 // it may differ by its ID, a default spelled out, or the values a tuning holds, which apply
-// from the next call. The breaker keeps its period, so observers hear nothing; a period that
-// rejects calls gets an error that names the new rule.
-func (c *circuit) reload(r *Rule) {
-	t := newTuning(c.instance, r)
+// from the next call; the counters it makes from then on are striped for procs. The breaker
+// keeps its period, so observers hear nothing; a period that rejects calls gets an error that
+// names the new rule.
+func (c *circuit) reload(r *Rule, procs int) {
+	t := newTuning(c.instance, r, procs)
 	old := c.tune.Swap(t)
 	c.setDry(dryRule, r.DryRun)
 	if *old.rule == *r {

@@ -27,15 +27,15 @@ func bigRules(n int) []breaker.Rule {
 }
 
 // The budget is a true bound: what 2,000 breakers of 1,000 buckets really take stays within
-// what the budget counts for them (their names by length), so a budget of exactly that
-// admits them and one byte less refuses the last.
+// what the budget counts for them (their names by length, their resources' entries), so a
+// budget of exactly that admits them and one byte less refuses the last.
 func TestMemoryBudgetBoundsTheHeap(t *testing.T) {
 	const n = 2000
 	rules := bigRules(n)
 	perRule := breaker.BreakerMemory(rules[0])
 	var counted int64
 	for _, r := range rules {
-		counted += perRule + int64(len(r.Resource))
+		counted += perRule + int64(len(r.Resource)) + breaker.ResourceBytes
 	}
 	before := heapInUse()
 	m := breaker.NewManager(breaker.WithMemoryBudget(counted))
@@ -186,4 +186,74 @@ func TestStatCallsInTheBudget(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	assert.Contains(t, re.Reason, "memory budget")
 	require.NoError(t, m.LoadRules(rules[:20]))
+}
+
+// leastBudget returns the least memory budget under which load succeeds, by bisection.
+func leastBudget(t *testing.T, load func(budget int64) error) int64 {
+	t.Helper()
+	lo, hi := int64(1), int64(1)<<32
+	require.NoError(t, load(hi))
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if load(mid) == nil {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// Given rules loaded at GOMAXPROCS 1 under the least budget that takes them, when GOMAXPROCS
+// rises to 8 (as Go's container-aware GOMAXPROCS does when a CPU limit is raised), then the
+// breakers made afterwards, by a template for 4,000 new names or by a Reset of 4,000 named
+// rules, take no more than the budget: their counters keep the stripes it counted.
+func TestMemoryBudgetHoldsWhenGOMAXPROCSRises(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8)) // the runtime's own structures for 8 processors, made before the measure
+	runtime.GOMAXPROCS(1)
+	const n = 4000
+	t.Run("template names", func(t *testing.T) {
+		runtime.GOMAXPROCS(1)
+		rule := breaker.Rule{Resource: "t-*", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second}
+		names := int64(n * len("t-0000"))
+		budget := names + leastBudget(t, func(budget int64) error {
+			return breaker.NewManager(breaker.WithMemoryBudget(budget), breaker.WithMaxTemplateBreakers(n)).
+				LoadRules([]breaker.Rule{rule})
+		})
+		before := heapInUse()
+		m := breaker.NewManager(breaker.WithMemoryBudget(budget), breaker.WithMaxTemplateBreakers(n))
+		require.NoError(t, m.LoadRules([]breaker.Rule{rule}))
+		runtime.GOMAXPROCS(8)
+		for i := range n {
+			require.NoError(t, m.Do(context.Background(), fmt.Sprintf("t-%04d", i), succeed))
+		}
+		require.Equal(t, n, m.TemplateStats().Resources)
+		used := int64(heapInUse() - before)
+		t.Logf("%d bytes held for %d template names under a budget of %d", used, n, budget)
+		assert.LessOrEqual(t, used, budget)
+		runtime.KeepAlive(m)
+	})
+	t.Run("reset named rules", func(t *testing.T) {
+		runtime.GOMAXPROCS(1)
+		rules := make([]breaker.Rule, n)
+		for i := range rules {
+			rules[i] = breaker.Rule{Resource: fmt.Sprintf("r-%04d", i), Strategy: breaker.ErrorRatio, Threshold: 0.5,
+				RetryTimeout: time.Second}
+		}
+		budget := leastBudget(t, func(budget int64) error {
+			return breaker.NewManager(breaker.WithMemoryBudget(budget)).LoadRules(rules)
+		})
+		before := heapInUse()
+		m := breaker.NewManager(breaker.WithMemoryBudget(budget))
+		require.NoError(t, m.LoadRules(rules))
+		runtime.GOMAXPROCS(8)
+		for _, r := range rules {
+			m.Reset(r.Resource)
+		}
+		used := int64(heapInUse() - before)
+		t.Logf("%d bytes held for %d named rules reset under a budget of %d", used, n, budget)
+		assert.LessOrEqual(t, used, budget)
+		runtime.KeepAlive(m)
+		runtime.KeepAlive(rules)
+	})
 }

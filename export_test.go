@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -36,9 +37,13 @@ func (r *Rival) Complete(b CircuitBreaker, err error) {
 	b.OnRequestComplete(&r.t)
 }
 
-// BreakerMemory is what the memory budget counts for the breaker of r, its counters' stripes
-// included.
-func BreakerMemory(r Rule) int64 { return r.breakerMemory() }
+// BreakerMemory is what the memory budget counts for the breaker of r loaded now, its counters'
+// stripes included.
+func BreakerMemory(r Rule) int64 { return r.breakerMemory(runtime.GOMAXPROCS(0)) }
+
+// ResourceBytes is what the memory budget counts for a named resource with rules beside its
+// breakers and its name.
+const ResourceBytes = resourceBytes
 
 // WithStripes makes the breakers' counters have stripes stripes, written from the first call
 // rather than once calls contend for them, and has pick choose the stripe each call writes, for

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -47,6 +48,7 @@ type ruleSet struct {
 	settingTemplates settingTemplates
 	overrides        map[string]*override // operators' overrides, by resource name
 	nameBudget       int64                // what the memory budget leaves for template resources' names
+	procs            int                  // GOMAXPROCS when its rules were loaded: its breakers' counters are striped for it, as the budget counted
 	hasTemplates     bool                 // template rules or settings: find looks further than the index
 }
 
@@ -68,7 +70,7 @@ func NewManager(opts ...Option) *Manager {
 		o.apply(m)
 	}
 	m.startClock()
-	m.rules.Store(&ruleSet{})
+	m.rules.Store(&ruleSet{procs: runtime.GOMAXPROCS(0)})
 	return m
 }
 
@@ -105,7 +107,11 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 				return nil, nil, err
 			}
 		}
-		used, err := m.checkBudget(old, rules, withRules, cfg, withSettings)
+		procs := old.procs // a change of settings keeps the breakers, striped as they were counted
+		if withRules {
+			procs = runtime.GOMAXPROCS(0)
+		}
+		used, err := m.checkBudget(old, rules, withRules, cfg, withSettings, procs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -115,7 +121,7 @@ func (m *Manager) load(rules []Rule, withRules bool, cfg map[string]ResourceConf
 			set.named, set.templates = newSettings(named, &m.counts), templates
 		}
 		if withRules {
-			next, dropped := m.installRules(old, rules, set, m.nameBudget(used))
+			next, dropped := m.installRules(old, rules, set, m.nameBudget(used), procs)
 			return next, dropped, nil
 		}
 		next := m.withSettings(old, set)
@@ -237,10 +243,11 @@ func (m *Manager) checkName(name string) *RuleError {
 }
 
 // installRules builds the rule set of rules, valid, with settings, keeping the breakers of rules
-// whose window keeps its shape (see pairRules), and returns it with the breakers of old it
-// drops, in the order of the old rules. It requires loadMu held.
-func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, nameBudget int64) (*ruleSet, []*circuit) {
-	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource), nameBudget: nameBudget}
+// whose window keeps its shape (see pairRules), their counters striped for procs, and returns it
+// with the breakers of old it drops, in the order of the old rules. It requires loadMu held.
+func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, nameBudget int64, procs int) (*ruleSet, []*circuit) {
+	next := &ruleSet{rules: slices.Clone(rules), resources: make(map[string]*resource), nameBudget: nameBudget,
+		procs: procs}
 	var names []string
 	byName := map[string][]*Rule{}
 	for i := range next.rules {
@@ -262,11 +269,11 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, name
 			r := byName[name][j]
 			if k >= 0 {
 				c := prev.breakers[k]
-				c.reload(r)
+				c.reload(r, procs)
 				kept[c] = true
 				res.breakers, res.public = append(res.breakers, c), append(res.public, prev.public[k])
 			} else {
-				c, public := m.newBreaker(r, name)
+				c, public := m.newBreaker(r, name, procs)
 				res.breakers, res.public = append(res.breakers, c), append(res.public, public)
 			}
 			res.timed = res.timed || r.Strategy == SlowRequestRatio
@@ -356,7 +363,7 @@ func (m *Manager) attach(rs *ruleSet, set settingsSet) {
 // withSettings returns a copy of rs, with the same rules and breakers, for new settings.
 func (m *Manager) withSettings(rs *ruleSet, set settingsSet) *ruleSet {
 	next := &ruleSet{rules: rs.rules, resources: make(map[string]*resource, len(rs.resources)),
-		templates: rs.templates, nameBudget: rs.nameBudget}
+		templates: rs.templates, nameBudget: rs.nameBudget, procs: rs.procs}
 	for name, res := range rs.resources {
 		if len(res.breakers) > 0 {
 			copied := *res
@@ -368,15 +375,16 @@ func (m *Manager) withSettings(rs *ruleSet, set settingsSet) *ruleSet {
 	return next
 }
 
-// newBreaker makes the breaker of r for the calls to resource name.
-func (m *Manager) newBreaker(r *Rule, name string) (*circuit, CircuitBreaker) {
+// newBreaker makes the breaker of r for the calls to resource name, its counters striped for
+// procs.
+func (m *Manager) newBreaker(r *Rule, name string, procs int) (*circuit, CircuitBreaker) {
 	if r.Strategy == SlowRequestRatio {
 		b := &ResponseTimeBreaker{}
-		b.init(&m.timeline, m.notify, m.instance, r, name)
+		b.init(&m.timeline, m.notify, m.instance, r, name, procs)
 		return &b.circuit, b
 	}
 	b := &ExceptionBreaker{}
-	b.init(&m.timeline, m.notify, m.instance, r, name)
+	b.init(&m.timeline, m.notify, m.instance, r, name, procs)
 	return &b.circuit, b
 }
 
@@ -443,11 +451,11 @@ func (m *Manager) Reset(resource string) {
 	}
 }
 
-// checkBudget returns the bytes that the rules and resource settings take, counting every
-// template's breakers at the bound, or the error for the rule or settings that take the
-// Manager past its budget. What a load does not replace is counted as loaded now. Every sum
-// saturates, so no bound can overflow it.
-func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool) (int64, error) {
+// checkBudget returns the bytes that the rules and resource settings take, their breakers'
+// counters striped for procs, counting every template's breakers at the bound, or the error
+// for the rule or settings that take the Manager past its budget. What a load does not replace
+// is counted as loaded now. Every sum saturates, so no bound can overflow it.
+func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg map[string]ResourceConfig, withSettings bool, procs int) (int64, error) {
 	if !withRules {
 		rules = old.rules
 	}
@@ -479,7 +487,7 @@ func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg ma
 	// count them all at the size of the largest.
 	largest := -1
 	for i := range rules {
-		if isTemplate(rules[i].Resource) && (largest < 0 || rules[i].breakerMemory() > rules[largest].breakerMemory()) {
+		if isTemplate(rules[i].Resource) && (largest < 0 || rules[i].breakerMemory(procs) > rules[largest].breakerMemory(procs)) {
 			largest = i
 		}
 	}
@@ -491,7 +499,7 @@ func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg ma
 		}
 	}
 	if largest >= 0 {
-		unit := rules[largest].breakerMemory()
+		unit := rules[largest].breakerMemory(procs)
 		if len(templates.all) > 0 {
 			unit = max(unit, settingsBytes)
 		}
@@ -502,11 +510,17 @@ func (m *Manager) checkBudget(old *ruleSet, rules []Rule, withRules bool, cfg ma
 					formatBytes(m.budget))}
 		}
 	}
+	counted := make(map[string]bool, min(len(rules), 1<<16))
 	for i := range rules {
 		if isTemplate(rules[i].Resource) {
 			continue
 		}
-		if sum = satSum(sum, rules[i].ruleMemory()); over(m.budget, sum) {
+		mem := rules[i].ruleMemory(procs)
+		if !counted[rules[i].Resource] {
+			counted[rules[i].Resource] = true
+			mem += resourceBytes
+		}
+		if sum = satSum(sum, mem); over(m.budget, sum) {
 			return sum, &RuleError{Index: i, Resource: rules[i].Resource, Field: "BucketCount",
 				Reason: fmt.Sprintf("takes the rules past the memory budget of %s (WithMemoryBudget): "+
 					"rules 0 to %d need %s", formatBytes(m.budget), i, formatBytes(sum))}

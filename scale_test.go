@@ -40,9 +40,10 @@ func TestBreakerMemory(t *testing.T) {
 	rules := manyRules(resources)
 	counted := breaker.BreakerMemory(rules[0]) + breaker.BreakerMemory(rules[1])
 	_, slots := window.FlightShape(int64(time.Second/10), int64(rules[0].MaxAllowedRT))
-	stripes := window.StripedBytes(slots) // the slow rule's ring of calls in flight, its base words included
-	if window.Stripes(10) > 1 {
-		stripes += 2 * window.StripedBytes(10) // the two windows' stripes beside their base words
+	procs := runtime.GOMAXPROCS(0)
+	stripes := window.StripedBytes(slots, procs) // the slow rule's ring of calls in flight, its base words included
+	if window.Stripes(10, procs) > 1 {
+		stripes += 2 * window.StripedBytes(10, procs) // the two windows' stripes beside their base words
 	}
 	before := heapInUse()
 	m := breaker.NewManager()

@@ -166,12 +166,13 @@ func (c *circuit) newFlight(maxRT int64) *window.Flight {
 	return window.NewFlight(c.bucketLen(), maxRT, c.stripes(n))
 }
 
-// stripes returns how many stripes a counter of n words of the breaker has.
+// stripes returns how many stripes a counter of n words of the breaker has: as many as the
+// memory budget counted when its rules were loaded, whatever GOMAXPROCS is now.
 func (c *circuit) stripes(n int) int {
 	if c.tl.stripes > 0 {
 		return c.tl.stripes
 	}
-	return window.Stripes(n)
+	return window.Stripes(n, c.tune.Load().procs)
 }
 
 // bucketLen is the length of a bucket of the breaker's window.

@@ -205,9 +205,9 @@ func (m *Manager) templateResource(rs *ruleSet, e *templateEntry, t *template, o
 		var public CircuitBreaker
 		if keep != nil && keep[j] >= 0 {
 			c, public = old.breakers[keep[j]], old.public[keep[j]]
-			c.reload(r)
+			c.reload(r, rs.procs)
 		} else {
-			c, public = m.newBreaker(r, e.name)
+			c, public = m.newBreaker(r, e.name, rs.procs)
 		}
 		res.breakers = append(res.breakers, c)
 		res.public = append(res.public, public)

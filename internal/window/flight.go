@@ -111,11 +111,11 @@ func FlightShape(length, maxRT int64) (width int64, n int) {
 	return width, int(maxRT/width + 3)
 }
 
-// FlightBytes is what the ring for length and maxRT made now takes: its slots, their stripes
-// and its header, rounded up.
-func FlightBytes(length, maxRT int64) int64 {
+// FlightBytes is what the ring for length and maxRT striped for procs processors takes: its
+// slots, their stripes and its header, rounded up.
+func FlightBytes(length, maxRT int64, procs int) int64 {
 	_, n := FlightShape(length, maxRT)
-	return int64(n)*int64(unsafe.Sizeof(atomic.Int64{})) + StripedBytes(n) + 112
+	return int64(n)*int64(unsafe.Sizeof(atomic.Int64{})) + StripedBytes(n, procs) + 112
 }
 
 // lapOf is the lap of the slot that holds the calls started from start. A slot whose word's

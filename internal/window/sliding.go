@@ -59,14 +59,14 @@ const (
 // unpack splits a bucket's word into its counts.
 func unpack(w uint64) (total, bad uint64) { return w >> 32, w & (1<<32 - 1) }
 
-// SlidingBytes is what the buckets of a window of n buckets made now take, their stripes
-// included (a window of one stripe has none beside its base words).
-func SlidingBytes(n uint32) int64 {
+// SlidingBytes is what the buckets of a window of n buckets striped for procs processors take,
+// their stripes included (a window of one stripe has none beside its base words).
+func SlidingBytes(n uint32, procs int) int64 {
 	buckets := int64(n) * int64(unsafe.Sizeof(bucket{}))
-	if Stripes(int(n)) == 1 {
+	if Stripes(int(n), procs) == 1 {
 		return buckets
 	}
-	return buckets + StripedBytes(int(n))
+	return buckets + StripedBytes(int(n), procs)
 }
 
 // NewSliding returns an empty window of interval, in buckets of equal length, with its counts in

@@ -2,7 +2,6 @@ package window
 
 import (
 	"math/bits"
-	"runtime"
 	_ "unsafe" // for go:linkname
 )
 
@@ -15,9 +14,11 @@ import (
 // together (a bucket's total and bad count, a slot's lap and calls), so what holds of one word
 // holds of each stripe and of their sum.
 //
-// The stripes follow GOMAXPROCS when the counter is made, up to a cap, and fewer where the
-// counter has many buckets or slots, so that its stripes stay within stripedBytes: a counter
-// is made for each rule, and its memory is counted against the Manager's budget.
+// The stripes follow the processors the caller gives (GOMAXPROCS when the rules were loaded, so
+// that a counter made later never has more stripes than the memory budget counted for it), up
+// to a cap, and fewer where the counter has many buckets or slots, so that its stripes stay
+// within stripedBytes: a counter is made for each rule, and its memory is counted against the
+// Manager's budget.
 
 const (
 	// maxStripes caps the stripes of a counter: beyond 8 cores, cores share stripes in pairs or
@@ -31,9 +32,9 @@ const (
 	stripedBytes = 1024
 )
 
-// Stripes returns the stripes of a counter of n words made now: a power of two.
-func Stripes(n int) int {
-	s := min(1<<bits.Len(uint(runtime.GOMAXPROCS(0)-1)), maxStripes)
+// Stripes returns the stripes of a counter of n words for procs processors: a power of two.
+func Stripes(n, procs int) int {
+	s := min(1<<bits.Len(uint(max(procs, 1)-1)), maxStripes)
 	for s > 1 && s*strideOf(n, s) > stripedBytes/8 {
 		s /= 2
 	}
@@ -64,9 +65,10 @@ func layout(n, s int) (stride, words int) {
 // words, a power of two, so that a stripe past the counter's stripes wraps round to one of them.
 func at(stripe uint8, stride, i, words int) int { return (int(stripe)*stride | i) & (words - 1) }
 
-// StripedBytes is what the words of a counter of n words take, striped as Stripes says now.
-func StripedBytes(n int) int64 {
-	_, words := layout(n, Stripes(n))
+// StripedBytes is what the words of a counter of n words take, striped as Stripes says for
+// procs processors.
+func StripedBytes(n, procs int) int64 {
+	_, words := layout(n, Stripes(n, procs))
 	return int64(words) * 8
 }
 

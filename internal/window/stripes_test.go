@@ -12,17 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// withGOMAXPROCS runs f with GOMAXPROCS set to n.
-func withGOMAXPROCS(t *testing.T, n int, f func()) {
-	t.Helper()
-	old := runtime.GOMAXPROCS(n)
-	defer runtime.GOMAXPROCS(old)
-	f()
-}
-
-// A counter has as many stripes as processors, rounded up to a power of two, at most 8, and
-// fewer where its words are many, so that its stripes stay within 1 KiB.
-func TestStripesFollowGOMAXPROCSWithinTheirBytes(t *testing.T) {
+// A counter has as many stripes as the processors it is striped for, rounded up to a power of
+// two, at most 8, and fewer where its words are many, so that its stripes stay within 1 KiB.
+func TestStripesFollowProcessorsWithinTheirBytes(t *testing.T) {
 	tests := []struct {
 		procs, words int
 		want         int
@@ -37,14 +29,12 @@ func TestStripesFollowGOMAXPROCSWithinTheirBytes(t *testing.T) {
 		{procs: 64, words: 1000, want: 1},
 	}
 	for _, tt := range tests {
-		withGOMAXPROCS(t, tt.procs, func() {
-			assert.Equal(t, tt.want, Stripes(tt.words), "%d procs, %d words", tt.procs, tt.words)
-			bytes := StripedBytes(tt.words)
-			if tt.want > 1 {
-				assert.LessOrEqual(t, bytes, int64(stripedBytes), "%d procs, %d words", tt.procs, tt.words)
-			}
-			assert.GreaterOrEqual(t, bytes, int64(8*tt.words*tt.want))
-		})
+		assert.Equal(t, tt.want, Stripes(tt.words, tt.procs), "%d procs, %d words", tt.procs, tt.words)
+		bytes := StripedBytes(tt.words, tt.procs)
+		if tt.want > 1 {
+			assert.LessOrEqual(t, bytes, int64(stripedBytes), "%d procs, %d words", tt.procs, tt.words)
+		}
+		assert.GreaterOrEqual(t, bytes, int64(8*tt.words*tt.want))
 	}
 }
 
