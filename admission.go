@@ -27,7 +27,7 @@ import (
 //
 // A resource with no rules, and no slots configured, passes at the cost of a lookup by name.
 func (m *Manager) Enter(resource string) (*Entry, error) {
-	return m.enter(resource, m.find(m.rules.Load(), resource))
+	return m.enter(context.Background(), resource, m.find(m.rules.Load(), resource))
 }
 
 // EnterContext is Enter for a call made with ctx. When ctx is already done (canceled, or past
@@ -35,12 +35,13 @@ func (m *Manager) Enter(resource string) (*Entry, error) {
 // it, no breaker, probe or MaxConcurrency place; call observers hear it with NotCalled set. So
 // callers that pass on a deadline they have used up never trip a healthy dependency's breaker.
 // The integrations enter their calls through it; Do, Execute and handles check ctx
-// the same way.
+// the same way. A call made with the context of a call to the same resource that holds its
+// probe passes as part of that probe (see Do).
 func (m *Manager) EnterContext(ctx context.Context, resource string) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, m.notCalled(resource, err)
 	}
-	return m.Enter(resource)
+	return m.enter(ctx, resource, m.find(m.rules.Load(), resource))
 }
 
 // notCalled tells the call observers of a call to resource that was not made because its
@@ -52,12 +53,18 @@ func (m *Manager) notCalled(resource string, err error) error {
 	return err
 }
 
-// enter is Enter for the breakers res (nil when the resource has none).
-func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
+// enter is EnterContext for the breakers res (nil when the resource has none), without the
+// check of ctx; Enter gives context.Background().
+func (m *Manager) enter(ctx context.Context, resource string, res *resource) (*Entry, error) {
 	var c call // on the stack, so a rejection allocates nothing
 	c.begin(m, resource)
 	if blocked := m.admit(&c, resource, res); blocked != nil {
-		return nil, blocked
+		if blocked == forProbe {
+			blocked = m.admitInProbe(&c, resource, res, ctx)
+		}
+		if blocked != nil {
+			return nil, blocked
+		}
 	}
 	e := &Entry{call: c, timeout: res.timeoutOf()}
 	if len(m.slots) > 0 {
@@ -79,6 +86,12 @@ func (m *Manager) enter(resource string, res *resource) (*Entry, error) {
 // the time fn returns an error, the call counts neither way; when fn returns after the
 // resource's Timeout, the call failed (and is slow). If fn panics, the call counts as failed and
 // the panic goes on up.
+//
+// A call that fn makes to the same resource of the same Manager with the context fn was given
+// (a Retry, or an integration such as breakerhttp's transport, inside fn) is a call of its own
+// while the breakers are CLOSED. When this call holds a breaker's probe, such a nested call
+// passes as part of the probe, uncounted, and this call's outcome judges the probe; fn must pass
+// its context on for the nested call to be recognised.
 func (m *Manager) Do(ctx context.Context, resource string, fn func(context.Context) error) error {
 	return m.do(ctx, resource, nil, fn)
 }
@@ -100,7 +113,7 @@ func (m *Manager) do(ctx context.Context, name string, h *Handle, fn func(contex
 		res = m.find(rs, name)
 	}
 	if len(m.slots) > 0 {
-		e, err := m.enter(name, res)
+		e, err := m.enter(ctx, name, res)
 		if err != nil {
 			return err
 		}
@@ -112,7 +125,15 @@ func (m *Manager) do(ctx context.Context, name string, h *Handle, fn func(contex
 	var c call
 	c.begin(m, name)
 	if blocked := m.admit(&c, name, res); blocked != nil {
-		return blocked
+		if blocked == forProbe {
+			blocked = m.admitInProbe(&c, name, res, ctx)
+		}
+		if blocked != nil {
+			return blocked
+		}
+	}
+	if c.due {
+		ctx = c.withProbe(ctx) // it may hold a probe: a call nested in fn passes as part of it
 	}
 	// The call runs here, in this frame, or in runTimed's with the resource's Timeout: its
 	// outcome is counted also when fn panics (Entry.Run is the same for an Entry).
@@ -214,10 +235,12 @@ func (c *call) leave() {
 	}
 }
 
-// admit is the check of a call to resource, whose breakers and settings are res (nil: none),
-// in the order the call meets them: an override whose end has come is set aside, ForceOpen
-// rejects before anything else; then the breakers (ForceClosed makes them let the call
-// through); then MaxConcurrency, which gives back a probe the call took. It records in c what
+// admit is the check of a call to resource, whose breakers and settings are res (nil: none), in
+// the order the call meets them: an override whose end has come is set aside, ForceOpen rejects
+// before anything else; then the breakers (ForceClosed makes them let the call through); then
+// MaxConcurrency, which gives back a probe the call took. A call that a HALF_OPEN breaker
+// rejected for the probe in flight is left to the caller, which holds its context, unreported:
+// admit returns forProbe, and admitInProbe goes on from there. It records in c what
 // the call's completion needs, and times the call when a breaker or a call observer needs its
 // response time. A blocked call's record is dropped: the caller reads nothing of it after a
 // rejection, once what it was given is given back.
@@ -253,21 +276,49 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 		c.blocked = c.takeProbes()
 	}
 	if c.blocked != nil {
-		// The call observers hear of the rejection, then the breakers get back what they gave
-		// the call (cause before effect).
-		m.reject(c, c.blocked)
-		if c.n > 0 {
-			c.giveBack(c.start)
+		if c.blocked.State == HalfOpen {
+			return forProbe
 		}
-		if c.owner != nil {
-			c.owner.touch(c.start) // a breaker rejected the call: its resource is not idle
-		}
-		return c.blocked
+		return m.refuse(c)
 	}
 	if s != nil {
 		return m.enterLimit(c, resource, s)
 	}
 	return nil
+}
+
+// forProbe is admit's answer for a call that a HALF_OPEN breaker rejected, before anyone hears
+// of it. It never leaves the package: admitInProbe turns it into the call's own answer.
+var forProbe = &BlockError{}
+
+// admitInProbe goes on with the admission of the call c to resource, made with ctx,
+// which a HALF_OPEN breaker of res rejected: when c is nested in a call that holds that probe
+// (nested.go) it passes the breakers uncounted and meets MaxConcurrency; else it is refused.
+func (m *Manager) admitInProbe(c *call, resource string, res *resource, ctx context.Context) *BlockError {
+	if !m.nestedInProbe(ctx, resource, res, c.start) {
+		return m.refuse(c)
+	}
+	c.passNested()
+	if s := res.set.at(c.start); s != nil {
+		return m.enterLimit(c, resource, s)
+	}
+	return nil
+}
+
+// refuse rejects the call c with the error of the breakers that blocked it: the call observers
+// hear of the rejection, then the breakers get back what they gave the call (cause before
+// effect).
+func (m *Manager) refuse(c *call) *BlockError {
+	if len(m.calls) > 0 {
+		m.reject(c, c.blocked)
+	}
+	if c.n > 0 {
+		c.giveBack(c.start)
+	}
+	if c.owner != nil {
+		c.owner.touch(c.start) // a breaker rejected the call: its resource is not idle
+	}
+	return c.blocked
 }
 
 // enterLimit counts the admitted call c among the calls in flight of a resource with settings

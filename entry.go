@@ -89,10 +89,14 @@ func (e *Entry) Run(ctx context.Context, fn func(context.Context) error) error {
 // WithTimeout returns ctx with a deadline of the resource's Timeout (ResourceConfig) from now,
 // never later than ctx's own, and its cancel function, which the caller must call when the
 // call ends. For a resource without a Timeout it returns ctx itself and a cancel function
-// that does nothing. Do, Execute and handles apply the Timeout themselves; use this
+// that does nothing. When the call holds a breaker's probe, the context is marked so that a
+// call to the same resource made with it passes as part of the probe (see Manager.Do). Do, Execute and handles apply the Timeout themselves; use this
 // with Enter and Exit. A call that exits after this deadline (not an earlier one of ctx's)
 // failed, and is slow for SlowRequestRatio whatever its MaxAllowedRT, whatever its error.
 func (e *Entry) WithTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e != nil && e.call.due {
+		ctx = e.call.withProbe(ctx)
+	}
 	if e == nil || e.timeout <= 0 {
 		return ctx, func() {}
 	}

@@ -248,6 +248,7 @@ const (
 	opLull            // no call for a quiet spell of an hour or more: the clock moves ahead by one
 	opTimeout         // give a resource a Timeout (1ns: every call through Do runs past it), or take it away
 	opOverride        // an operator's override of a resource (Auto, ForceOpen, ForceClosed), or its end
+	opNest            // Do on a resource whose function calls it again through Do, with its context or one of its own
 	opCount
 )
 
@@ -289,6 +290,13 @@ var fuzzSeeds = [][]byte{
 		opLull, 3, opDo, 0x01, 0x00, opDo, 0x01, 0x00,
 		opLoad, 11, opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x0d, opDo, 0x00, 0x00,
 		opDo, 0x00, 0x01, opDo, 0x00, 0x01, opLull, 2, opDo, 0x00, 0x00, opDo, 0x00, 0x00, opDo, 0x00, 0x01},
+	// Nested calls: while a's breakers are CLOSED a call nested in another counts on its own (two
+	// failures trip a-count at 3 with the one before); after the retry time, the probe's nested
+	// call passes as part of it, uncounted, though it fails, and the probe's success closes a;
+	// a nested call with a context of its own is rejected for the probe.
+	{0, opDo, 0x00, 0x01, opNest, 0x00, 0x04, opAdvance, 0x27, opNest, 0x00, 0x03, opDo, 0x00, 0x01,
+		opDo, 0x00, 0x01, opDo, 0x00, 0x01, opAdvance, 0x27, opNest, 0x00, 0x83, opAdvance, 0x27,
+		opNest, 0x00, 0x04},
 	// Overrides: a ForceClosed on a while it trips (its breakers dry), one on x, a name no rule
 	// has; a ForceOpen on b for 100ms that ends by itself, heard at the next change, which is an
 	// override of c; an Auto on a that a second override replaces, and an end.
@@ -613,6 +621,69 @@ func runStateMachine(t *testing.T, ops []byte) {
 				t.Fatalf("step %d: Override: %v", step, err)
 			}
 			ref.override(resource, o.force, o.d, note)
+		case opNest:
+			a, b := arg(), arg()
+			resource, rt := fuzzResource(a), time.Duration(a>>2)*time.Millisecond
+			outerErr, innerErr := fuzzOutcomes[int(b)%len(fuzzOutcomes)], fuzzOutcomes[int(b/3)%len(fuzzOutcomes)]
+			ownContext := b >= 0x80 // the function drops its context: the inner call is not recognised
+			cfg, _ := ref.settingsOf(resource)
+			var innerGot error
+			err := m.Do(context.Background(), resource, func(ctx context.Context) error {
+				if cfg.Timeout > 0 {
+					<-ctx.Done()
+				}
+				clock.Advance(rt)
+				if ownContext {
+					ctx = context.Background()
+				}
+				innerGot = m.Do(ctx, resource, func(ctx context.Context) error {
+					if cfg.Timeout > 0 {
+						<-ctx.Done() // past its own Timeout
+					}
+					clock.Advance(rt)
+					return innerErr
+				})
+				return outerErr
+			})
+			outer, block := ref.enter(resource)
+			if outer == nil {
+				checkBlock(t, step, resource, err, block, ref)
+				break
+			}
+			ref.now += rt
+			if cfg.Timeout > 0 && !ownContext {
+				ref.notCalled(resource) // its context is past the Timeout already
+				if !errors.Is(innerGot, context.DeadlineExceeded) {
+					t.Fatalf("step %d: a nested call past its context's deadline returned %v", step, innerGot)
+				}
+			} else {
+				var in *modelEntry
+				if !ownContext {
+					in = outer
+				}
+				inner, block := ref.enterIn(resource, in)
+				if inner == nil {
+					checkBlock(t, step, resource, innerGot, block, ref)
+				} else {
+					ref.now += rt
+					innerOutcome := modelOutcome(int(b/3) % len(fuzzOutcomes))
+					if cfg.Timeout > 0 {
+						innerOutcome = modelOutlived
+					}
+					ref.exit(inner, innerOutcome)
+					if innerGot != innerErr {
+						t.Fatalf("step %d: the nested call on %s returned %v, want %v", step, resource, innerGot, innerErr)
+					}
+				}
+			}
+			got := modelOutcome(int(b) % len(fuzzOutcomes))
+			if cfg.Timeout > 0 {
+				got = modelOutlived
+			}
+			ref.exit(outer, got)
+			if err != outerErr {
+				t.Fatalf("step %d: Do on %s returned %v, want fn's %v", step, resource, err, outerErr)
+			}
 		case opLull:
 			d := fuzzLulls[int(arg())%len(fuzzLulls)]
 			clock.Advance(d)

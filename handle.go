@@ -23,7 +23,9 @@ type lookup struct {
 }
 
 // Enter checks a call to the resource; see Manager.Enter.
-func (h *Handle) Enter() (*Entry, error) { return h.m.enter(h.name, h.breakers()) }
+func (h *Handle) Enter() (*Entry, error) {
+	return h.m.enter(context.Background(), h.name, h.breakers())
+}
 
 // Do calls fn if the breakers of the resource let the call through; see Manager.Do.
 func (h *Handle) Do(ctx context.Context, fn func(context.Context) error) error {

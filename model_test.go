@@ -98,6 +98,7 @@ type modelCall struct {
 // modelEntry is a call the model let through: the generation of each breaker that admitted it.
 type modelEntry struct {
 	resource string
+	due      bool                // a breaker found it due for its probe: it marks the context it hands its function
 	dyn      *modelTemplateEntry // the template's breakers that admitted it, if any
 	start    time.Duration
 	admitted []modelAdmission
@@ -995,7 +996,12 @@ func (r *modelRamp) retryAt(now time.Duration, rule breaker.Rule) time.Duration 
 
 // enter checks a call (retry time, probe, probe timeout, every breaker, slots, force, limit)
 // and returns the entry or the block.
-func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
+func (m *model) enter(resource string) (*modelEntry, *modelBlock) { return m.enterIn(resource, nil) }
+
+// enterIn is enter for a call made with the context of the call outer (nil: none): when the
+// breakers reject it for a HALF_OPEN one, and outer, due for a probe, is let through by each
+// breaker in its current period, or the breaker lets every call through, it passes uncounted.
+func (m *model) enterIn(resource string, outer *modelEntry) (*modelEntry, *modelBlock) {
 	e := &modelEntry{resource: resource, start: m.now}
 	breakers := m.breakersOf(resource, true) // made before the settings are read, as the library does
 	if m.resources[resource] == nil {
@@ -1037,12 +1043,17 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 				ramping: b.state == breaker.Closed && !b.ramp.paced, pacing: b.state == breaker.Closed && b.ramp.paced}
 		}
 	}
+	if block != nil && outer != nil && outer.due && block.state == breaker.HalfOpen && m.nestedOK(breakers, outer) {
+		m.giveBack(e) // part of outer's probe: no breaker counts it
+		e.admitted, block, due = nil, nil, nil
+	}
 	if block != nil {
 		m.heard(resource, "blocked")
 		m.giveBack(e)
 		m.touch(e.dyn) // a breaker rejected the call: the resource is not idle
 		return nil, block
 	}
+	e.due = len(due) > 0
 	// The probes are taken in rule order, and the call is admitted by every breaker in rule
 	// order, the order its completion reaches them.
 	var probes []modelAdmission
@@ -1083,6 +1094,18 @@ func (m *model) enter(resource string) (*modelEntry, *modelBlock) {
 		return nil, &modelBlock{bySlot: true}
 	}
 	return e, nil
+}
+
+// nestedOK reports whether each of breakers let outer through in its current period, or lets
+// every call through (CLOSED without a ramp, or dry).
+func (m *model) nestedOK(breakers []*modelBreaker, outer *modelEntry) bool {
+	for _, b := range breakers {
+		held := slices.ContainsFunc(outer.admitted, func(a modelAdmission) bool { return a.b == b && a.epoch == b.epoch })
+		if !(b.state == breaker.Closed && b.ramp == nil || held || m.dry(b)) {
+			return false
+		}
+	}
+	return true
 }
 
 // takeProbe makes the call the probe of b, which was due when the call checked it, and reports

@@ -401,6 +401,45 @@ func TestTransportCanceledWithAnErrorOfItsOwn(t *testing.T) {
 	assert.Zero(t, m.Breakers("GET api:8080")[0].Stats().Total)
 }
 
+// Given a Retry loop around a function whose HTTP client goes through NewTransport on the same
+// Manager and resource, when the breaker has tripped, then the loop's first attempt after the
+// retry time takes the probe, the transport's call made with that attempt's context passes as
+// part of it and reaches the server, and the breaker recovers. (Calls nested so were rejected
+// for their own probe, and the loop went round without the server ever called again.)
+func TestRetryAroundTheTransportRecovers(t *testing.T) {
+	var served atomic.Int64
+	fails := atomic.Bool{}
+	fails.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		if fails.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	resource := "GET " + srv.Listener.Addr().String()
+	m, clk, _ := newManager(t, tripOnFirstFailure(resource))
+	client := &http.Client{Transport: breakerhttp.NewTransport(srv.Client().Transport, m)}
+	push := func(ctx context.Context) error {
+		resp, _, err := get(ctx, client, srv.URL)
+		if err == nil && resp.StatusCode >= 500 {
+			return breakerhttp.ErrFailureStatus
+		}
+		return err
+	}
+	_ = push(context.Background())
+	require.Equal(t, breaker.Open, state(t, m, resource))
+	fails.Store(false) // the server is back
+
+	retry := breaker.Retry{Attempts: 5, Sleep: func(_ context.Context, d time.Duration) error {
+		clk.Advance(d)
+		return nil
+	}}
+	require.NoError(t, retry.Do(context.Background(), m, resource, push))
+	assert.Equal(t, int64(2), served.Load(), "the failure, then the probe's nested request")
+	assert.Equal(t, breaker.Closed, state(t, m, resource))
+}
+
 // expiring is a context whose deadline passes when expire is called, not by the clock: a
 // deadline that passes while the request is in flight, without waiting for it.
 type expiring struct {
