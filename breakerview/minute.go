@@ -3,9 +3,8 @@ package breakerview
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"go.uber.org/atomic"
 
 	"github.com/halfopen/breaker"
 )
@@ -79,6 +78,8 @@ type minute struct {
 	steps [Seconds]step
 }
 
+// step is one second of a minute. Its counters are sync/atomic's, 4 bytes each where go.uber.org/atomic's take 8: a name's
+// minute is 60 steps, and a surface keeps a minute for each of up to a thousand names.
 type step struct {
 	mu  sync.Mutex    // held to reset the step for another second
 	key atomic.Uint64 // the second it counts (keyOf); 0: never used
@@ -107,18 +108,18 @@ func (m *minute) record(c *breaker.CallInfo) {
 	if s.key.Load() != k {
 		s.reset(k)
 	}
-	s.calls.Inc()
+	s.calls.Add(1)
 	if c.Blocked != nil {
 		if k := c.Blocked.Kind(); int(k) < len(s.rejected) {
-			s.rejected[k].Inc()
+			s.rejected[k].Add(1)
 		}
 		return
 	}
 	if c.Outcome == breaker.Failure {
-		s.failed.Inc()
+		s.failed.Add(1)
 	}
 	if c.Slow {
-		s.slow.Inc()
+		s.slow.Add(1)
 	}
 	raise(&s.longest, int64(c.RT))
 }
