@@ -19,12 +19,6 @@ const (
 	RecentSeconds = 10
 )
 
-// Causes are the kinds of rejection, in the order of Counts.Rejected; each's String is the
-// cause label every surface gives it ("open", "forced_open", ...).
-var Causes = [...]breaker.BlockKind{breaker.BlockedByBreaker, breaker.BlockedByForce,
-	breaker.BlockedByLimit, breaker.BlockedBySlot, breaker.BlockedByName, breaker.BlockedByRampUp,
-	breaker.BlockedByPacing}
-
 // Counts are the calls of a span of the last minute.
 type Counts struct {
 	// Calls is every call, let through or rejected.

@@ -129,16 +129,6 @@ func TestMinuteCountsByCause(t *testing.T) {
 	assert.Equal(t, 2*time.Second, got.Longest, "a rejected call takes no time")
 }
 
-// Every kind of rejection the core has is among the Causes, in its own place.
-func TestCausesAreEveryBlockKind(t *testing.T) {
-	for i, kind := range breakerview.Causes {
-		assert.Equal(t, breaker.BlockKind(i), kind)
-		assert.NotContains(t, kind.String(), "BlockKind(")
-	}
-	assert.Contains(t, breaker.BlockKind(len(breakerview.Causes)).String(), "BlockKind(",
-		"a kind past the Causes: add it to them")
-}
-
 // Given calls at a time, then a clock stepped back an hour and calls there, the minute read at
 // the earlier time counts the calls made there and none of those from ahead of it; read at the
 // later time again, it counts those of the later second that no earlier call took the place of.
