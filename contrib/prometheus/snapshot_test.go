@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
-	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
+	"github.com/halfopen/breaker/breakerview"
 )
 
 // snapshotFamilies are the families a scrape reads from the Manager's Snapshot.
@@ -107,7 +107,7 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 		if cfg := snap.Settings[r.SettingsFrom]; cfg != (breaker.ResourceConfig{}) { // as loaded: no override's force
 			from := r.SettingsFrom
 			if from == r.Name {
-				from = breakerprom.SettingsOwn
+				from = breakerview.SettingsOwn
 			}
 			labels := map[string]string{"resource": r.Name, "settings_from": from}
 			want[seriesKey("breaker_force", labels)] = float64(cfg.Force)
@@ -140,7 +140,7 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	queueWindow := map[string]string{"resource": "queue", "rule": "queue-run"}
 	assert.Equal(t, 2., got[seriesKey("breaker_window_bad", queueWindow)], "the run")
 	assert.NotContains(t, got, seriesKey("breaker_window_ratio", queueWindow), "a run has no ratio")
-	payForce := seriesKey("breaker_force", map[string]string{"resource": "pay", "settings_from": breakerprom.SettingsOwn})
+	payForce := seriesKey("breaker_force", map[string]string{"resource": "pay", "settings_from": breakerview.SettingsOwn})
 	require.Contains(t, got, payForce)
 	assert.Equal(t, 0., got[payForce], "the force as loaded, not the override's")
 }
