@@ -146,3 +146,20 @@ func TestEntryValue(t *testing.T) {
 	assert.Equal(t, 2, built)
 	assert.Nil(t, calls.Record(breaker.CallInfo{Resource: "a\xff", NotCalled: errSlot}), "not a call")
 }
+
+// A rule's label is its ID, made valid UTF-8, or else its strategy and index.
+func TestRuleLabel(t *testing.T) {
+	tests := []struct {
+		give  breaker.Rule
+		giveI int
+		want  string
+	}{
+		{give: breaker.Rule{Strategy: breaker.ErrorRatio}, giveI: 0, want: "ErrorRatio#0"},
+		{give: breaker.Rule{Strategy: breaker.SlowRequestRatio}, giveI: 3, want: "SlowRequestRatio#3"},
+		{give: breaker.Rule{ID: "slow-orders", Strategy: breaker.SlowRequestRatio}, giveI: 1, want: "slow-orders"},
+		{give: breaker.Rule{ID: "a\xff", Strategy: breaker.ErrorRatio}, giveI: 1, want: "a\uFFFD"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, breakerview.RuleLabel(tt.give, tt.giveI))
+	}
+}

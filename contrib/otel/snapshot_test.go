@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -157,7 +158,7 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 		if cfg := snap.Settings[r.SettingsFrom]; cfg != (breaker.ResourceConfig{}) { // as loaded: no override's force
 			from := r.SettingsFrom
 			if from == r.Name {
-				from = breakerotel.SettingsOwn
+				from = breakerview.SettingsOwn
 			}
 			kvs := []attribute.KeyValue{resource, breakerotel.SettingsFromKey.String(from)}
 			want[point(breakerotel.ForceName, kvs...)] = float64(cfg.Force)
@@ -190,7 +191,7 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 	assert.Equal(t, 2., got[point(breakerotel.WindowBadName, queue...)], "the run")
 	assert.NotContains(t, got, point(breakerotel.WindowRatioName, queue...), "a run has no ratio")
 	payForce := point(breakerotel.ForceName, breakerotel.ResourceKey.String("pay"),
-		breakerotel.SettingsFromKey.String(breakerotel.SettingsOwn))
+		breakerotel.SettingsFromKey.String(breakerview.SettingsOwn))
 	require.Contains(t, got, payForce)
 	assert.Equal(t, 0., got[payForce], "the force as loaded, not the override's")
 }
