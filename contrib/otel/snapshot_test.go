@@ -130,10 +130,9 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 		breaker.HalfOpen: breakerotel.StateHalfOpen}
 	for _, r := range snap.Resources {
 		resource := breakerotel.ResourceKey.String(r.Name)
-		forcedClosed := r.Settings.Force == breaker.ForceClosed
 		for _, b := range r.Breakers {
 			kvs := []attribute.KeyValue{resource, breakerotel.RuleKey.String(b.Rule.ID),
-				breakerotel.DryRunKey.Bool(b.Rule.DryRun || forcedClosed)}
+				breakerotel.DryRunKey.Bool(b.DryRun)}
 			want[point(breakerotel.StateName, kvs...)] = float64(b.State)
 			if b.Rule.Pace {
 				want[point(breakerotel.PacingName, kvs...)] = map[bool]float64{false: 0, true: 1}[b.Pacing]

@@ -87,10 +87,9 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	want := map[string]float64{}
 	stateValue := map[breaker.State]float64{breaker.Closed: 0, breaker.Open: 1, breaker.HalfOpen: 2}
 	for _, r := range snap.Resources {
-		forcedClosed := r.Settings.Force == breaker.ForceClosed
 		for _, b := range r.Breakers {
 			want[seriesKey("breaker_state", map[string]string{"resource": r.Name, "rule": b.Rule.ID,
-				"dry_run": strconv.FormatBool(b.Rule.DryRun || forcedClosed)})] = stateValue[b.State]
+				"dry_run": strconv.FormatBool(b.DryRun)})] = stateValue[b.State]
 			labels := map[string]string{"resource": r.Name, "rule": b.Rule.ID}
 			want[seriesKey("breaker_window_calls", labels)] = float64(b.Total)
 			want[seriesKey("breaker_window_bad", labels)] = float64(b.Bad)
