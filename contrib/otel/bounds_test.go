@@ -96,7 +96,7 @@ func TestDefaultMaxResources(t *testing.T) {
 	assert.Len(t, got.Data.(metricdata.Histogram[float64]).DataPoints, breakerotel.DefaultLimits().Names+1)
 }
 
-// Given WithMaxResources with a bound below 1, then the default bound holds.
+// Given Limits.Names below 1, then the default bound holds.
 func TestMaxResourcesBelowOne(t *testing.T) {
 	for _, n := range []int{0, -1} {
 		f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{Names: n}))
@@ -230,7 +230,7 @@ func TestMaxNameBytesValue(t *testing.T) {
 	assert.Equal(t, map[string]int64{"a\uFFFD": 1, breakerview.Overflow: 1}, f.passedByResource())
 }
 
-// Given WithMaxNameBytes with a bound below 1, then the default bound holds: 25 names of
+// Given Limits.NameBytes below 1, then the default bound holds: 25 names of
 // 1 KiB fill it, and the next is measured as "_other".
 func TestMaxNameBytesBelowOne(t *testing.T) {
 	const length = 1 << 10

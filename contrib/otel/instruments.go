@@ -53,9 +53,9 @@ const (
 	ConcurrencyLimitName = "breaker.concurrency.limit"
 	TimeoutName          = "breaker.timeout"
 	// OverrideName is observed for each resource that an operator's override
-	// (breaker.Manager.Override) forces now, with ForceKey: 1, or for OverflowResource how many
+	// (breaker.Manager.Override) forces now, with ForceKey: 1, or for breakerview.Overflow how many
 	// of the names past the bound. OverrideEndName is when that override ends, in seconds
-	// since the Unix epoch by the Manager's clock (for OverflowResource, the latest end).
+	// since the Unix epoch by the Manager's clock (for breakerview.Overflow, the latest end).
 	OverrideName    = "breaker.override"
 	OverrideEndName = "breaker.override.end"
 	// The breakers that template rules (a Resource ending in "*") made, the resources that
@@ -72,7 +72,7 @@ const (
 	CallDurationMaxName = "breaker.call.duration.max"
 	// UncalledName is observed, 1, for each resource with rules, settings or an override of its
 	// own that had no call in the last minute, with NearestKey; nothing in the first minute
-	// after Watch, nor while OverflowResource had calls in it.
+	// after Watch, nor while breakerview.Overflow had calls in it.
 	UncalledName = "breaker.uncalled"
 )
 

@@ -165,7 +165,7 @@ func TestDefaultMaxResources(t *testing.T) {
 	assert.Equal(t, float64(names-breakerview.DefaultLimits().Names), overflow)
 }
 
-// Given WithMaxResources with a bound below 1, then the default bound holds.
+// Given Limits.Names below 1, then the default bound holds.
 func TestMaxResourcesBelowOne(t *testing.T) {
 	for _, n := range []int{0, -1} {
 		c := breakerprom.New(breakerprom.WithLimits(breakerview.Limits{Names: n}))
@@ -301,7 +301,7 @@ func TestMaxNameBytesLabel(t *testing.T) {
 	assert.Equal(t, map[string]float64{"a\uFFFD": 1, breakerview.Overflow: 1}, passedByResource(t, c))
 }
 
-// Given WithMaxNameBytes with a bound below 1, then the default bound holds: 128 names of
+// Given Limits.NameBytes below 1, then the default bound holds: 128 names of
 // 1 KiB fill it, and the next is counted under "_other".
 func TestMaxNameBytesBelowOne(t *testing.T) {
 	const length = 1 << 10
