@@ -603,6 +603,9 @@
     });
     stream.addEventListener("error", () => {
       footer("The event stream was interrupted; reconnecting.", true);
+      // A browser reconnects by itself, unless the server refused the stream (too many
+      // subscribers): then try again a little later.
+      if (stream.readyState === EventSource.CLOSED) setTimeout(listen, 5000);
     });
   }
 
