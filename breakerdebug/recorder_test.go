@@ -321,3 +321,21 @@ func unruledCounts(t *testing.T, rec *breakerdebug.Recorder, clk *breakertest.Cl
 	}
 	return got
 }
+
+// Given a Manager on a clock far from the system's, and a Recorder given nothing but the
+// Manager, when calls are made, then the page counts them in its minute: the Recorder reads
+// the Manager's clock, the time each call reports, not a clock of its own.
+func TestRecorderCountsByTheManagersClock(t *testing.T) {
+	clk := breakertest.NewClock()
+	clk.Set(time.Date(1999, 12, 31, 23, 59, 59, 0, time.UTC))
+	rec := breakerdebug.NewRecorder()
+	m := breaker.NewManager(breaker.WithClock(clk), rec.Option())
+	require.NoError(t, m.LoadRules([]breaker.Rule{paymentsErrors}))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
+	for range 3 {
+		timed(m, clk, "payments", 400*time.Millisecond, nil) // the last one ends in 2000
+	}
+	c := callsOf(t, readStatus(t, h), "payments")
+	assert.Equal(t, uint64(3), c.Calls)
+	assert.Equal(t, []uint64{2, 1}, c.PerSecond[58:], "two in the last second of 1999, one in the first of 2000")
+}
