@@ -19,48 +19,54 @@ import (
 // their replay and first status read, then hearing nothing): the subscribers hear state changes
 // only, so the call should cost the same. Serial and parallel; neither allocates.
 func BenchmarkCallWithSubscribers(b *testing.B) {
+	ok := func(context.Context) error { return nil }
 	for _, n := range []int{0, 100} {
-		m := breaker.NewManager()
-		if err := m.LoadRules([]breaker.Rule{{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5,
-			RetryTimeout: time.Minute}}); err != nil {
-			b.Fatal(err)
-		}
-		srv := httptest.NewServer(breakerdebug.Handler(m, breakerdebug.WithSubscribers(n+1)))
-		var bodies []*http.Response
-		for range n {
-			resp, err := http.Get(srv.URL + "/events")
-			if err != nil {
-				b.Fatal(err)
-			}
-			in := bufio.NewReader(resp.Body)
-			for line := ""; !strings.HasPrefix(line, "event: status"); {
-				if line, err = in.ReadString('\n'); err != nil {
-					b.Fatal(err)
-				}
-			}
-			bodies = append(bodies, resp)
-		}
-		ok := func(context.Context) error { return nil }
-		name := "subscribers=" + strconv.Itoa(n)
-		b.Run(name+"/serial", func(b *testing.B) {
-			b.ReportAllocs()
-			ctx := context.Background()
-			for b.Loop() {
-				_ = m.Do(ctx, "svc", ok)
-			}
-		})
-		b.Run(name+"/parallel", func(b *testing.B) {
-			b.ReportAllocs()
-			ctx := context.Background()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
+		b.Run("subscribers="+strconv.Itoa(n), func(b *testing.B) {
+			m := subscribed(b, n)
+			b.Run("serial", func(b *testing.B) {
+				b.ReportAllocs()
+				ctx := context.Background()
+				for b.Loop() {
 					_ = m.Do(ctx, "svc", ok)
 				}
 			})
+			b.Run("parallel", func(b *testing.B) {
+				b.ReportAllocs()
+				ctx := context.Background()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						_ = m.Do(ctx, "svc", ok)
+					}
+				})
+			})
 		})
-		for _, resp := range bodies {
-			_ = resp.Body.Close()
-		}
-		srv.Close()
 	}
+}
+
+// subscribed returns a Manager on the system clock with an ErrorRatio rule for "svc", whose
+// status handler, served over HTTP until the benchmark ends, has n subscribers of its event
+// stream that have read their replay and first status.
+func subscribed(b *testing.B, n int) *breaker.Manager {
+	b.Helper()
+	m := breaker.NewManager()
+	if err := m.LoadRules([]breaker.Rule{{Resource: "svc", Strategy: breaker.ErrorRatio, Threshold: 0.5,
+		RetryTimeout: time.Minute}}); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(breakerdebug.Handler(m, breakerdebug.WithSubscribers(n+1)))
+	b.Cleanup(srv.Close)
+	for range n {
+		resp, err := http.Get(srv.URL + "/events")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = resp.Body.Close() }) // before the server closes: it waits for them
+		in := bufio.NewReader(resp.Body)
+		for line := ""; !strings.HasPrefix(line, "event: status"); {
+			if line, err = in.ReadString('\n'); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return m
 }
