@@ -145,6 +145,10 @@ type Stats struct {
 	// Pacing is true while the breaker, CLOSED, paces the calls of a dependency that fails
 	// part of them, where it would have opened (Rule.Pace).
 	Pacing bool
+	// DryRun is true while the breaker rejects no call: its rule is DryRun, or its resource is
+	// forced closed, by its settings or by an operator's override in force (StateChange.DryRun
+	// says the same of a transition). An OPEN DryRun breaker only says what it would reject.
+	DryRun bool
 }
 
 // Ratio is Bad over Total: the share of slow calls in the window of a SlowRequestRatio
@@ -283,6 +287,9 @@ func (c *circuit) statsAt(now int64) Stats {
 	case c.strategy == ConsecutiveErrors && !p.retired:
 		st.Bad = uint64(p.run.Load())
 		st.Total = st.Bad
+	}
+	if c.dryBy.Load() != 0 { // else it is not dry, and the clock need not be read
+		st.DryRun = c.dry(c.tl.now())
 	}
 	return st
 }

@@ -147,3 +147,55 @@ func TestDryRunNeverRejectsUnderConcurrency(t *testing.T) {
 		require.Equal(t, breaker.Closed, h.state("svc", 0), "the probe succeeded")
 	}
 }
+
+// Stats says DryRun exactly while the breaker rejects no call, for each way a breaker becomes
+// dry: its rule, its resource's settings or a template setting forcing it closed, and an
+// operator's override (an override to auto lifts the settings' force); so no reader has to
+// work it out from the rule and the settings.
+func TestStatsSayDryRun(t *testing.T) {
+	tests := []struct {
+		name       string
+		give       breaker.Rule
+		settings   map[string]breaker.ResourceConfig
+		override   breaker.Force // with Auto and no override, none
+		overrideOn bool
+		want       bool
+	}{
+		{name: "enforced", give: errorCount(1, 1)},
+		{name: "DryRun rule", give: dryRun(errorCount(1, 1)), want: true},
+		{name: "settings force closed", give: errorCount(1, 1),
+			settings: map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceClosed}}, want: true},
+		{name: "template setting forces closed", give: errorCount(1, 1),
+			settings: map[string]breaker.ResourceConfig{"*": {Force: breaker.ForceClosed}}, want: true},
+		{name: "override closed", give: errorCount(1, 1), override: breaker.ForceClosed, overrideOn: true, want: true},
+		{name: "override auto lifts the settings' force", give: errorCount(1, 1),
+			settings: map[string]breaker.ResourceConfig{"svc": {Force: breaker.ForceClosed}},
+			override: breaker.Auto, overrideOn: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := breakertest.NewClock()
+			m := breaker.NewManager(breaker.WithClock(clock))
+			require.NoError(t, m.LoadRules([]breaker.Rule{tt.give}))
+			require.NoError(t, m.LoadResources(tt.settings))
+			if tt.overrideOn {
+				_, err := m.Override("svc", tt.override, time.Minute, "")
+				require.NoError(t, err)
+			}
+			stats := func() breaker.Stats {
+				snap := m.Snapshot()
+				return snap.Resource("svc").Breakers[0]
+			}
+			assert.Equal(t, tt.want, stats().DryRun, "CLOSED")
+			_ = m.Do(context.Background(), "svc", func(context.Context) error { return errDown })
+			require.Equal(t, breaker.Open, stats().State)
+			assert.Equal(t, tt.want, stats().DryRun, "OPEN")
+			assert.Equal(t, tt.want, m.Breakers("svc")[0].Stats().DryRun, "through the door")
+			if tt.overrideOn {
+				clock.Advance(time.Minute)
+				assert.Equal(t, tt.settings["svc"].Force == breaker.ForceClosed, m.Breakers("svc")[0].Stats().DryRun,
+					"the override's end has come: the settings again")
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakerdebug"
 	"github.com/halfopen/breaker/breakertest"
+	"github.com/halfopen/breaker/breakerview"
 )
 
 // doneContexts are a context canceled and one past its deadline, both done before the call.
@@ -38,7 +39,7 @@ func TestRecorderDoesNotCountACallWhoseContextWasDone(t *testing.T) {
 	require.Zero(t, called, "no call was made")
 
 	st := readStatus(t, h)
-	assert.Equal(t, callsJSON{PerSecond: make([]uint64, 60)}, callsOf(t, st, "inventory"))
+	assert.Equal(t, callsJSON{Rejected: rejected(nil), PerSecond: make([]uint64, 60)}, callsOf(t, st, "inventory"))
 	assert.Empty(t, st.Unruled, "no unruled resource had a call")
 }
 
@@ -46,9 +47,9 @@ func TestRecorderDoesNotCountACallWhoseContextWasDone(t *testing.T) {
 // context was done, then they take no name: the next call that ran keeps its own.
 func TestRecorderKeepsNoNameForACallWhoseContextWasDone(t *testing.T) {
 	clk := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk), breakerdebug.RecorderLimit(1))
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderLimits(breakerview.Limits{Names: 1}))
 	rec.OnCall(breaker.CallInfo{Resource: "gone", NotCalled: context.Canceled})
 	rec.OnCall(breaker.CallInfo{Resource: "late", NotCalled: context.DeadlineExceeded})
-	rec.OnCall(breaker.CallInfo{Resource: "kept", RT: time.Millisecond})
+	rec.OnCall(breaker.CallInfo{Resource: "kept", RT: time.Millisecond, At: clk.Now()})
 	assert.Equal(t, []string{"kept=1"}, unruledCounts(t, rec, clk))
 }

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const path = "/debug/breakers"
 
+// noSubscribers is the JSON's "events" while no one reads the event stream.
+var noSubscribers = map[string]any{"subscribers": 0, "limit": 16, "dropped": 0}
+
 var (
 	// inventoryRule trips on the third failure in a second.
 	inventoryRule = breaker.Rule{
@@ -126,7 +129,8 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 	inventory := ruleJSON(t, inventoryRule)
 	const inventoryText = "errors ≥ 3 · min 1 call in 1s · retry 5s"
 	want := map[string]any{
-		"now": at(6100 * time.Millisecond),
+		"now":    at(6100 * time.Millisecond),
+		"events": noSubscribers,
 		"resources": []any{
 			map[string]any{"resource": "inventory", "worst": "OPEN", "breakers": []any{
 				map[string]any{"rule": inventory, "ruleText": inventoryText, "state": "OPEN", "dryRun": false,
@@ -162,7 +166,8 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 func TestJSONWithNoRules(t *testing.T) {
 	_, _, h := newManager(t)
 	rec := get(h, http.MethodGet, path+"?format=json", nil)
-	assert.JSONEq(t, fmt.Sprintf(`{"now":%q,"resources":[],"overrides":[],"transitions":[]}`, stamp(0)), rec.Body.String())
+	assert.JSONEq(t, fmt.Sprintf(`{"now":%q,"resources":[],"overrides":[],"transitions":[],
+		"events":{"subscribers":0,"limit":16,"dropped":0}}`, stamp(0)), rec.Body.String())
 }
 
 // The times of a breaker follow its state: none when CLOSED, retryAt when OPEN, and retryAt
@@ -247,7 +252,8 @@ func TestJSONShowsPacing(t *testing.T) {
 	started := map[string]any{"seq": 1, "resource": "svc", "rule": rule, "ruleText": text, "from": "CLOSED",
 		"to": "CLOSED", "reason": "PacingStarted", "snapshot": 0.5, "at": at(0), "generation": 1, "dryRun": false}
 	want := map[string]any{
-		"now": at(0),
+		"now":    at(0),
+		"events": noSubscribers,
 		"resources": []any{map[string]any{"resource": "svc", "worst": "PACING", "breakers": []any{
 			map[string]any{"rule": rule, "ruleText": text, "state": "CLOSED", "dryRun": false, "generation": 1,
 				"total": 4, "bad": 2, "ratio": 0.5, "pacing": true},
@@ -264,7 +270,8 @@ func TestJSONShowsPacing(t *testing.T) {
 	clk.Advance(100 * time.Millisecond)
 	call(m, "svc", succeed) // the next bucket: pacing has ended
 	want = map[string]any{
-		"now": at(200 * time.Millisecond),
+		"now":    at(200 * time.Millisecond),
+		"events": noSubscribers,
 		"resources": []any{map[string]any{"resource": "svc", "worst": "CLOSED", "breakers": []any{
 			map[string]any{"rule": rule, "ruleText": text, "state": "CLOSED", "dryRun": false, "generation": 2,
 				"total": 6, "bad": 2, "ratio": 2. / 6},
@@ -707,7 +714,7 @@ func TestJSONShowsTemplateBreakers(t *testing.T) {
 // unlisted; and lists none of them as unruled.
 func TestTemplateListIsBounded(t *testing.T) {
 	clk := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	rec := breakerdebug.NewRecorder()
 	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
 	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
 		Threshold: 1, RetryTimeout: time.Minute}}))
@@ -753,7 +760,7 @@ func TestTemplateListIsBounded(t *testing.T) {
 // still is.
 func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 	clk := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	rec := breakerdebug.NewRecorder()
 	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec),
 		breaker.WithMaxTemplateBreakers(2))
 	require.NoError(t, m.LoadRules([]breaker.Rule{

@@ -3,18 +3,21 @@
 package breakerdebug_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -38,38 +41,200 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// dumpDOM loads url in headless Chromium, lets its scripts run for 3s of virtual time, and
-// returns the DOM as they left it. Chromium and every process it started are killed by the
-// end of the test, also when it hangs.
-func dumpDOM(t *testing.T, url string) string {
+// browser is a headless Chromium driven over the DevTools protocol on a pipe (its file
+// descriptors 3 and 4, one JSON message after another, each ended by a NUL byte), so that a
+// test can load a page, act on the server while the page is open, and read what the page's
+// script made of it. Chromium and every process it started are killed by the end of the test.
+type browser struct {
+	t       *testing.T
+	send    io.Writer
+	mu      sync.Mutex
+	next    int
+	waiting map[int]chan cdpMessage
+	done    chan struct{} // closed when Chromium's end of the pipe closes
+}
+
+// cdpMessage is one message of the DevTools protocol: an answer (ID, Result or Error) or an
+// event (Method, Params), which the tests do not need.
+type cdpMessage struct {
+	ID     int             `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params any             `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// startBrowser starts headless Chromium, or skips the test.
+func startBrowser(t *testing.T) *browser {
 	t.Helper()
 	bin := chromium(t)
-	profile := t.TempDir()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	toChromium, commands, err := os.Pipe()
+	require.NoError(t, err)
+	answers, fromChromium, err := os.Pipe()
+	require.NoError(t, err)
 	// The flags keep Chromium from reaching for the network (which is closed here) and from
 	// needing a sandbox (the tests may run as root).
-	cmd := exec.CommandContext(ctx, bin,
+	cmd := exec.Command(bin,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+profile, "--virtual-time-budget=3000", "--dump-dom", url)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		"--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+		"--user-data-dir="+t.TempDir(), "--remote-debugging-pipe", "about:blank")
+	cmd.ExtraFiles = []*os.File{toChromium, fromChromium} // its fds 3 and 4
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	// Chromium starts helper processes: put them all in a process group of their own, and
-	// kill the group on timeout and, in case one lingers, after the test.
+	// kill the group after the test.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second // then stop waiting for a helper that holds stdout open
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }) // before the profile is removed
+	require.NoError(t, toChromium.Close())
+	require.NoError(t, fromChromium.Close())
+	b := &browser{t: t, send: commands, waiting: map[int]chan cdpMessage{}, done: make(chan struct{})}
+	go b.read(answers)
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		_ = commands.Close()
+		<-b.done // the reader has ended: no goroutine is left behind
+		_ = answers.Close()
+		if t.Failed() {
+			t.Logf("chromium's stderr:\n%s", stderr.String())
+		}
+	})
+	return b
+}
 
-	err := cmd.Wait()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		require.FailNow(t, "chromium timed out", "stderr:\n%s", stderr.String())
+// read hands each answer Chromium writes to the command waiting for it, until the pipe closes.
+func (b *browser) read(r io.Reader) {
+	defer close(b.done)
+	in := bufio.NewReader(r)
+	for {
+		raw, err := in.ReadBytes(0)
+		if err != nil {
+			return
+		}
+		var msg cdpMessage
+		if json.Unmarshal(raw[:len(raw)-1], &msg) != nil || msg.ID == 0 {
+			continue // an event
+		}
+		b.mu.Lock()
+		ch := b.waiting[msg.ID]
+		delete(b.waiting, msg.ID)
+		b.mu.Unlock()
+		if ch != nil {
+			ch <- msg
+		}
 	}
-	require.NoError(t, err, "chromium failed; stderr:\n%s", stderr.String())
-	return stdout.String()
+}
+
+// call sends the command method with params, in the page session (or to the browser for ""),
+// and decodes its result into result, failing the test on an error or after 30s.
+func (b *browser) call(session, method string, params, result any) {
+	b.t.Helper()
+	ch := make(chan cdpMessage, 1)
+	b.mu.Lock()
+	b.next++
+	id := b.next
+	b.waiting[id] = ch
+	b.mu.Unlock()
+	raw, err := json.Marshal(cdpMessage{ID: id, Method: method, Params: params, SessionID: session})
+	require.NoError(b.t, err)
+	_, err = b.send.Write(append(raw, 0))
+	require.NoError(b.t, err)
+	select {
+	case msg := <-ch:
+		if msg.Error != nil {
+			require.FailNow(b.t, method+": "+msg.Error.Message)
+		}
+		if result != nil {
+			require.NoError(b.t, json.Unmarshal(msg.Result, result))
+		}
+	case <-b.done:
+		require.FailNow(b.t, "chromium ended during "+method)
+	case <-time.After(30 * time.Second):
+		require.FailNow(b.t, "chromium did not answer "+method)
+	}
+}
+
+// tab is a page open in the browser.
+type tab struct {
+	b       *browser
+	session string
+}
+
+// open loads url in a new tab.
+func (b *browser) open(url string) *tab {
+	b.t.Helper()
+	var target struct {
+		TargetID string `json:"targetId"`
+	}
+	b.call("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
+	var attached struct {
+		SessionID string `json:"sessionId"`
+	}
+	b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
+	p := &tab{b: b, session: attached.SessionID}
+	p.b.call(p.session, "Page.navigate", map[string]any{"url": url}, nil)
+	return p
+}
+
+// eval returns what the JavaScript expression expr evaluates to in the page, as JSON decodes
+// it into a value of type T; a promise is awaited.
+func eval[T any](p *tab, expr string) T {
+	p.b.t.Helper()
+	var out struct {
+		Result struct {
+			Value T `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	p.b.call(p.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true,
+		"awaitPromise": true}, &out)
+	if out.ExceptionDetails != nil {
+		require.FailNow(p.b.t, "the page's JavaScript failed: "+out.ExceptionDetails.Text, expr)
+	}
+	return out.Result.Value
+}
+
+// waitFor waits, in the page and for at most limit, until the JavaScript condition cond
+// holds, and reports whether it did. The page's own timers do the waiting.
+func (p *tab) waitFor(cond string, limit time.Duration) bool {
+	p.b.t.Helper()
+	return eval[bool](p, `new Promise((resolve) => {
+		const end = performance.now() + `+strconv.FormatInt(limit.Milliseconds(), 10)+`;
+		const check = () => {
+			if (`+cond+`) resolve(true);
+			else if (performance.now() > end) resolve(false);
+			else setTimeout(check, 5);
+		};
+		check();
+	})`)
+}
+
+// live waits until the page rendered a status from the event stream, and returns its DOM.
+func (p *tab) live() string {
+	p.b.t.Helper()
+	require.True(p.b.t, p.waitFor(`document.getElementById("updated") &&
+		document.getElementById("updated").textContent.startsWith("Live")`, 10*time.Second),
+		"the page never heard the event stream")
+	return p.dom()
+}
+
+// dom returns the page's DOM as its script left it.
+func (p *tab) dom() string {
+	p.b.t.Helper()
+	return eval[string](p, "document.documentElement.outerHTML")
+}
+
+// dumpDOM loads url in headless Chromium, waits until its script rendered the status the
+// event stream sent, and returns the DOM.
+func dumpDOM(t *testing.T, url string) string {
+	t.Helper()
+	return startBrowser(t).open(url).live()
 }
 
 // section returns the part of dom from the table with id to its end, tables nested in it
@@ -111,13 +276,13 @@ func rowOf(t *testing.T, table, resource string) string {
 	return ""
 }
 
-// Given a tripped resource, healthy ones, one that trips between the page load and its first
-// refresh, a tripped DryRun rule, a resource forced open without rules and one forced closed
-// whose breaker tripped, when Chromium loads the page and runs its script, then the page shows
-// each resource with its state, the forced ones as FORCED OPEN or FORCED CLOSED and the dry-run
-// breakers as "dry run" (none of them counted as open), the settings and calls in flight, the
-// transitions with their reasons and seq, a resource named as markup as plain text, and the
-// state it fetched on refresh.
+// Given a tripped resource, healthy ones, a tripped DryRun rule, a resource forced open without
+// rules and one forced closed whose breaker tripped, when Chromium loads the page, and one more
+// resource trips while it is open, then the page shows that trip within a second, from the
+// event stream, without asking the server for anything; and it shows each resource with its
+// state, the forced ones as FORCED OPEN or FORCED CLOSED and the dry-run breakers as "dry run"
+// (none of them counted as open), the settings and calls in flight, the transitions with their
+// reasons and seq, and a resource named as markup as plain text.
 func TestE2EChromium(t *testing.T) {
 	chromium(t) // skip early, before any setup
 	const hostile = "<script>alert(1)</script>"
@@ -152,20 +317,35 @@ func TestE2EChromium(t *testing.T) {
 	require.NoError(t, err)
 	defer held.Exit()
 
-	// search trips when the page first asks for the JSON: only a refresh can show it OPEN.
-	var refreshes atomic.Int32
+	// The server counts what the page asks it: the page itself, the event stream, and any
+	// request for the JSON, which a page that polled would make.
+	var polls, streams atomic.Int32
 	mux := http.NewServeMux()
 	mux.Handle("GET "+path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("format") == "json" && refreshes.Add(1) == 1 {
-			call(m, "search", fail)
+		switch r.URL.Query().Get("format") {
+		case "json":
+			polls.Add(1)
+		case "events":
+			streams.Add(1)
 		}
 		h.ServeHTTP(w, r)
 	}))
 	srv := serveLocal(t, mux)
+	page := startBrowser(t).open(srv.URL + path)
+	page.live()
 
-	dom := dumpDOM(t, srv.URL+path)
+	// search trips while the page is open: the page shows it OPEN within a second, without
+	// asking the server again.
+	tripped := time.Now()
+	call(m, "search", fail)
+	require.True(t, page.waitFor(`[...document.querySelectorAll("#breakers td.resource")].some((td) =>
+		td.textContent === "search" && td.parentElement.querySelector(".badge.open"))`, time.Second),
+		"search is not shown OPEN within a second of its trip")
+	assert.Less(t, time.Since(tripped), time.Second)
+	dom := page.dom()
+	assert.Zero(t, polls.Load(), "the page never polls")
+	assert.Equal(t, int32(1), streams.Load(), "one event stream, kept open")
 
-	assert.GreaterOrEqual(t, refreshes.Load(), int32(1), "the page fetched ?format=json")
 	breakers := section(t, dom, "breakers")
 	tests := []struct {
 		give string // the resource as serialized HTML
@@ -219,7 +399,7 @@ func TestE2EChromium(t *testing.T) {
 	assert.Equal(t, []string{"5", "4", "3", "2", "1"}, seqs, "the transitions, newest first by seq")
 	assert.Contains(t, rowOf(t, transitions, "api/users"), "api/*", "a template's breaker names its template")
 	assert.Contains(t, strings.SplitN(transitions, "</tr>", 3)[1], `<td class="resource">search</td>`,
-		"search tripped last, on the first refresh, and is listed first")
+		"search tripped last, while the page was open, and is listed first")
 	assert.Contains(t, dom, "9 breakers on 9 resources: 3 open, 0 half-open, 4 closed; 2 dry run (rejecting nothing); "+
 		"1 resource forced open; 1 resource forced closed; 2 resources with breakers from templates "+
 		"(2 of at most 10000 breakers, 0 dropped)")
@@ -253,8 +433,8 @@ func wantCells(c callsJSON) []string {
 	}
 	last := c.Last10s
 	return []string{rate10(last.Calls), pct(last.ErrorPercent, last.Ran), pct(last.SlowPercent, last.Ran),
-		rate(c.Calls), rate(c.RejectedOpen), rate(c.RejectedForced), rate(c.RejectedConcurrency),
-		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent, c.Ran), pct(c.SlowPercent, c.Ran), rt(c.RTP50), rt(c.RTP99), rt(c.RTMax)}
+		rate(c.Calls), rate(c.Rejected["open"]), rate(c.Rejected["forced_open"]), rate(c.Rejected["concurrency_limit"]),
+		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent, c.Ran), pct(c.SlowPercent, c.Ran), rt(c.RTMax)}
 }
 
 // Given traffic over ten seconds of a fake clock (calls that pass, fail, are slow, rejected by
@@ -337,10 +517,10 @@ func TestE2EDashboard(t *testing.T) {
 	// none in the last 10 s; legacy 3 rejected by force, none ran; limited 2 calls, 1 over the
 	// limit.
 	assert.Equal(t, []string{"1.00", "40%", "20%",
-		"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "5ms", "200ms", "150ms"},
+		"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "150ms"},
 		cellsOf(rowOf(t, calls, "payments")))
 	assert.Equal(t, []string{"0.00", "—", "—",
-		"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "1ms", "1ms", "0s"},
+		"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "0s"},
 		cellsOf(rowOf(t, calls, "inventory")))
 	legacy := cellsOf(rowOf(t, calls, "legacy"))
 	assert.Equal(t, "0.05", legacy[5], "forced/s")
@@ -378,24 +558,16 @@ func TestE2EDashboard(t *testing.T) {
 }
 
 // Given an operator's override of a resource with rules, set over HTTP before the page loads,
-// and one of a resource without rules set between the load and the first refresh, when
-// Chromium renders the page, then the overrides table shows each with its force, its end and
-// its note (markup as text), the breakers table marks both resources, and the summary and the
-// transitions count and name them.
+// and one of a resource without rules set while the page is open, when Chromium renders the
+// page, then the overrides table shows each with its force, its end and its note (markup as
+// text), the breakers table marks both resources, and the summary and the transitions count
+// and name them.
 func TestE2EOverrides(t *testing.T) {
 	chromium(t)
 	w := newWritable(t, nil, inventoryRule, paymentsErrors)
 	const hostile = "<b>retired</b> INC-7"
-	var refreshes atomic.Int32
 	mux := http.NewServeMux()
 	mux.Handle(path+"/", w.h) // the page at path/, the writes at path/override
-	mux.Handle("GET "+path+"/page", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("format") == "json" && refreshes.Add(1) == 1 {
-			rec := post(w.h, `{"resource": "legacy", "action": "closed", "duration": "1h", "note": "`+hostile+`"}`)
-			assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-		}
-		w.h.ServeHTTP(rw, r)
-	}))
 	srv := serveLocal(t, mux)
 
 	req, err := http.NewRequest(http.MethodPost, srv.URL+path+"/override",
@@ -409,9 +581,14 @@ func TestE2EOverrides(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	w.clk.Advance(time.Minute)
 
-	dom := dumpDOM(t, srv.URL+path+"/page")
+	page := startBrowser(t).open(srv.URL + path + "/page")
+	page.live()
+	rec := post(w.h, `{"resource": "legacy", "action": "closed", "duration": "1h", "note": "`+hostile+`"}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.True(t, page.waitFor(`[...document.querySelectorAll("#overrides td.resource")].some((td) =>
+		td.textContent === "legacy")`, time.Second), "the override set while the page is open shows")
+	dom := page.dom()
 
-	require.GreaterOrEqual(t, refreshes.Load(), int32(1), "the page refreshed")
 	overrides := section(t, dom, "overrides")
 	assert.Contains(t, rowOf(t, overrides, "inventory"),
 		`<td class="state"><span class="badge forced-open">FORCED OPEN</span></td><td class="nowrap" title="`+

@@ -16,11 +16,11 @@ import (
 	"github.com/halfopen/breaker/breakertest"
 )
 
-// A Recorder on the Manager's clock, given to the Manager as a call observer and to the
-// Handler, adds each resource's last minute to the status.
+// A Recorder, given to the Manager as a call observer and to the Handler, adds each resource's
+// last minute to the status, by the Manager's clock.
 func ExampleNewRecorder() {
 	clock := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clock))
+	rec := breakerdebug.NewRecorder()
 	m := breaker.NewManager(breaker.WithClock(clock), rec.Option())
 	_ = m.LoadRules([]breaker.Rule{{Resource: "inventory", Strategy: breaker.ErrorCount,
 		Threshold: 3, MinRequestAmount: 1, RetryTimeout: 5 * time.Second}})
@@ -42,18 +42,19 @@ func ExampleNewRecorder() {
 		Resources []struct {
 			Resource string
 			Calls    struct {
-				Calls, RejectedOpen, Ran, Failures uint64
-				ErrorPercent                       float64
-				RTP50                              string
+				Calls, Ran, Failures uint64
+				Rejected             map[string]uint64
+				ErrorPercent         float64
+				RTMax                string
 			}
 		}
 	}
 	_ = json.Unmarshal(resp.Body.Bytes(), &st)
 	c := st.Resources[0].Calls
-	fmt.Printf("%s: %d calls, %d rejected, %d of %d failed (%v%%), p50 %s\n",
-		st.Resources[0].Resource, c.Calls, c.RejectedOpen, c.Failures, c.Ran, c.ErrorPercent, c.RTP50)
+	fmt.Printf("%s: %d calls, %d rejected open, %d of %d failed (%v%%), the longest %s\n",
+		st.Resources[0].Resource, c.Calls, c.Rejected["open"], c.Failures, c.Ran, c.ErrorPercent, c.RTMax)
 	// Output:
-	// inventory: 5 calls, 1 rejected, 3 of 4 failed (75%), p50 50ms
+	// inventory: 5 calls, 1 rejected open, 3 of 4 failed (75%), the longest 30ms
 }
 
 // WithOverrides lets an operator the program authorizes force a resource open for a while

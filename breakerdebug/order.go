@@ -3,9 +3,9 @@ package breakerdebug
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 )
 
 // worst is the worst a resource's row has to tell an operator, by which the status orders its
@@ -62,13 +62,12 @@ func (w worst) rank() int {
 }
 
 // worstOf is the worst r has to tell.
-func worstOf(r *breaker.ResourceStatus) worst {
+func worstOf(r *breakerview.Resource) worst {
 	w := worstClosed
-	forcedClosed := r.Settings.Force == breaker.ForceClosed // its override's, own or template's
 	for _, b := range r.Breakers {
 		var bw worst
 		switch {
-		case b.Rule.DryRun || forcedClosed:
+		case b.DryRun:
 			if b.State == breaker.Closed {
 				continue
 			}
@@ -89,7 +88,7 @@ func worstOf(r *breaker.ResourceStatus) worst {
 	switch {
 	case w < worstForced:
 		return w
-	case r.Settings.Force != breaker.Auto:
+	case r.Force != breaker.Auto:
 		return worstForced
 	case r.Override != nil:
 		return worstOverridden
@@ -99,7 +98,7 @@ func worstOf(r *breaker.ResourceStatus) worst {
 
 // traffic is the calls in r's breakers' windows, which orders rows of one rank: the busiest
 // first. A breaker that is not CLOSED counts none.
-func traffic(r *breaker.ResourceStatus) uint64 {
+func traffic(r *breakerview.Resource) uint64 {
 	var n uint64
 	for _, b := range r.Breakers {
 		n += b.Total
@@ -109,12 +108,12 @@ func traffic(r *breaker.ResourceStatus) uint64 {
 
 // worstFirst orders rows for an operator mid-incident: by the rank of their worst, then the
 // busiest first, then by name in natural order (shard-2 before shard-10). The names one
-// template rule made (ResourceStatus.Template) then move up to their worst member, in that
+// template rule made (Resource.Template) then move up to their worst member, in that
 // order, so that the page shows them as one group where that member would be. It sorts rows
 // in place and returns them.
-func worstFirst(rows []*breaker.ResourceStatus) []*breaker.ResourceStatus {
+func worstFirst(rows []*breakerview.Resource) []*breakerview.Resource {
 	type keyed struct {
-		r       *breaker.ResourceStatus
+		r       *breakerview.Resource
 		rank    int
 		traffic uint64
 	}
@@ -129,9 +128,9 @@ func worstFirst(rows []*breaker.ResourceStatus) []*breaker.ResourceStatus {
 		if c := cmp.Compare(b.traffic, a.traffic); c != 0 {
 			return c
 		}
-		return compareNames(a.r.Name, b.r.Name)
+		return breakerview.CompareNames(a.r.Name, b.r.Name)
 	})
-	members := map[string][]*breaker.ResourceStatus{} // by template, worst first
+	members := map[string][]*breakerview.Resource{} // by template, worst first
 	for _, k := range all {
 		if t := k.r.Template; t != "" {
 			members[t] = append(members[t], k.r)
@@ -148,50 +147,4 @@ func worstFirst(rows []*breaker.ResourceStatus) []*breaker.ResourceStatus {
 		}
 	}
 	return rows
-}
-
-// compareNames orders names naturally: runs of digits compare as numbers, so "shard-2" comes
-// before "shard-10", and the rest byte by byte. Names equal that way ("a01", "a1") compare as
-// strings, so that the order is total.
-func compareNames(a, b string) int {
-	x, y := a, b
-	for x != "" && y != "" {
-		if isDigit(x[0]) && isDigit(y[0]) {
-			var dx, dy string
-			dx, x = digits(x)
-			dy, y = digits(y)
-			if c := compareNumbers(dx, dy); c != 0 {
-				return c
-			}
-			continue
-		}
-		if c := cmp.Compare(x[0], y[0]); c != 0 {
-			return c
-		}
-		x, y = x[1:], y[1:]
-	}
-	if c := cmp.Compare(len(x), len(y)); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// digits splits s, which starts with a digit, after its run of digits.
-func digits(s string) (run, rest string) {
-	i := 1
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	return s[:i], s[i:]
-}
-
-// compareNumbers compares two runs of decimal digits as the numbers they write, however long.
-func compareNumbers(a, b string) int {
-	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
-	if c := cmp.Compare(len(a), len(b)); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
 }

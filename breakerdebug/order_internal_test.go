@@ -1,60 +1,30 @@
 package breakerdebug
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 )
 
-// Runs of digits compare as numbers, the rest byte by byte, and names equal that way still
-// have an order.
-func TestCompareNames(t *testing.T) {
-	tests := []struct {
-		give []string
-		want []string
-	}{
-		{give: []string{"shard-10", "shard-2", "shard-1"}, want: []string{"shard-1", "shard-2", "shard-10"}},
-		{give: []string{"b", "a10", "a9", "a"}, want: []string{"a", "a9", "a10", "b"}},
-		{give: []string{"host-2.pod-10", "host-2.pod-9", "host-10.pod-1"},
-			want: []string{"host-2.pod-9", "host-2.pod-10", "host-10.pod-1"}},
-		{give: []string{"a1", "a01", "a001"}, want: []string{"a001", "a01", "a1"}}, // equal as numbers: as strings
-		{give: []string{"v99999999999999999999999", "v100000000000000000000000"},
-			want: []string{"v99999999999999999999999", "v100000000000000000000000"}}, // past uint64
-		{give: []string{"x-1", "x1", "x"}, want: []string{"x", "x-1", "x1"}},
-		{give: []string{"GET /b", "GET /a/2", "GET /a/10"}, want: []string{"GET /a/2", "GET /a/10", "GET /b"}},
-	}
-	for _, tt := range tests {
-		got := slices.Clone(tt.give)
-		slices.SortFunc(got, compareNames)
-		assert.Equal(t, tt.want, got, "%q", tt.give)
-		for _, a := range tt.give {
-			assert.Zero(t, compareNames(a, a), a)
-			for _, b := range tt.give {
-				assert.Equal(t, compareNames(a, b), -compareNames(b, a), "%q %q", a, b)
-			}
-		}
-	}
-}
-
 // row is a resource with one breaker per state given, under the template t ("" for none).
-func row(name, t string, states ...breaker.State) *breaker.ResourceStatus {
-	r := &breaker.ResourceStatus{Name: name, Template: t}
+func row(name, t string, states ...breaker.State) *breakerview.Resource {
+	r := &breakerview.Resource{Name: name, Template: t}
 	for _, s := range states {
-		r.Breakers = append(r.Breakers, breaker.Stats{State: s})
+		r.Breakers = append(r.Breakers, breakerview.Breaker{Stats: breaker.Stats{State: s}})
 	}
 	return r
 }
 
 // busy gives r's first breaker total calls in its window.
-func busy(r *breaker.ResourceStatus, total uint64) *breaker.ResourceStatus {
+func busy(r *breakerview.Resource, total uint64) *breakerview.Resource {
 	r.Breakers[0].Total = total
 	return r
 }
 
-func names(rows []*breaker.ResourceStatus) []string {
+func names(rows []*breakerview.Resource) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = r.Name
@@ -71,17 +41,17 @@ func TestWorstFirst(t *testing.T) {
 	ramping := busy(row("ramping", "", breaker.Closed), 9) // busier, and still after pacing
 	ramping.Breakers[0].RampingUp = true
 	forced := row("forced", "", breaker.Closed)
-	forced.Settings.Force = breaker.ForceOpen
+	forced.Force = breaker.ForceOpen
 	overridden := row("overridden", "") // no rules; an override lifting its settings' force
 	overridden.Override = &breaker.OverrideInfo{Resource: "overridden", Force: breaker.Auto}
 	forcedClosed := row("forced-closed", "", breaker.Open) // its breaker rejects nothing
-	forcedClosed.Settings.Force = breaker.ForceClosed
+	forcedClosed.Force, forcedClosed.Breakers[0].DryRun = breaker.ForceClosed, true
 	dry := row("dry", "", breaker.Open)
-	dry.Breakers[0].Rule.DryRun = true
+	dry.Breakers[0].DryRun = true
 	settingsOnly := row("settings-only", "")
 	settingsOnly.Settings, settingsOnly.SettingsFrom = breaker.ResourceConfig{MaxConcurrency: 20}, "*"
 
-	rows := []*breaker.ResourceStatus{
+	rows := []*breakerview.Resource{
 		busy(row("shard-10", "", breaker.Closed), 5),
 		dry,
 		row("shard-2", "", breaker.Closed),
@@ -123,7 +93,7 @@ func TestWorstFirst(t *testing.T) {
 // each template's names follow one another, worst first, where the worst of them comes in the
 // order of the rest: a group sorts by its worst member.
 func TestWorstFirstGroupsTemplates(t *testing.T) {
-	rows := []*breaker.ResourceStatus{
+	rows := []*breakerview.Resource{
 		row("api/b", "api/*", breaker.Closed),
 		busy(row("host-10", "host-*", breaker.Closed), 3),
 		row("payments", "", breaker.Closed),
@@ -147,5 +117,5 @@ func TestWorstFirstGroupsTemplates(t *testing.T) {
 // Given no rows, or one, then the order is what it is.
 func TestWorstFirstEdges(t *testing.T) {
 	assert.Empty(t, worstFirst(nil))
-	assert.Equal(t, []string{"api/a"}, names(worstFirst([]*breaker.ResourceStatus{row("api/a", "api/*", breaker.Closed)})))
+	assert.Equal(t, []string{"api/a"}, names(worstFirst([]*breakerview.Resource{row("api/a", "api/*", breaker.Closed)})))
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // The page is a template for its skeleton, with its style and script inline. The script
-// renders the tables from the status embedded in the page, then from ?format=json every 2s.
+// renders the tables from the status embedded in the page, then from the event stream.
 var (
 	//go:embed page.html
 	pageHTML string

@@ -1,8 +1,10 @@
 "use strict";
-// Renders the status from the JSON embedded in the page, then from ?format=json every 2s.
-// Every text from the server goes into the DOM as textContent, never as markup.
+// Renders the status from the JSON embedded in the page, then from the server's event stream
+// (?format=events): each state change as it happens ("transition"), and the whole status after
+// each burst of them and every 2 s ("status"). It never polls. Every text from the server goes
+// into the DOM as textContent, never as markup.
 (function () {
-  const refreshEvery = 2000;
+  const keep = 100; // the transitions kept, as the server keeps them
 
   function el(tag, className, text) {
     const e = document.createElement(tag);
@@ -174,20 +176,19 @@
   function callCells(c) {
     const td = (text, cls) => el("td", cls || "num", text);
     const last = c.last10s || {};
+    const rejected = c.rejected || {}; // by cause, as every surface names it
     return [
       td(perSecond(last.calls || 0, 10)),
       td(share(last.errorPercent, last.ran)),
       td(share(last.slowPercent, last.ran)),
       td(perSecond(c.calls)),
-      td(perSecond(c.rejectedOpen)),
-      td(perSecond(c.rejectedForced)),
-      td(perSecond(c.rejectedConcurrency)),
+      td(perSecond(rejected.open || 0)),
+      td(perSecond(rejected.forced_open || 0)),
+      td(perSecond(rejected.concurrency_limit || 0)),
       td(perSecond(c.failures)),
       td(perSecond(c.slow)),
       td(share(c.errorPercent, c.ran)),
       td(share(c.slowPercent, c.ran)),
-      td(c.rtP50 || "—"),
-      td(c.rtP99 || "—"),
       td(c.rtMax || "—"),
       cell("spark-cell", sparkline(c.perSecond || [])),
     ];
@@ -214,9 +215,12 @@
     return tr;
   }
 
+  // unruledRow is a name called without rules, or the calls of the names past the Recorder's
+  // bounds, which no rule can match.
   function unruledRow(u) {
     const tr = el("tr");
-    tr.append(el("td", "resource", u.resource), el("td", "muted", "no rules"), ...callCells(u.calls));
+    const what = u.overflow ? el("td", "muted", "names past the bound") : el("td", "muted", "no rules");
+    tr.append(el("td", "resource", u.resource), what, ...callCells(u.calls));
     return tr;
   }
 
@@ -497,7 +501,7 @@
     const recorded = st.unruled !== undefined || withCalls.length > 0;
     document.getElementById("traffic").hidden = !recorded;
     if (recorded) {
-      replaceBody("#calls", withCalls.length ? withCalls.map((res) => callsRow(res, overrides)) : [emptyRow("No resources.", 17)]);
+      replaceBody("#calls", withCalls.length ? withCalls.map((res) => callsRow(res, overrides)) : [emptyRow("No resources.", 15)]);
       // Before the Recorder's first minute, "uncalled" is absent: no name has gone a minute
       // without calls yet.
       document.getElementById("uncalled-section").hidden = st.uncalled === undefined;
@@ -506,7 +510,7 @@
         [emptyRow("Every resource configured was called in the last minute.", 3)]);
       const unruled = (st.unruled || []).map(unruledRow);
       replaceBody("#unruled", unruled.length ? unruled :
-        [emptyRow("Every resource called in the last minute has rules or settings.", 17)]);
+        [emptyRow("Every resource called in the last minute has rules or settings.", 15)]);
     }
     replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 6)]);
     const overrideRows = (st.overrides || []).map((o) => overrideRow(o, now));
@@ -565,22 +569,44 @@
     f.className = isError ? "error" : "";
   }
 
-  async function refresh() {
-    try {
-      const resp = await fetch("?format=json", {
-        headers: { Accept: "application/json" },
-        cache: "no-store",
-      });
-      if (!resp.ok) throw new Error("HTTP " + resp.status);
-      render(await resp.json());
-      footer("Updated " + new Date().toLocaleTimeString() + "; refreshes every 2 s.");
-    } catch (err) {
-      footer("Refresh failed (" + err.message + "); retrying every 2 s.", true);
-    }
+  // The transitions heard, by seq, the last keep of them: the stream sends the kept ones again
+  // when it reconnects, and each counts once.
+  const transitions = new Map();
+
+  function hear(list) {
+    for (const c of list || []) transitions.set(c.seq, c);
+    const seqs = [...transitions.keys()].sort((a, b) => b - a);
+    for (const seq of seqs.slice(keep)) transitions.delete(seq);
   }
 
-  function loop() {
-    refresh().finally(() => setTimeout(loop, refreshEvery));
+  function newestFirst() {
+    return [...transitions.values()].sort((a, b) => b.seq - a.seq);
+  }
+
+  let last = null; // the last status rendered
+
+  function show(st) {
+    last = st;
+    st.transitions = newestFirst();
+    render(st);
+  }
+
+  function listen() {
+    const stream = new EventSource(location.pathname + "?format=events");
+    stream.addEventListener("transition", (e) => {
+      hear([JSON.parse(e.data)]);
+      if (last) show(last); // the status that follows the burst brings the states
+    });
+    stream.addEventListener("status", (e) => {
+      show(JSON.parse(e.data));
+      footer("Live: updated " + new Date().toLocaleTimeString() + " from the server's event stream.");
+    });
+    stream.addEventListener("error", () => {
+      footer("The event stream was interrupted; reconnecting.", true);
+      // A browser reconnects by itself, unless the server refused the stream (too many
+      // subscribers): then try again a little later.
+      if (stream.readyState === EventSource.CLOSED) setTimeout(listen, 5000);
+    });
   }
 
   let initial = null;
@@ -590,10 +616,9 @@
     initial = null;
   }
   if (initial) {
-    render(initial);
-    footer("Refreshes every 2 s.");
-    setTimeout(loop, refreshEvery);
-  } else {
-    loop();
+    hear(initial.transitions);
+    show(initial);
+    footer("Connecting to the event stream.");
   }
+  listen();
 })();

@@ -15,25 +15,30 @@ import (
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakerdebug"
 	"github.com/halfopen/breaker/breakertest"
+	"github.com/halfopen/breaker/breakerview"
 )
 
 // callsJSON is the part of the JSON a Recorder adds to each resource.
 type callsJSON struct {
-	Calls               uint64   `json:"calls"`
-	RejectedOpen        uint64   `json:"rejectedOpen"`
-	RejectedForced      uint64   `json:"rejectedForced"`
-	RejectedConcurrency uint64   `json:"rejectedConcurrency"`
-	RejectedOther       uint64   `json:"rejectedOther"`
-	Ran                 uint64   `json:"ran"`
-	Failures            uint64   `json:"failures"`
-	Slow                uint64   `json:"slow"`
-	ErrorPercent        float64  `json:"errorPercent"`
-	SlowPercent         float64  `json:"slowPercent"`
-	RTP50               string   `json:"rtP50"`
-	RTP99               string   `json:"rtP99"`
-	RTMax               string   `json:"rtMax"`
-	PerSecond           []uint64 `json:"perSecond"`
-	Last10s             lastJSON `json:"last10s"`
+	Calls        uint64            `json:"calls"`
+	Rejected     map[string]uint64 `json:"rejected"`
+	Ran          uint64            `json:"ran"`
+	Failures     uint64            `json:"failures"`
+	Slow         uint64            `json:"slow"`
+	ErrorPercent float64           `json:"errorPercent"`
+	SlowPercent  float64           `json:"slowPercent"`
+	RTMax        string            `json:"rtMax"`
+	PerSecond    []uint64          `json:"perSecond"`
+	Last10s      lastJSON          `json:"last10s"`
+}
+
+// rejected is the "rejected" of callsJSON: every cause, with the counts of some.
+func rejected(counts map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, kind := range breakerview.Causes {
+		out[kind.String()] = counts[kind.String()]
+	}
+	return out
 }
 
 // lastJSON is the part of callsJSON that counts the last 10 seconds.
@@ -57,6 +62,7 @@ type statusJSON struct {
 	} `json:"resources"`
 	Unruled []struct {
 		Resource string    `json:"resource"`
+		Overflow bool      `json:"overflow"`
 		Calls    callsJSON `json:"calls"`
 	} `json:"unruled"`
 }
@@ -66,7 +72,7 @@ func newRecorded(t *testing.T, opts []breakerdebug.RecorderOption, rules ...brea
 	*breaker.Manager, *breakertest.Clock, http.Handler) {
 	t.Helper()
 	clk := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(append([]breakerdebug.RecorderOption{breakerdebug.RecorderClock(clk)}, opts...)...)
+	rec := breakerdebug.NewRecorder(opts...)
 	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
 	require.NoError(t, m.LoadRules(rules))
 	return m, clk, breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
@@ -102,8 +108,8 @@ func timed(m *breaker.Manager, clk *breakertest.Clock, resource string, rt time.
 }
 
 // Given calls that ran, failed, were slow and were rejected by a breaker, by force and by the
-// concurrency limit, when the status is read, then each resource carries exact counts,
-// percentages, RT percentiles and calls per second over the last minute.
+// concurrency limit, when the status is read, then each resource carries exact counts by
+// cause, percentages, the longest call and calls per second over the last minute.
 func TestRecorderCounts(t *testing.T) {
 	m, clk, h := newRecorded(t, nil, inventoryRule, paymentsErrors, paymentsSlow)
 	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
@@ -144,23 +150,23 @@ func TestRecorderCounts(t *testing.T) {
 	wantPerSecond := make([]uint64, 60)
 	wantPerSecond[57] = 10
 	assert.Equal(t, callsJSON{
-		Calls: 10, RejectedConcurrency: 1, Ran: 9, Failures: 2, Slow: 1,
-		ErrorPercent: 22.2, SlowPercent: 11.1, RTP50: "5ms", RTP99: "200ms", RTMax: "150ms",
+		Calls: 10, Rejected: rejected(map[string]uint64{"concurrency_limit": 1}), Ran: 9, Failures: 2, Slow: 1,
+		ErrorPercent: 22.2, SlowPercent: 11.1, RTMax: "150ms",
 		PerSecond: wantPerSecond,
 		Last10s:   lastJSON{Calls: 10, Ran: 9, Failures: 2, Slow: 1, ErrorPercent: 22.2, SlowPercent: 11.1},
 	}, pay)
 
 	inv := callsOf(t, st, "inventory")
 	assert.Equal(t, uint64(5), inv.Calls)
-	assert.Equal(t, uint64(2), inv.RejectedOpen)
+	assert.Equal(t, uint64(2), inv.Rejected["open"])
 	assert.Equal(t, uint64(3), inv.Failures)
 	assert.Equal(t, 100.0, inv.ErrorPercent)
 	assert.Equal(t, uint64(5), inv.PerSecond[59])
 
 	leg := callsOf(t, st, "legacy")
-	assert.Equal(t, uint64(4), leg.RejectedForced)
+	assert.Equal(t, uint64(4), leg.Rejected["forced_open"])
 	assert.Equal(t, uint64(0), leg.Ran)
-	assert.Empty(t, leg.RTP50, "no call ran")
+	assert.Empty(t, leg.RTMax, "no call ran")
 
 	// 58 seconds later payments' second 0 is still in the minute; 59, and it is gone.
 	clk.Set(start.Add(59*time.Second + 900*time.Millisecond))
@@ -178,8 +184,8 @@ func TestRecorderCounts(t *testing.T) {
 }
 
 // Given a breaker that paces and holds calls back, when the status is read, then the calls held
-// back count as rejected by something other than an OPEN breaker (ErrPacing is not ErrOpen),
-// and not as calls that ran.
+// back count as rejected by pacing, not by an OPEN breaker (ErrPacing is not ErrOpen), and not
+// as calls that ran.
 func TestRecorderCountsPacedCalls(t *testing.T) {
 	m, _, h := newRecorded(t, nil, paceRule)
 	for _, fn := range []func(context.Context) error{succeed, succeed, fail, fail, succeed, succeed, succeed} {
@@ -188,8 +194,7 @@ func TestRecorderCountsPacedCalls(t *testing.T) {
 
 	svc := callsOf(t, readStatus(t, h), "svc")
 	assert.Equal(t, uint64(7), svc.Calls)
-	assert.Equal(t, uint64(3), svc.RejectedOther)
-	assert.Zero(t, svc.RejectedOpen)
+	assert.Equal(t, rejected(map[string]uint64{"pacing": 3}), svc.Rejected)
 	assert.Equal(t, uint64(4), svc.Ran)
 	assert.Equal(t, uint64(2), svc.Failures)
 }
@@ -199,7 +204,7 @@ func TestRecorderCountsPacedCalls(t *testing.T) {
 // WithUnruled, and the calls of the names past the limit are counted under Overflow.
 func TestRecorderUnruledAndOverflow(t *testing.T) {
 	clk := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk), breakerdebug.RecorderLimit(3))
+	rec := breakerdebug.NewRecorder(breakerdebug.RecorderLimits(breakerview.Limits{Names: 3}))
 	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
 	require.NoError(t, m.LoadRules([]breaker.Rule{inventoryRule}))
 	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithUnruled(2))
@@ -217,9 +222,9 @@ func TestRecorderUnruledAndOverflow(t *testing.T) {
 	assert.Equal(t, uint64(1), callsOf(t, st, "inventory").Calls)
 	var got []string
 	for _, u := range st.Unruled {
-		got = append(got, fmt.Sprintf("%s=%d", u.Resource, u.Calls.Calls))
+		got = append(got, fmt.Sprintf("%s=%d %v", u.Resource, u.Calls.Calls, u.Overflow))
 	}
-	assert.Equal(t, []string{"_other=5", "inventroy=3"}, got)
+	assert.Equal(t, []string{"_other=5 true", "inventroy=3 false"}, got)
 }
 
 // Given many goroutines calling, when the status is read, then every call is counted.
@@ -242,8 +247,8 @@ func TestRecorderConcurrent(t *testing.T) {
 }
 
 func BenchmarkRecorderOnCall(b *testing.B) {
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(breakertest.NewClock()))
-	c := breaker.CallInfo{Resource: "payments", RT: 3 * time.Millisecond, Outcome: breaker.Failure}
+	rec := breakerdebug.NewRecorder()
+	c := breaker.CallInfo{Resource: "payments", RT: 3 * time.Millisecond, Outcome: breaker.Failure, At: breakertest.Start}
 	rec.OnCall(c)
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()
@@ -261,73 +266,14 @@ func BenchmarkRecorderOnCall(b *testing.B) {
 	})
 }
 
-// Given calls of known response times, when the status is read, then p50 and p99 are the
-// upper bounds of the buckets that hold them, and a call slower than a minute is ">1m0s".
-// (Each call advances the fake clock by its RT and is counted at its end.)
-func TestRecorderPercentiles(t *testing.T) {
-	tests := []struct {
-		name    string
-		give    []time.Duration
-		wantP50 string
-		wantP99 string
-	}{
-		{name: "one call on a bound", give: []time.Duration{10 * time.Millisecond}, wantP50: "10ms", wantP99: "10ms"},
-		{name: "just over a bound", give: []time.Duration{10*time.Millisecond + 1}, wantP50: "20ms", wantP99: "20ms"},
-		{name: "zero", give: []time.Duration{0}, wantP50: "1ms", wantP99: "1ms"},
-		{name: "over a minute", give: []time.Duration{2 * time.Minute, time.Millisecond}, wantP50: "1ms", wantP99: ">1m0s"},
-		{
-			name:    "99 fast, 1 slow",
-			give:    append(repeat(99, 3*time.Millisecond), 3*time.Second),
-			wantP50: "5ms", wantP99: "5ms",
-		},
-		{
-			name:    "98 fast, 2 slow",
-			give:    append(repeat(98, 3*time.Millisecond), 3*time.Second, 3*time.Second),
-			wantP50: "5ms", wantP99: "5s",
-		},
+// Given calls of known response times, when the status is read, then "rtMax" is the longest
+// of those that ran, to the microsecond, and a rejected call, which takes no time, is not one.
+func TestRecorderRTMax(t *testing.T) {
+	m, clk, h := newRecorded(t, nil, paymentsErrors)
+	for _, rt := range []time.Duration{3 * time.Millisecond, 153*time.Millisecond + 271*time.Nanosecond, time.Millisecond} {
+		timed(m, clk, "payments", rt, nil)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, clk, h := newRecorded(t, nil, paymentsErrors)
-			for _, rt := range tt.give {
-				timed(m, clk, "payments", rt, nil)
-			}
-			c := callsOf(t, readStatus(t, h), "payments")
-			assert.Equal(t, tt.wantP50, c.RTP50)
-			assert.Equal(t, tt.wantP99, c.RTP99)
-		})
-	}
-}
-
-func repeat(n int, d time.Duration) []time.Duration {
-	out := make([]time.Duration, n)
-	for i := range out {
-		out[i] = d
-	}
-	return out
-}
-
-// Given a call counted at second 60, when a call whose clock read says second 0 (the same
-// bucket, a minute older) is counted after it, then it is left out, and second 60 keeps its
-// count: a bucket only moves forward.
-func TestRecorderStaleCall(t *testing.T) {
-	clk := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
-	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
-	require.NoError(t, m.LoadRules([]breaker.Rule{paymentsErrors}))
-	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
-	start := clk.Now().Truncate(time.Second)
-
-	clk.Set(start.Add(60 * time.Second))
-	rec.OnCall(breaker.CallInfo{Resource: "payments"})
-	rec.OnCall(breaker.CallInfo{Resource: "payments"})
-	clk.Set(start)
-	rec.OnCall(breaker.CallInfo{Resource: "payments", Outcome: breaker.Failure})
-	clk.Set(start.Add(60 * time.Second))
-
-	c := callsOf(t, readStatus(t, h), "payments")
-	assert.Equal(t, uint64(2), c.Calls)
-	assert.Equal(t, uint64(0), c.Failures)
+	assert.Equal(t, "153ms", callsOf(t, readStatus(t, h), "payments").RTMax)
 }
 
 // Given a minute of calls that passed and then, over the last seconds, calls that all fail,
@@ -361,4 +307,35 @@ func TestRecorderLast10s(t *testing.T) {
 	c = callsOf(t, readStatus(t, h), "payments")
 	assert.Equal(t, uint64(14), c.Calls, "the minute still has seconds 49 to 59")
 	assert.Equal(t, lastJSON{}, c.Last10s)
+}
+
+// unruledCounts returns the unruled resources of the status of rec, read on clk, as
+// "name=calls".
+func unruledCounts(t *testing.T, rec *breakerdebug.Recorder, clk *breakertest.Clock) []string {
+	t.Helper()
+	m := breaker.NewManager(breaker.WithClock(clk))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithUnruled(100))
+	var got []string
+	for _, u := range readStatus(t, h).Unruled {
+		got = append(got, fmt.Sprintf("%s=%d", u.Resource, u.Calls.Calls))
+	}
+	return got
+}
+
+// Given a Manager on a clock far from the system's, and a Recorder given nothing but the
+// Manager, when calls are made, then the page counts them in its minute: the Recorder reads
+// the Manager's clock, the time each call reports, not a clock of its own.
+func TestRecorderCountsByTheManagersClock(t *testing.T) {
+	clk := breakertest.NewClock()
+	clk.Set(time.Date(1999, 12, 31, 23, 59, 59, 0, time.UTC))
+	rec := breakerdebug.NewRecorder()
+	m := breaker.NewManager(breaker.WithClock(clk), rec.Option())
+	require.NoError(t, m.LoadRules([]breaker.Rule{paymentsErrors}))
+	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
+	for range 3 {
+		timed(m, clk, "payments", 400*time.Millisecond, nil) // the last one ends in 2000
+	}
+	c := callsOf(t, readStatus(t, h), "payments")
+	assert.Equal(t, uint64(3), c.Calls)
+	assert.Equal(t, []uint64{2, 1}, c.PerSecond[58:], "two in the last second of 1999, one in the first of 2000")
 }

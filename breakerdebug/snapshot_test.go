@@ -118,7 +118,7 @@ func docOf(t *testing.T, snap breaker.Snapshot) snapshotDoc {
 			rule, err := json.Marshal(b.Rule)
 			require.NoError(t, err)
 			res.Breakers = append(res.Breakers, snapshotBreaker{Rule: rule, State: b.State.String(),
-				DryRun: b.Rule.DryRun || r.Settings.Force == breaker.ForceClosed, Generation: b.Generation,
+				DryRun: b.DryRun, Generation: b.Generation,
 				Total: b.Total, Bad: b.Bad, Ratio: ratioOf(b), RetryAt: stampOf(b.RetryAt),
 				ProbeDeadline: stampOf(b.ProbeDeadline), RampingUp: b.RampingUp, Pacing: b.Pacing})
 		}

@@ -27,12 +27,13 @@ type uncalledJSON struct {
 
 // Given rules for "paymnets", a typo, and calls to "payments" for a minute, when the status is
 // read, then "uncalled" lists paymnets with nearest payments, and the settings of "legacy",
-// which had no call and is near no called name, without one; not inventory, which was called,
-// nor a name a template covers; and the log says so once, until paymnets is called and then goes
-// a minute without calls again.
+// which had no call and is near no called name, without one, and the settings and the
+// override of names a template also covers, which are theirs all the same; not inventory,
+// which was called; and the log says so once, until paymnets is called and then goes a minute
+// without calls again.
 func TestUncalledMisspeltRule(t *testing.T) {
 	clk := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	rec := breakerdebug.NewRecorder()
 	m := breaker.NewManager(breaker.WithClock(clk), rec.Option(), breaker.WithLogger(slog.New(slog.DiscardHandler)))
 	typo := paymentsErrors
 	typo.ID, typo.Resource = "typo", "paymnets"
@@ -41,10 +42,10 @@ func TestUncalledMisspeltRule(t *testing.T) {
 	require.NoError(t, m.LoadRules([]breaker.Rule{inventoryRule, paymentsErrors, typo, tmpl}))
 	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
 		"legacy":   {MaxConcurrency: 1},
-		"GET /old": {MaxConcurrency: 2}, // settings of its own, under a template: not listed
+		"GET /old": {MaxConcurrency: 2}, // settings of its own, under a template: listed
 		"POST *":   {MaxConcurrency: 3},
 	}))
-	_, err := m.Override("POST /new", breaker.ForceOpen, time.Hour, "") // under a template: not listed
+	_, err := m.Override("POST /new", breaker.ForceOpen, time.Hour, "") // under a template: listed
 	require.NoError(t, err)
 	_, err = m.Override("legacy", breaker.ForceOpen, time.Hour, "INC-1")
 	require.NoError(t, err)
@@ -74,17 +75,16 @@ func TestUncalledMisspeltRule(t *testing.T) {
 	clk.Advance(time.Millisecond)
 
 	st := read()
-	require.Len(t, st.Uncalled, 2, "%+v", st.Uncalled)
-	assert.Equal(t, "paymnets", st.Uncalled[0].Name)
-	assert.Equal(t, []string{"rules"}, st.Uncalled[0].Configured)
-	assert.Equal(t, "payments", st.Uncalled[0].Nearest)
-	assert.Equal(t, "legacy", st.Uncalled[1].Name)
-	assert.Equal(t, []string{"settings", "override"}, st.Uncalled[1].Configured)
-	assert.Empty(t, st.Uncalled[1].Nearest)
+	var names []string
+	for _, u := range st.Uncalled {
+		names = append(names, u.Name+" "+strings.Join(u.Configured, ",")+" "+u.Nearest)
+	}
+	assert.Equal(t, []string{"paymnets rules payments", "GET /old settings ", "POST /new override ",
+		"legacy settings,override "}, names, "the one with a name near first, then in natural order")
 	read()
 	want := `msg="breakerdebug: configured name has no calls; did you mean another?" name=paymnets nearest=payments configured=rules`
 	assert.Equal(t, 1, strings.Count(logs.String(), want), logs.String())
-	assert.Equal(t, 2, strings.Count(logs.String(), "configured name has no calls"), logs.String())
+	assert.Equal(t, 4, strings.Count(logs.String(), "configured name has no calls"), logs.String())
 
 	call(m, "paymnets", succeed) // called: not listed, and logged again once it goes uncalled
 	for _, u := range read().Uncalled {

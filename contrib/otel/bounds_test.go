@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -24,7 +25,7 @@ import (
 // keeps its own. The state gauge, read from the rules, keeps each rule's own name.
 func TestMaxResources(t *testing.T) {
 	f := newFixture(t, []breaker.Rule{errorCount("c", 1), errorCount("e", 1)},
-		breakerotel.WithMaxResources(2))
+		breakerotel.WithLimits(breakerview.Limits{Names: 2}))
 
 	require.NoError(t, f.call("a", 62500*time.Microsecond, nil)) // a: its own
 	require.NoError(t, f.call("b", 125*time.Millisecond, nil))   // b: its own; the bound is full
@@ -35,13 +36,13 @@ func TestMaxResources(t *testing.T) {
 	require.ErrorIs(t, f.call("e", 0, nil), breaker.ErrOpen)
 	require.NoError(t, f.call("a", 62500*time.Microsecond, nil)) // still its own
 
-	const other = breakerotel.OverflowResource
+	const other = breakerview.Overflow
 	f.assertData(breakerotel.CallsName, counter(
 		calls("a", breakerotel.OutcomePassed, 2),
 		calls("b", breakerotel.OutcomePassed, 1),
 		calls(other, breakerotel.OutcomePassed, 3),
 		calls(other, breakerotel.OutcomeFailed, 2),
-		blocked(other, breakerotel.CauseOpen, 2),
+		blocked(other, breaker.BlockedByBreaker.String(), 2),
 	))
 	f.assertData(breakerotel.DurationName, histogram(
 		durations("a", 0.0625, 0.0625),
@@ -77,34 +78,34 @@ func TestDefaultMaxResources(t *testing.T) {
 	got, found := f.metric(breakerotel.CallsName)
 	require.True(t, found)
 	points := got.Data.(metricdata.Sum[int64]).DataPoints
-	require.Len(t, points, breakerotel.DefaultMaxResources+1)
+	require.Len(t, points, breakerotel.DefaultLimits().Names+1)
 	var total, overflow int64
 	for _, p := range points {
 		total += p.Value
-		if v, _ := p.Attributes.Value(breakerotel.ResourceKey); v.AsString() == breakerotel.OverflowResource {
+		if v, _ := p.Attributes.Value(breakerotel.ResourceKey); v.AsString() == breakerview.Overflow {
 			overflow = p.Value
 		} else {
 			assert.Equal(t, int64(1), p.Value, v.AsString())
 		}
 	}
 	assert.Equal(t, int64(names), total)
-	assert.Equal(t, int64(names-breakerotel.DefaultMaxResources), overflow)
+	assert.Equal(t, int64(names-breakerotel.DefaultLimits().Names), overflow)
 
 	got, found = f.metric(breakerotel.DurationName)
 	require.True(t, found)
-	assert.Len(t, got.Data.(metricdata.Histogram[float64]).DataPoints, breakerotel.DefaultMaxResources+1)
+	assert.Len(t, got.Data.(metricdata.Histogram[float64]).DataPoints, breakerotel.DefaultLimits().Names+1)
 }
 
-// Given WithMaxResources with a bound below 1, then the default bound holds.
+// Given Limits.Names below 1, then the default bound holds.
 func TestMaxResourcesBelowOne(t *testing.T) {
 	for _, n := range []int{0, -1} {
-		f := newFixture(t, nil, breakerotel.WithMaxResources(n))
-		for i := range breakerotel.DefaultMaxResources + 3 {
+		f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{Names: n}))
+		for i := range breakerotel.DefaultLimits().Names + 3 {
 			require.NoError(t, f.call(strconv.Itoa(i), 0, nil))
 		}
 		got, found := f.metric(breakerotel.CallsName)
 		require.True(t, found)
-		assert.Len(t, got.Data.(metricdata.Sum[int64]).DataPoints, breakerotel.DefaultMaxResources+1, "n=%d", n)
+		assert.Len(t, got.Data.(metricdata.Sum[int64]).DataPoints, breakerotel.DefaultLimits().Names+1, "n=%d", n)
 	}
 }
 
@@ -159,7 +160,7 @@ func TestLongNamesAreNotKept(t *testing.T) {
 	assert.Less(t, grown, int64(size/4), "live heap grew by %d bytes", grown)
 	got := f.passedByResource()
 	assert.Equal(t, 2, len(got), "warm and the overflow only")
-	assert.Equal(t, int64(names), got[breakerotel.OverflowResource])
+	assert.Equal(t, int64(names), got[breakerview.Overflow])
 }
 
 // Given names of 100 bytes cut from strings of 1 MiB, when each makes a call, then each gets
@@ -189,10 +190,10 @@ func TestMaxNameLength(t *testing.T) {
 		give []breakerotel.Option
 		want int
 	}{
-		{name: "default", want: breakerotel.DefaultMaxNameLength},
-		{name: "8", give: []breakerotel.Option{breakerotel.WithMaxNameLength(8)}, want: 8},
-		{name: "0", give: []breakerotel.Option{breakerotel.WithMaxNameLength(0)}, want: breakerotel.DefaultMaxNameLength},
-		{name: "-1", give: []breakerotel.Option{breakerotel.WithMaxNameLength(-1)}, want: breakerotel.DefaultMaxNameLength},
+		{name: "default", want: breakerotel.DefaultLimits().NameLength},
+		{name: "8", give: []breakerotel.Option{breakerotel.WithLimits(breakerview.Limits{NameLength: 8})}, want: 8},
+		{name: "0", give: []breakerotel.Option{breakerotel.WithLimits(breakerview.Limits{NameLength: 0})}, want: breakerotel.DefaultLimits().NameLength},
+		{name: "-1", give: []breakerotel.Option{breakerotel.WithLimits(breakerview.Limits{NameLength: -1})}, want: breakerotel.DefaultLimits().NameLength},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +203,7 @@ func TestMaxNameLength(t *testing.T) {
 			got := f.passedByResource()
 			assert.Equal(t, 2, len(got), "the name at the bound and the overflow only")
 			assert.Equal(t, int64(1), got[atBound], "the name at the bound")
-			assert.Equal(t, int64(2), got[breakerotel.OverflowResource], "the name past the bound")
+			assert.Equal(t, int64(2), got[breakerview.Overflow], "the name past the bound")
 		})
 	}
 }
@@ -211,36 +212,36 @@ func TestMaxNameLength(t *testing.T) {
 // fill it exactly and keep series of their own; a name of 1 byte more is measured as
 // "_other", and so is every new name after it; a name kept still has its own.
 func TestMaxNameBytes(t *testing.T) {
-	f := newFixture(t, nil, breakerotel.WithMaxNameBytes(10))
+	f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{NameBytes: 10}))
 	f.callEach("aaaa", "bbbb", "cc", "d", "e", "aaaa")
-	assert.Equal(t, map[string]int64{"aaaa": 2, "bbbb": 1, "cc": 1, breakerotel.OverflowResource: 2},
+	assert.Equal(t, map[string]int64{"aaaa": 2, "bbbb": 1, "cc": 1, breakerview.Overflow: 2},
 		f.passedByResource())
 }
 
 // Given a name that is not UTF-8, then it is charged for its name and for its breaker.resource,
 // which has the bad byte replaced by the three bytes of U+FFFD.
 func TestMaxNameBytesValue(t *testing.T) {
-	f := newFixture(t, nil, breakerotel.WithMaxNameBytes(5))
+	f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{NameBytes: 5}))
 	f.callEach("a\xff", "b") // 2 + 4 bytes: past the bound
-	assert.Equal(t, map[string]int64{breakerotel.OverflowResource: 2}, f.passedByResource())
+	assert.Equal(t, map[string]int64{breakerview.Overflow: 2}, f.passedByResource())
 
-	f = newFixture(t, nil, breakerotel.WithMaxNameBytes(6))
+	f = newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{NameBytes: 6}))
 	f.callEach("a\xff", "b") // 2 + 4 bytes: exactly the bound
-	assert.Equal(t, map[string]int64{"a\uFFFD": 1, breakerotel.OverflowResource: 1}, f.passedByResource())
+	assert.Equal(t, map[string]int64{"a\uFFFD": 1, breakerview.Overflow: 1}, f.passedByResource())
 }
 
-// Given WithMaxNameBytes with a bound below 1, then the default bound holds: 25 names of
+// Given Limits.NameBytes below 1, then the default bound holds: 25 names of
 // 1 KiB fill it, and the next is measured as "_other".
 func TestMaxNameBytesBelowOne(t *testing.T) {
 	const length = 1 << 10
 	for _, n := range []int{0, -1} {
-		f := newFixture(t, nil, breakerotel.WithMaxNameBytes(n))
-		for i := range breakerotel.DefaultMaxNameBytes/length + 1 {
+		f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{NameBytes: n}))
+		for i := range breakerotel.DefaultLimits().NameBytes/length + 1 {
 			f.callEach(fmt.Sprintf("%0*d", length, i))
 		}
 		got := f.passedByResource()
-		assert.Equal(t, breakerotel.DefaultMaxNameBytes/length+1, len(got), "n=%d", n)
-		assert.Equal(t, int64(1), got[breakerotel.OverflowResource], "n=%d", n)
+		assert.Equal(t, breakerotel.DefaultLimits().NameBytes/length+1, len(got), "n=%d", n)
+		assert.Equal(t, int64(1), got[breakerview.Overflow], "n=%d", n)
 	}
 }
 
@@ -249,7 +250,7 @@ func TestMaxNameBytesBelowOne(t *testing.T) {
 // "_other" by force, with the latest end of each; a name too long for the bound counts there
 // too.
 func TestMaxResourcesOverrides(t *testing.T) {
-	f := newOverrideFixture(t, nil, breakerotel.WithMaxResources(2), breakerotel.WithMaxNameLength(8))
+	f := newOverrideFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{Names: 2, NameLength: 8}))
 	f.callEach("a", "b")
 	f.override("a", breaker.ForceOpen, time.Hour)          // ends at 1767229200
 	f.override("c", breaker.ForceOpen, 2*time.Hour)        // 1767232800
@@ -257,7 +258,7 @@ func TestMaxResourcesOverrides(t *testing.T) {
 	f.override("e", breaker.ForceClosed, 10*time.Minute)   // 1767226200
 	f.override("too-long-name", breaker.Auto, time.Minute) // 1767225660
 
-	const other = breakerotel.OverflowResource
+	const other = breakerview.Overflow
 	f.assertData(breakerotel.OverrideName, gauge(
 		overridden("a", breaker.ForceOpen, 1),
 		overridden(other, breaker.ForceOpen, 2),
@@ -276,7 +277,7 @@ func TestMaxResourcesOverrides(t *testing.T) {
 // breaker.override has a series for each of the DefaultMaxResources names within the bound and
 // one for each force as "_other", and counts every override.
 func TestDefaultMaxResourcesOverrides(t *testing.T) {
-	const names = breakerotel.DefaultMaxResources + 20
+	names := breakerotel.DefaultLimits().Names + 20
 	f := newOverrideFixture(t, nil)
 	forces := []breaker.Force{breaker.Auto, breaker.ForceOpen, breaker.ForceClosed}
 	for i := range names {
@@ -287,7 +288,7 @@ func TestDefaultMaxResourcesOverrides(t *testing.T) {
 	require.True(t, found)
 	var own, overflow, total int64
 	for _, p := range got.Data.(metricdata.Gauge[int64]).DataPoints {
-		if v, _ := p.Attributes.Value(breakerotel.ResourceKey); v.AsString() == breakerotel.OverflowResource {
+		if v, _ := p.Attributes.Value(breakerotel.ResourceKey); v.AsString() == breakerview.Overflow {
 			overflow++
 		} else {
 			own++
@@ -295,7 +296,7 @@ func TestDefaultMaxResourcesOverrides(t *testing.T) {
 		}
 		total += p.Value
 	}
-	assert.Equal(t, int64(breakerotel.DefaultMaxResources), own)
+	assert.Equal(t, int64(breakerotel.DefaultLimits().Names), own)
 	assert.Equal(t, int64(len(forces)), overflow)
 	assert.Equal(t, int64(names), total)
 }
@@ -304,13 +305,13 @@ func TestDefaultMaxResourcesOverrides(t *testing.T) {
 // and of another, then the calls in flight of the names past the bound that hold template
 // settings are added up as "_other".
 func TestMaxResourcesTemplateInFlight(t *testing.T) {
-	f := newFixture(t, nil, breakerotel.WithMaxResources(2))
+	f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{Names: 2}))
 	f.settings(map[string]breaker.ResourceConfig{"api/*": {MaxConcurrency: 10}})
 	f.callEach("api/a", "b") // the bound is full
 	held := f.enter("api/a", "api/x", "api/x", "api/y")
 	defer exit(held)
 	f.assertData(breakerotel.InFlightName, gauge(resourcePoint("api/a", 1),
-		resourcePoint(breakerotel.OverflowResource, 3)))
+		resourcePoint(breakerview.Overflow, 3)))
 	f.assertData(breakerotel.TemplateSettingsName, gauge(templatePoint(3)))
 }
 
@@ -320,7 +321,7 @@ func TestMaxResourcesTemplateInFlight(t *testing.T) {
 // "_other", once for each key (breaker.settings.from), with that key's settings; no template
 // key is a resource.
 func TestMaxResourcesTemplateSettings(t *testing.T) {
-	f := newFixture(t, nil, breakerotel.WithMaxResources(2))
+	f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{Names: 2}))
 	f.settings(map[string]breaker.ResourceConfig{
 		"api/*": {MaxConcurrency: 10},
 		"web/*": {Timeout: time.Second, Force: breaker.ForceClosed},
@@ -328,7 +329,7 @@ func TestMaxResourcesTemplateSettings(t *testing.T) {
 	f.callEach("api/a", "b") // the bound is full
 	held := f.enter("api/a", "api/x", "api/y", "web/z")
 	defer exit(held)
-	const other = breakerotel.OverflowResource
+	const other = breakerview.Overflow
 	f.assertData(breakerotel.ForceName, gauge(settingsPoint("api/a", "api/*", 0), settingsPoint(other, "api/*", 0),
 		settingsPoint(other, "web/*", 2)))
 	f.assertData(breakerotel.ConcurrencyLimitName, gauge(settingsPoint("api/a", "api/*", 10),

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -65,7 +66,7 @@ func TestCallsDoNotCountACallWhoseContextWasDone(t *testing.T) {
 // Given Instruments that keep one resource name apart, when calls are not made because their
 // context was done, then they take no name: the next call that ran is measured under its own.
 func TestACallWhoseContextWasDoneTakesNoResourceName(t *testing.T) {
-	f := newFixture(t, nil, breakerotel.WithMaxResources(1))
+	f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{Names: 1}))
 	for name, ctx := range doneContexts(t) {
 		require.ErrorIs(t, f.m.Do(ctx, name, func(context.Context) error { return nil }), ctx.Err())
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/atomic"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 )
 
 // ScopeName is the instrumentation scope of the Meter that New takes from its MeterProvider.
@@ -52,9 +53,9 @@ const (
 	ConcurrencyLimitName = "breaker.concurrency.limit"
 	TimeoutName          = "breaker.timeout"
 	// OverrideName is observed for each resource that an operator's override
-	// (breaker.Manager.Override) forces now, with ForceKey: 1, or for OverflowResource how many
+	// (breaker.Manager.Override) forces now, with ForceKey: 1, or for breakerview.Overflow how many
 	// of the names past the bound. OverrideEndName is when that override ends, in seconds
-	// since the Unix epoch by the Manager's clock (for OverflowResource, the latest end).
+	// since the Unix epoch by the Manager's clock (for breakerview.Overflow, the latest end).
 	OverrideName    = "breaker.override"
 	OverrideEndName = "breaker.override.end"
 	// The breakers that template rules (a Resource ending in "*") made, the resources that
@@ -67,11 +68,11 @@ const (
 	TemplateDroppedName  = "breaker.template.dropped"
 	// CallDurationMaxName is observed for each resource with a call that ran in the last
 	// minute: the longest response time of those calls, in seconds. The minute moves in
-	// 10-second steps, so a call counts for 60 to 70 seconds.
+	// one-second steps, so a call counts for between 59 and 60 seconds, on every surface.
 	CallDurationMaxName = "breaker.call.duration.max"
 	// UncalledName is observed, 1, for each resource with rules, settings or an override of its
 	// own that had no call in the last minute, with NearestKey; nothing in the first minute
-	// after Watch, nor while OverflowResource had calls in it.
+	// after Watch, nor while breakerview.Overflow had calls in it.
 	UncalledName = "breaker.uncalled"
 )
 
@@ -83,10 +84,13 @@ const (
 	StateFromKey = attribute.Key("breaker.state.from")
 	StateToKey   = attribute.Key("breaker.state.to")
 	ReasonKey    = attribute.Key("breaker.reason")
-	// CauseKey says who rejected a blocked call; see the Cause constants.
+	// CauseKey says who rejected a blocked call: the String of its breaker.BlockKind, "open",
+	// "forced_open", "concurrency_limit", "slot", "name_too_long", "ramping_up" or "pacing"
+	// (breakerview.Causes).
 	CauseKey = attribute.Key("breaker.cause")
-	// ModeKey says why a breaker let through a call it would have rejected; see the Mode
-	// constants.
+	// ModeKey says why a breaker let through a call it would have rejected: the String of a
+	// breakerview.DryMode, "dry_run" (its rule is DryRun) or "force_closed" (its resource is
+	// forced closed).
 	ModeKey = attribute.Key("breaker.mode")
 	// DryRunKey, on the state gauge, breaker.status and the transitions counter, is true for
 	// a breaker that rejects no call: its rule is DryRun, or its resource is ForceClosed.
@@ -98,17 +102,13 @@ const (
 	// breaker.Force.String spells it: "open", "closed" or "auto".
 	ForceKey = attribute.Key("breaker.force")
 	// SettingsFromKey, on breaker.force, breaker.concurrency.limit and breaker.timeout, is the
-	// key the resource's settings come from: SettingsOwn for its own, else the template
-	// setting's key (breaker.ResourceStatus.SettingsFrom), such as "*" or "GET *".
+	// key the resource's settings come from: breakerview.SettingsOwn ("own") for its own, else
+	// the template setting's key (breaker.ResourceStatus.SettingsFrom), such as "*" or "GET *".
 	SettingsFromKey = attribute.Key("breaker.settings.from")
 	// NearestKey, on breaker.uncalled, is the name called in the last minute nearest to the
 	// uncalled one by edit distance, "" when none is near enough.
 	NearestKey = attribute.Key("breaker.nearest")
 )
-
-// SettingsOwn is the value of SettingsFromKey for a resource whose settings are its own: a
-// template key, the other value, always ends in "*".
-const SettingsOwn = "own"
 
 // Values of StateKey, one for each breaker.State.
 const (
@@ -128,36 +128,6 @@ const (
 	OutcomeFailed      = "failed"
 	OutcomeSlow        = "slow"
 	OutcomeWouldReject = "would_reject"
-)
-
-// Values of CauseKey, on the blocked calls: who rejected the call.
-const (
-	// CauseOpen: a breaker of the resource, OPEN or HALF_OPEN with its probe in flight.
-	CauseOpen = "open"
-	// CauseForcedOpen: the resource is ForceOpen (breaker.ErrForcedOpen); no breaker moved.
-	CauseForcedOpen = "forced_open"
-	// CauseConcurrencyLimit: the resource's MaxConcurrency was reached
-	// (breaker.ErrConcurrencyLimit).
-	CauseConcurrencyLimit = "concurrency_limit"
-	// CauseSlot: a slot of the Manager (breaker.WithSlots).
-	CauseSlot = "slot"
-	// CauseNameTooLong: a template matches the resource, but its name is too long to keep
-	// (breaker.ErrNameTooLong).
-	CauseNameTooLong = "name_too_long"
-	// CauseRampingUp: a breaker ramping up after recovery held the call back
-	// (breaker.ErrRampingUp).
-	CauseRampingUp = "ramping_up"
-	// CausePacing: a breaker pacing a dependency that fails part of its calls held the call
-	// back (breaker.ErrPacing).
-	CausePacing = "pacing"
-)
-
-// Values of ModeKey, on the would_reject calls: why the breaker let the call through.
-const (
-	// ModeDryRun: the breaker's rule is DryRun.
-	ModeDryRun = "dry_run"
-	// ModeForceClosed: the resource is ForceClosed.
-	ModeForceClosed = "force_closed"
 )
 
 // DurationBoundaries are the bucket boundaries, in seconds, that the duration histogram
@@ -184,7 +154,7 @@ var (
 type Instruments struct {
 	meter        metric.Meter
 	attrs        []attribute.KeyValue // from WithAttributes; never modified after New
-	calls        metric.Int64Counter
+	callsTotal   metric.Int64Counter
 	duration     metric.Float64Histogram
 	state        metric.Int64ObservableGauge
 	status       metric.Int64ObservableUpDownCounter
@@ -207,17 +177,9 @@ type Instruments struct {
 	callMax      metric.Float64ObservableGauge
 	uncalled     metric.Int64ObservableGauge
 
-	// The resource names with attribute sets of their own: at most maxResources of them, none
-	// longer than maxNameLength, maxNameBytes of them in all.
-	resources     sync.Map    // resource name → *resourceSets
-	full          atomic.Bool // set once a new name found no room
-	namesMu       sync.Mutex  // serialises adding names
-	named         int         // entries in resources; requires namesMu
-	nameBytes     int         // what the names of those entries take; requires namesMu
-	maxResources  int
-	maxNameLength int
-	maxNameBytes  int
-	overflow      *resourceSets // the sets of every name past the bounds; built by NewWithMeter
+	// calls keeps the resource names with attribute sets of their own, within the Limits, each
+	// with its last minute.
+	calls *breakerview.Calls[*resourceSets]
 
 	closed atomic.Bool
 
@@ -242,15 +204,13 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	if meter == nil {
 		return nil, errors.New("breakerotel: NewWithMeter(nil)")
 	}
-	cfg := config{maxResources: DefaultMaxResources, maxNameLength: DefaultMaxNameLength,
-		maxNameBytes: DefaultMaxNameBytes}
+	var cfg config
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	ins := &Instruments{meter: meter, attrs: cfg.attrs, maxResources: cfg.maxResources,
-		maxNameLength: cfg.maxNameLength, maxNameBytes: cfg.maxNameBytes}
+	ins := &Instruments{meter: meter, attrs: cfg.attrs}
 	var errs [22]error
-	ins.calls, errs[0] = meter.Int64Counter(CallsName,
+	ins.callsTotal, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
 	ins.duration, errs[1] = meter.Float64Histogram(DurationName,
@@ -313,14 +273,15 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 		metric.WithDescription("Resources whose template breakers were dropped to stay within the limit."))
 	ins.callMax, errs[20] = meter.Float64ObservableGauge(CallDurationMaxName,
 		metric.WithUnit("s"),
-		metric.WithDescription("The longest response time of the calls of each resource that ran in the last minute, in 10-second steps (a call counts for 60 to 70 seconds); none while no call ran."))
+		metric.WithDescription("The longest response time of the calls of each resource that ran in the last minute (60 one-second steps: a call counts for 59 to 60 seconds); none while no call ran."))
 	ins.uncalled, errs[21] = meter.Int64ObservableGauge(UncalledName,
 		metric.WithUnit("1"),
 		metric.WithDescription("1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (breaker.nearest, empty when none is near). None in the first minute after Watch, nor while _other had calls in it."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("breakerotel: creating instruments: %w", err)
 	}
-	ins.overflow = ins.buildSets(OverflowResource) // no series until a call is measured with it
+	// The overflow's sets make no series until a call is measured with them.
+	ins.calls = breakerview.NewCalls(cfg.limits.Or(DefaultLimits()), ins.buildSets)
 	return ins, nil
 }
 
@@ -351,12 +312,8 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 	}
 	since := m.Now() // breaker.uncalled waits a minute from it
 	reg, err := ins.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		snap := m.Snapshot() // one read: every instrument below reports one rule set
-		ins.observeStates(o, &snap)
-		ins.observeSettings(o, &snap)
-		ins.observeOverrides(o, &snap)
-		ins.observeTemplates(o, &snap)
-		ins.observeLastMinute(o, &snap, since)
+		snap := m.Snapshot() // one read: every instrument below reports one rule set, at one instant
+		ins.observeView(o, ins.calls.View(&snap, since))
 		return nil
 	}, ins.state, ins.status, ins.rampingUp, ins.pacing, ins.windowCalls, ins.windowBad, ins.windowRatio, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
 		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped, ins.callMax, ins.uncalled)

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -112,7 +113,7 @@ func TestNamesThatShareALabelGiveOneSeries(t *testing.T) {
 	}
 
 	resource := func(name string) attribute.KeyValue { return breakerotel.ResourceKey.String(name) }
-	own := breakerotel.SettingsFromKey.String(breakerotel.SettingsOwn)
+	own := breakerotel.SettingsFromKey.String(breakerview.SettingsOwn)
 	assert.Equal(t, 1.0, only(t, got, breakerotel.InFlightName, resource("pay\uFFFD")), "pay\xfe's calls in flight")
 	assert.Equal(t, 10.0, only(t, got, breakerotel.ConcurrencyLimitName, resource("pay\uFFFD"),
 		breakerotel.SettingsFromKey.String("pay*")), "pay*'s limit")

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -27,8 +28,8 @@ func (f *fixture) assertNoData(name string) {
 
 // Given calls of 10ms, 80ms and 20ms, then a rejected call and, 30 seconds on, one of 30ms, when
 // the Instruments are collected, then breaker.call.duration.max, a gauge in seconds, is the
-// 80ms call's for a minute and at most 10 seconds more; then the 30ms call's, once the 80ms
-// call's step has left the ring; then nothing, once no call of the minute is left.
+// 80ms call's until its second is a minute behind the collection, as on every surface; then the
+// 30ms call's; then nothing, once no call of the minute is left.
 func TestCallDurationMax(t *testing.T) {
 	f := newFixture(t, []breaker.Rule{errorCount("inventory", 1)})
 	start := f.clock.Now()
@@ -47,12 +48,12 @@ func TestCallDurationMax(t *testing.T) {
 
 	f.clock.Set(start.Add(30 * time.Second))
 	require.NoError(t, f.call("payments", 30*time.Millisecond, nil))
-	f.clock.Set(start.Add(69 * time.Second))
+	f.clock.Set(start.Add(59*time.Second + 999*time.Millisecond))
 	f.assertData(breakerotel.CallDurationMaxName, metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{
 		longest("inventory", 0.005), longest("payments", 0.08),
 	}})
 
-	f.clock.Set(start.Add(70 * time.Second)) // the first step has left the ring
+	f.clock.Set(start.Add(60 * time.Second)) // the first second has left the minute
 	f.assertData(breakerotel.CallDurationMaxName, metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{
 		longest("payments", 0.03),
 	}})
@@ -66,12 +67,12 @@ func TestCallDurationMax(t *testing.T) {
 // call of the names under it, the names past the bound under _other, and a step ahead of the
 // clock is not read.
 func TestCallDurationMaxResources(t *testing.T) {
-	f := newFixture(t, nil, breakerotel.WithMaxResources(2))
+	f := newFixture(t, nil, breakerotel.WithLimits(breakerview.Limits{Names: 2}))
 	require.NoError(t, f.call("a\xff", 10*time.Millisecond, nil))
 	require.NoError(t, f.call("a\xfe", 30*time.Millisecond, nil))
 	require.NoError(t, f.call("b", 40*time.Millisecond, nil)) // past the bound
 	f.assertData(breakerotel.CallDurationMaxName, metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{
-		longest("a\uFFFD", 0.03), longest(breakerotel.OverflowResource, 0.04),
+		longest("a\uFFFD", 0.03), longest(breakerview.Overflow, 0.04),
 	}})
 
 	f.clock.Advance(-time.Hour)

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -78,11 +79,11 @@ func TestRejectionCauses(t *testing.T) {
 	f.assertData(breakerotel.CallsName, counter(
 		calls("svc", breakerotel.OutcomePassed, 1),
 		calls("svc", breakerotel.OutcomeFailed, 1),
-		blocked("svc", breakerotel.CauseOpen, 2),
-		blocked("svc", breakerotel.CauseForcedOpen, 3),
+		blocked("svc", breaker.BlockedByBreaker.String(), 2),
+		blocked("svc", breaker.BlockedByForce.String(), 3),
 		calls("pool", breakerotel.OutcomePassed, 1),
-		blocked("pool", breakerotel.CauseConcurrencyLimit, 2),
-		blocked("quota", breakerotel.CauseSlot, 4),
+		blocked("pool", breaker.BlockedByLimit.String(), 2),
+		blocked("quota", breaker.BlockedBySlot.String(), 4),
 	))
 }
 
@@ -111,10 +112,10 @@ func TestDryRunAndForceClosed(t *testing.T) {
 	f.assertData(breakerotel.CallsName, counter(
 		calls("shadow", breakerotel.OutcomePassed, 5),
 		calls("shadow", breakerotel.OutcomeFailed, 2),
-		wouldReject("shadow", breakerotel.ModeDryRun, 3),
+		wouldReject("shadow", breakerview.DryByRule.String(), 3),
 		calls("bypassed", breakerotel.OutcomePassed, 5),
 		calls("bypassed", breakerotel.OutcomeFailed, 5),
-		wouldReject("bypassed", breakerotel.ModeForceClosed, 4),
+		wouldReject("bypassed", breakerview.DryByForce.String(), 4),
 	))
 	f.assertData(breakerotel.StateName, gauge(
 		stateDry("shadow", "ErrorCount#0", breaker.Open, true),
@@ -156,7 +157,7 @@ func TestSettingsGauges(t *testing.T) {
 	point := func(resource string, v int64) metricdata.DataPoint[int64] {
 		return metricdata.DataPoint[int64]{Value: v, Attributes: set(breakerotel.ResourceKey.String(resource))}
 	}
-	own := breakerotel.SettingsOwn
+	own := breakerview.SettingsOwn
 	f.assertData(breakerotel.ForceName, gauge(settingsPoint("legacy", own, 1), settingsPoint("payments", own, 0),
 		settingsPoint("search", own, 2)))
 	f.assertData(breakerotel.InFlightName, gauge(point("legacy", 0), point("payments", 2), point("search", 1),

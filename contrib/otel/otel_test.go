@@ -18,6 +18,7 @@ import (
 
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakertest"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -210,7 +211,7 @@ func TestCallsAndDurations(t *testing.T) {
 		calls("db", breakerotel.OutcomePassed, 5),
 		calls("db", breakerotel.OutcomeFailed, 2),
 		calls("db", breakerotel.OutcomeSlow, 2),
-		blocked("db", breakerotel.CauseOpen, 2),
+		blocked("db", breaker.BlockedByBreaker.String(), 2),
 		calls("cache", breakerotel.OutcomePassed, 1),
 	))
 	f.assertData(breakerotel.DurationName, histogram(
@@ -427,23 +428,6 @@ func TestObserveErrors(t *testing.T) {
 	})
 }
 
-func TestRuleName(t *testing.T) {
-	tests := []struct {
-		give  breaker.Rule
-		giveI int
-		want  string
-	}{
-		{give: breaker.Rule{Strategy: breaker.ErrorRatio}, giveI: 0, want: "ErrorRatio#0"},
-		{give: breaker.Rule{Strategy: breaker.SlowRequestRatio}, giveI: 3, want: "SlowRequestRatio#3"},
-		{give: breaker.Rule{ID: "slow-orders", Strategy: breaker.SlowRequestRatio}, giveI: 1, want: "slow-orders"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			assert.Equal(t, tt.want, breakerotel.RuleName(tt.give, tt.giveI))
-		})
-	}
-}
-
 // Given many goroutines calling resources seen for the first time, when they race to build
 // the resource's attribute sets, then every call is counted exactly once.
 func TestConcurrentCalls(t *testing.T) {
@@ -492,7 +476,7 @@ func TestCallAllocations(t *testing.T) {
 	f := newFixture(t, []breaker.Rule{
 		{Resource: "pass", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Hour},
 		{Resource: "open", Strategy: breaker.ErrorCount, Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Hour},
-	}, breakerotel.WithMaxResources(2))
+	}, breakerotel.WithLimits(breakerview.Limits{Names: 2}))
 	ctx := context.Background()
 	_ = f.m.Do(ctx, "open", fail)
 	require.Equal(t, breaker.Open, f.m.Breakers("open")[0].State())
@@ -504,7 +488,7 @@ func TestCallAllocations(t *testing.T) {
 		{give: "pass", fn: succeed},
 		{give: "pass", fn: fail},
 		{give: "open", fn: succeed},
-		{give: strings.Repeat("x", breakerotel.DefaultMaxNameLength+1), fn: succeed},
+		{give: strings.Repeat("x", breakerotel.DefaultLimits().NameLength+1), fn: succeed},
 		{give: "new name past the bound", fn: succeed},
 	}
 	for _, tt := range tests {
@@ -522,7 +506,7 @@ func fail(context.Context) error    { return errDown }
 func TestTemplateStates(t *testing.T) {
 	tmpl := breaker.Rule{ID: "per-host", Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		RetryTimeout: time.Minute}
-	f := newFixture(t, []breaker.Rule{tmpl}, breakerotel.WithMaxResources(2))
+	f := newFixture(t, []breaker.Rule{tmpl}, breakerotel.WithLimits(breakerview.Limits{Names: 2}))
 	_ = f.call("api/a", time.Millisecond, errDown)
 	_ = f.call("api/b", time.Millisecond, nil)
 	_ = f.call("api/c", time.Millisecond, errDown) // measured as _other
@@ -621,7 +605,7 @@ func TestPacing(t *testing.T) {
 	f.assertData(breakerotel.CallsName, counter(
 		calls("db", breakerotel.OutcomePassed, 4),
 		calls("db", breakerotel.OutcomeFailed, 2),
-		blocked("db", breakerotel.CausePacing, 1),
+		blocked("db", breaker.BlockedByPacing.String(), 1),
 	))
 	f.clock.Advance(100 * time.Millisecond)
 	require.NoError(t, f.call("db", 0, nil), "the next bucket: let through, it holds nothing back")

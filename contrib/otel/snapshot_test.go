@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -129,10 +130,9 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 		breaker.HalfOpen: breakerotel.StateHalfOpen}
 	for _, r := range snap.Resources {
 		resource := breakerotel.ResourceKey.String(r.Name)
-		forcedClosed := r.Settings.Force == breaker.ForceClosed
 		for _, b := range r.Breakers {
 			kvs := []attribute.KeyValue{resource, breakerotel.RuleKey.String(b.Rule.ID),
-				breakerotel.DryRunKey.Bool(b.Rule.DryRun || forcedClosed)}
+				breakerotel.DryRunKey.Bool(b.DryRun)}
 			want[point(breakerotel.StateName, kvs...)] = float64(b.State)
 			if b.Rule.Pace {
 				want[point(breakerotel.PacingName, kvs...)] = map[bool]float64{false: 0, true: 1}[b.Pacing]
@@ -157,7 +157,7 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 		if cfg := snap.Settings[r.SettingsFrom]; cfg != (breaker.ResourceConfig{}) { // as loaded: no override's force
 			from := r.SettingsFrom
 			if from == r.Name {
-				from = breakerotel.SettingsOwn
+				from = breakerview.SettingsOwn
 			}
 			kvs := []attribute.KeyValue{resource, breakerotel.SettingsFromKey.String(from)}
 			want[point(breakerotel.ForceName, kvs...)] = float64(cfg.Force)
@@ -190,7 +190,7 @@ func TestCollectionIsOneSnapshot(t *testing.T) {
 	assert.Equal(t, 2., got[point(breakerotel.WindowBadName, queue...)], "the run")
 	assert.NotContains(t, got, point(breakerotel.WindowRatioName, queue...), "a run has no ratio")
 	payForce := point(breakerotel.ForceName, breakerotel.ResourceKey.String("pay"),
-		breakerotel.SettingsFromKey.String(breakerotel.SettingsOwn))
+		breakerotel.SettingsFromKey.String(breakerview.SettingsOwn))
 	require.Contains(t, got, payForce)
 	assert.Equal(t, 0., got[payForce], "the force as loaded, not the override's")
 }

@@ -189,7 +189,7 @@ func TestStatusWhilePacing(t *testing.T) {
 // others; under the SDK's default cardinality limit of 2,000 no series is folded into its
 // overflow set, so every breaker is counted under its own state.
 func TestStatusWithinCardinalityLimit(t *testing.T) {
-	const names = breakerotel.DefaultMaxResources + 20
+	names := breakerotel.DefaultLimits().Names + 20
 	f := newFixture(t, []breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1,
 		MinRequestAmount: 1, RetryTimeout: time.Minute}})
 	for i := range names {
@@ -202,7 +202,7 @@ func TestStatusWithinCardinalityLimit(t *testing.T) {
 	require.Len(t, f.m.TemplateResources(), names)
 
 	points := f.statusPoints()
-	assert.Len(t, points, 3*breakerotel.DefaultMaxResources)
+	assert.Len(t, points, 3*breakerotel.DefaultLimits().Names)
 	byState := make(map[string]int64)
 	for _, p := range points {
 		_, overflow := p.Attributes.Value("otel.metric.overflow")
@@ -210,6 +210,6 @@ func TestStatusWithinCardinalityLimit(t *testing.T) {
 		st, _ := p.Attributes.Value(breakerotel.StateKey)
 		byState[st.AsString()] += p.Value
 	}
-	assert.Equal(t, map[string]int64{breakerotel.StateClosed: breakerotel.DefaultMaxResources / 2,
-		breakerotel.StateOpen: breakerotel.DefaultMaxResources / 2, breakerotel.StateHalfOpen: 0}, byState)
+	assert.Equal(t, map[string]int64{breakerotel.StateClosed: int64(breakerotel.DefaultLimits().Names / 2),
+		breakerotel.StateOpen: int64(breakerotel.DefaultLimits().Names / 2), breakerotel.StateHalfOpen: 0}, byState)
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -74,7 +75,7 @@ func TestTemplateSettingsGauges(t *testing.T) {
 	held := f.enter("api/a", "api/a", "api/slow/x", "api/own", "api/ruled", "unsettled")
 	require.ErrorIs(t, f.call("api/slow/x", 0, nil), breaker.ErrConcurrencyLimit, "api/slow/x counts its own calls")
 
-	own := breakerotel.SettingsOwn
+	own := breakerview.SettingsOwn
 	f.assertData(breakerotel.ForceName, gauge(settingsPoint("api/own", own, 0), settingsPoint("api/a", "api/*", 2),
 		settingsPoint("api/ruled", "api/*", 2), settingsPoint("api/slow/x", "api/slow/*", 0)))
 	f.assertData(breakerotel.InFlightName, gauge(resourcePoint("api/own", 1), resourcePoint("api/a", 2),

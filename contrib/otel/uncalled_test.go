@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 )
 
@@ -46,13 +47,30 @@ func TestUncalled(t *testing.T) {
 // Given a minute in which a call was measured as _other, past the bound on names, then
 // breaker.uncalled has no data: that call may have been the configured name's.
 func TestUncalledOverflow(t *testing.T) {
-	f := newFixture(t, []breaker.Rule{errorCount("paymnets", 5)}, breakerotel.WithMaxResources(1))
+	f := newFixture(t, []breaker.Rule{errorCount("paymnets", 5)}, breakerotel.WithLimits(breakerview.Limits{Names: 1}))
 	require.NoError(t, f.call("payments", 0, nil))
+	f.clock.Advance(30 * time.Second)
 	require.NoError(t, f.call("refunds", 0, nil)) // past the bound
-	f.clock.Advance(time.Minute)
+	f.clock.Advance(30 * time.Second)
 	f.assertNoData(breakerotel.UncalledName)
 
-	f.clock.Advance(10 * time.Second) // the _other call has left the minute
+	f.clock.Advance(30 * time.Second) // the _other call has left the minute
 	require.NoError(t, f.call("payments", 0, nil))
 	f.assertData(breakerotel.UncalledName, gauge(uncalled("paymnets", "payments")))
+}
+
+// Given a bound of one name, taken by a resource really named as the overflow, and a minute of
+// its calls, then its calls are measured as "_other\uFFFD", and leave breaker.uncalled on; a call
+// of a name past the bound is measured as "_other", and turns it off.
+func TestResourceNamedAsTheOverflow(t *testing.T) {
+	f := newFixture(t, []breaker.Rule{errorCount("paymnets", 5)}, breakerotel.WithLimits(breakerview.Limits{Names: 1}))
+	require.NoError(t, f.call(breakerview.Overflow, 0, nil))
+	f.clock.Advance(time.Minute)
+	require.NoError(t, f.call(breakerview.Overflow, 0, nil))
+	f.assertData(breakerotel.UncalledName, gauge(uncalled("paymnets", "")))
+
+	require.NoError(t, f.call("refunds", 0, nil)) // past the bound
+	f.assertData(breakerotel.CallsName, counter(calls("_other\uFFFD", breakerotel.OutcomePassed, 2),
+		calls(breakerview.Overflow, breakerotel.OutcomePassed, 1)))
+	f.assertNoData(breakerotel.UncalledName)
 }

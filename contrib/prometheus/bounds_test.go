@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
@@ -25,7 +26,7 @@ import (
 // rejections by cause and transitions too; a name seen before the bound filled keeps its own.
 func TestMaxResources(t *testing.T) {
 	clk := newClock()
-	c := breakerprom.New(testBuckets, breakerprom.WithMaxResources(2))
+	c := breakerprom.New(testBuckets, breakerprom.WithLimits(breakerview.Limits{Names: 2}))
 	m := breaker.NewManager(breaker.WithClock(clk), c.Option())
 	c.Watch(m)
 	f := &fixture{t: t, clock: clk, m: m, c: c}
@@ -74,7 +75,7 @@ func TestMaxResources(t *testing.T) {
 		breaker_transitions_total{dry_run="false",from="CLOSED",reason="ThresholdExceeded",resource="_other",to="OPEN"} 2
 	`, "breaker_calls_total", "breaker_rt_seconds", "breaker_transitions_total")
 	assert.Equal(t, 2., valueOf(t, c, "breaker_rejected_total",
-		map[string]string{"resource": breakerprom.OverflowResource, "cause": breakerprom.CauseOpen}))
+		map[string]string{"resource": breakerview.Overflow, "cause": breaker.BlockedByBreaker.String()}))
 	// The states are read from the rules, which operators bound: each has its own name.
 	assertMetrics(t, c, `
 		breaker_state{dry_run="false",resource="c",rule="ErrorCount#0"} 1
@@ -142,7 +143,7 @@ func TestDefaultMaxResources(t *testing.T) {
 	}
 	wg.Wait()
 
-	const series = breakerprom.DefaultMaxResources + 1
+	series := breakerview.DefaultLimits().Names + 1
 	assert.Equal(t, 4*series, testutil.CollectAndCount(c, "breaker_calls_total"))
 	assert.Equal(t, 7*series, testutil.CollectAndCount(c, "breaker_rejected_total"))
 	assert.Equal(t, 2*series, testutil.CollectAndCount(c, "breaker_would_reject_total"))
@@ -154,25 +155,25 @@ func TestDefaultMaxResources(t *testing.T) {
 			continue
 		}
 		passed += s.value
-		if s.labels["resource"] == breakerprom.OverflowResource {
+		if s.labels["resource"] == breakerview.Overflow {
 			overflow = s.value
 		} else {
 			assert.Equal(t, 1., s.value, s.labels["resource"])
 		}
 	}
 	assert.Equal(t, float64(names), passed)
-	assert.Equal(t, float64(names-breakerprom.DefaultMaxResources), overflow)
+	assert.Equal(t, float64(names-breakerview.DefaultLimits().Names), overflow)
 }
 
-// Given WithMaxResources with a bound below 1, then the default bound holds.
+// Given Limits.Names below 1, then the default bound holds.
 func TestMaxResourcesBelowOne(t *testing.T) {
 	for _, n := range []int{0, -1} {
-		c := breakerprom.New(breakerprom.WithMaxResources(n))
+		c := breakerprom.New(breakerprom.WithLimits(breakerview.Limits{Names: n}))
 		m := breaker.NewManager(c.Option())
-		for i := range breakerprom.DefaultMaxResources + 3 {
+		for i := range breakerview.DefaultLimits().Names + 3 {
 			_ = m.Do(context.Background(), strconv.Itoa(i), func(context.Context) error { return nil })
 		}
-		assert.Equal(t, 4*(breakerprom.DefaultMaxResources+1), testutil.CollectAndCount(c, "breaker_calls_total"), "n=%d", n)
+		assert.Equal(t, 4*(breakerview.DefaultLimits().Names+1), testutil.CollectAndCount(c, "breaker_calls_total"), "n=%d", n)
 	}
 }
 
@@ -223,7 +224,7 @@ func TestLongNamesAreNotKept(t *testing.T) {
 	assert.Less(t, grown, int64(size/4), "live heap grew by %d bytes", grown)
 	got := passedByResource(t, c)
 	assert.Equal(t, 2, len(got), "warm and the overflow only")
-	assert.Equal(t, float64(names), got[breakerprom.OverflowResource])
+	assert.Equal(t, float64(names), got[breakerview.Overflow])
 	runtime.KeepAlive(m)
 }
 
@@ -256,10 +257,10 @@ func TestMaxNameLength(t *testing.T) {
 		give []breakerprom.Option
 		want int
 	}{
-		{name: "default", want: breakerprom.DefaultMaxNameLength},
-		{name: "8", give: []breakerprom.Option{breakerprom.WithMaxNameLength(8)}, want: 8},
-		{name: "0", give: []breakerprom.Option{breakerprom.WithMaxNameLength(0)}, want: breakerprom.DefaultMaxNameLength},
-		{name: "-1", give: []breakerprom.Option{breakerprom.WithMaxNameLength(-1)}, want: breakerprom.DefaultMaxNameLength},
+		{name: "default", want: breakerview.DefaultLimits().NameLength},
+		{name: "8", give: []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{NameLength: 8})}, want: 8},
+		{name: "0", give: []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{NameLength: 0})}, want: breakerview.DefaultLimits().NameLength},
+		{name: "-1", give: []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{NameLength: -1})}, want: breakerview.DefaultLimits().NameLength},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,7 +271,7 @@ func TestMaxNameLength(t *testing.T) {
 			got := passedByResource(t, c)
 			assert.Equal(t, 2, len(got), "the name at the bound and the overflow only")
 			assert.Equal(t, 1., got[atBound], "the name at the bound")
-			assert.Equal(t, 2., got[breakerprom.OverflowResource], "the name past the bound")
+			assert.Equal(t, 2., got[breakerview.Overflow], "the name past the bound")
 		})
 	}
 }
@@ -279,40 +280,40 @@ func TestMaxNameLength(t *testing.T) {
 // fill it exactly and keep series of their own; a name of 1 byte more is counted under
 // "_other", and so is every new name after it; a name kept still has its own.
 func TestMaxNameBytes(t *testing.T) {
-	c := breakerprom.New(breakerprom.WithMaxNameBytes(10))
+	c := breakerprom.New(breakerprom.WithLimits(breakerview.Limits{NameBytes: 10}))
 	m := breaker.NewManager(c.Option())
 	callEach(m, "aaaa", "bbbb", "cc", "d", "e", "aaaa")
-	assert.Equal(t, map[string]float64{"aaaa": 2, "bbbb": 1, "cc": 1, breakerprom.OverflowResource: 2},
+	assert.Equal(t, map[string]float64{"aaaa": 2, "bbbb": 1, "cc": 1, breakerview.Overflow: 2},
 		passedByResource(t, c))
 }
 
 // Given a name that is not UTF-8, then it is charged for its name and for its label, which has
 // the bad byte replaced by the three bytes of U+FFFD.
 func TestMaxNameBytesLabel(t *testing.T) {
-	c := breakerprom.New(breakerprom.WithMaxNameBytes(5))
+	c := breakerprom.New(breakerprom.WithLimits(breakerview.Limits{NameBytes: 5}))
 	m := breaker.NewManager(c.Option())
 	callEach(m, "a\xff", "b") // 2 + 4 bytes: past the bound
-	assert.Equal(t, map[string]float64{breakerprom.OverflowResource: 2}, passedByResource(t, c))
+	assert.Equal(t, map[string]float64{breakerview.Overflow: 2}, passedByResource(t, c))
 
-	c = breakerprom.New(breakerprom.WithMaxNameBytes(6))
+	c = breakerprom.New(breakerprom.WithLimits(breakerview.Limits{NameBytes: 6}))
 	m = breaker.NewManager(c.Option())
 	callEach(m, "a\xff", "b") // 2 + 4 bytes: exactly the bound
-	assert.Equal(t, map[string]float64{"a\uFFFD": 1, breakerprom.OverflowResource: 1}, passedByResource(t, c))
+	assert.Equal(t, map[string]float64{"a\uFFFD": 1, breakerview.Overflow: 1}, passedByResource(t, c))
 }
 
-// Given WithMaxNameBytes with a bound below 1, then the default bound holds: 128 names of
+// Given Limits.NameBytes below 1, then the default bound holds: 128 names of
 // 1 KiB fill it, and the next is counted under "_other".
 func TestMaxNameBytesBelowOne(t *testing.T) {
 	const length = 1 << 10
 	for _, n := range []int{0, -1} {
-		c := breakerprom.New(breakerprom.WithMaxNameBytes(n))
+		c := breakerprom.New(breakerprom.WithLimits(breakerview.Limits{NameBytes: n}))
 		m := breaker.NewManager(c.Option())
-		for i := range breakerprom.DefaultMaxNameBytes/length + 1 {
+		for i := range breakerview.DefaultLimits().NameBytes/length + 1 {
 			callEach(m, fmt.Sprintf("%0*d", length, i))
 		}
 		got := passedByResource(t, c)
-		assert.Len(t, got, breakerprom.DefaultMaxNameBytes/length+1, "n=%d", n)
-		assert.Equal(t, 1., got[breakerprom.OverflowResource], "n=%d", n)
+		assert.Len(t, got, breakerview.DefaultLimits().NameBytes/length+1, "n=%d", n)
+		assert.Equal(t, 1., got[breakerview.Overflow], "n=%d", n)
 	}
 }
 
@@ -321,7 +322,7 @@ func TestMaxNameBytesBelowOne(t *testing.T) {
 // resource="_other" by force, with the latest end of each; a name too long for the bound is
 // counted there too.
 func TestMaxResourcesOverrides(t *testing.T) {
-	f := newOverrideFixture(t, []breakerprom.Option{breakerprom.WithMaxResources(2), breakerprom.WithMaxNameLength(8)})
+	f := newOverrideFixture(t, []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{Names: 2, NameLength: 8})})
 	callEach(f.m, "a", "b")
 	f.override("a", breaker.ForceOpen, time.Hour)          // ends at 1767229200
 	f.override("c", breaker.ForceOpen, 2*time.Hour)        // 1767232800
@@ -345,7 +346,7 @@ func TestMaxResourcesOverrides(t *testing.T) {
 // and of another, then the calls in flight of the names past the bound that hold template
 // settings are added up under resource="_other".
 func TestMaxResourcesTemplateInFlight(t *testing.T) {
-	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithMaxResources(2)}, nil)
+	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{Names: 2})}, nil)
 	f.settings(map[string]breaker.ResourceConfig{"api/*": {MaxConcurrency: 10}})
 	callEach(f.m, "api/a", "b") // the bound is full
 	held := f.enter("api/a", "api/x", "api/x", "api/y")
@@ -368,7 +369,7 @@ func TestMaxResourcesTemplateInFlight(t *testing.T) {
 // resource="_other", once for each key (settings_from), with that key's settings; no template
 // key is a resource.
 func TestMaxResourcesTemplateSettings(t *testing.T) {
-	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithMaxResources(2)}, nil)
+	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{Names: 2})}, nil)
 	f.settings(map[string]breaker.ResourceConfig{
 		"api/*": {MaxConcurrency: 10},
 		"web/*": {Timeout: time.Second, Force: breaker.ForceClosed},
@@ -389,4 +390,29 @@ func TestMaxResourcesTemplateSettings(t *testing.T) {
 		breaker_timeout_seconds{resource="_other",settings_from="web/*"} 1
 		breaker_timeout_seconds{resource="api/a",settings_from="api/*"} 0
 	`, settingsFamilies...)
+}
+
+// Given a bound of one name, taken by a resource really named as the overflow, and a minute of
+// its calls, then its series are its own, labelled "_other\uFFFD", and its calls leave
+// breaker_uncalled on; a call of a name past the bound counts under "_other", and turns it off.
+func TestResourceNamedAsTheOverflow(t *testing.T) {
+	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{Names: 1})}, nil,
+		errorCount("paymnets", 5))
+	require.NoError(t, f.call(breakerview.Overflow, 0, nil))
+	f.clock.Advance(time.Minute)
+	require.NoError(t, f.call(breakerview.Overflow, 0, nil))
+	assertMetrics(t, f.c, `breaker_uncalled{nearest="",resource="paymnets"} 1`, "breaker_uncalled")
+
+	require.NoError(t, f.call("refunds", 0, nil)) // past the bound
+	assertMetrics(t, f.c, `
+		breaker_calls_total{outcome="blocked",resource="_other"} 0
+		breaker_calls_total{outcome="failed",resource="_other"} 0
+		breaker_calls_total{outcome="passed",resource="_other"} 1
+		breaker_calls_total{outcome="slow",resource="_other"} 0
+		breaker_calls_total{outcome="blocked",resource="_other�"} 0
+		breaker_calls_total{outcome="failed",resource="_other�"} 0
+		breaker_calls_total{outcome="passed",resource="_other�"} 2
+		breaker_calls_total{outcome="slow",resource="_other�"} 0
+	`, "breaker_calls_total")
+	assertMetrics(t, f.c, ``, "breaker_uncalled")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
@@ -19,7 +20,7 @@ func TestCallAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	c := breakerprom.New(breakerprom.WithMaxResources(2))
+	c := breakerprom.New(breakerprom.WithLimits(breakerview.Limits{Names: 2}))
 	m := breaker.NewManager(c.Option())
 	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "open", Strategy: breaker.ErrorCount,
 		Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Hour}}))
@@ -36,7 +37,7 @@ func TestCallAllocations(t *testing.T) {
 		{give: "pass", fn: ok},
 		{give: "pass", fn: fail},
 		{give: "open", fn: ok},
-		{give: strings.Repeat("x", breakerprom.DefaultMaxNameLength+1), fn: ok},
+		{give: strings.Repeat("x", breakerview.DefaultLimits().NameLength+1), fn: ok},
 		{give: "new name past the bound", fn: ok},
 	}
 	for _, tt := range tests {

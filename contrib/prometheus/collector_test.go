@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
@@ -583,7 +584,7 @@ func TestLint(t *testing.T) {
 // gauges while it has series of its own, a name counted under "_other" has none, and the
 // breaker_template metrics count the breakers, the limit and the drops.
 func TestTemplateBreakers(t *testing.T) {
-	c := breakerprom.New(testBuckets, breakerprom.WithMaxResources(2))
+	c := breakerprom.New(testBuckets, breakerprom.WithLimits(breakerview.Limits{Names: 2}))
 	clock := newClock()
 	m := breaker.NewManager(breaker.WithClock(clock), c.Option(), breaker.WithMaxTemplateBreakers(2))
 	c.Watch(m)
@@ -650,9 +651,9 @@ func TestPacing(t *testing.T) {
 	assertMetrics(t, f.c, `breaker_pacing{resource="quota",rule="quota-errors"} 1`, "breaker_pacing")
 	assert.ErrorIs(t, f.call("quota", 0, nil), breaker.ErrPacing, "held back in the same bucket")
 	assert.Equal(t, 1., valueOf(t, f.c, "breaker_rejected_total",
-		map[string]string{"resource": "quota", "cause": breakerprom.CausePacing}))
+		map[string]string{"resource": "quota", "cause": breaker.BlockedByPacing.String()}))
 	assert.Zero(t, valueOf(t, f.c, "breaker_rejected_total",
-		map[string]string{"resource": "quota", "cause": breakerprom.CauseOpen}), "not rejected by an OPEN breaker")
+		map[string]string{"resource": "quota", "cause": breaker.BlockedByBreaker.String()}), "not rejected by an OPEN breaker")
 	f.clock.Advance(100 * time.Millisecond)
 	require.NoError(t, f.call("quota", 0, nil), "the next bucket: let through, it holds nothing back")
 	f.clock.Advance(100 * time.Millisecond)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/halfopen/breaker/breakerview"
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
@@ -47,7 +48,7 @@ func TestCallsDoNotCountACallWhoseContextWasDone(t *testing.T) {
 // Given a Collector that keeps one resource name apart, when calls are not made because their
 // context was done, then they take no name: the next call that ran keeps its own series.
 func TestACallWhoseContextWasDoneTakesNoResourceName(t *testing.T) {
-	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithMaxResources(1)}, nil)
+	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{Names: 1})}, nil)
 	for name, ctx := range doneContexts(t) {
 		require.ErrorIs(t, f.m.Do(ctx, name, func(context.Context) error { return nil }), ctx.Err())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
@@ -90,10 +91,10 @@ func TestNamesThatShareALabelGiveOneSeries(t *testing.T) {
 	assert.Equal(t, 1.0, only(t, got, "breaker_in_flight", resource("pay\uFFFD")), "pay\xfe's calls in flight")
 	assert.Equal(t, 10.0, only(t, got, "breaker_max_concurrency", settings("pay\uFFFD", "pay*")), "pay*'s limit")
 	assert.Len(t, got["breaker_max_concurrency"], 2, "pay\uFFFD and cfg\uFFFD, once each")
-	assert.Equal(t, 2.0, only(t, got, "breaker_force", settings("cfg\uFFFD", breakerprom.SettingsOwn)), "cfg\xfe's force")
+	assert.Equal(t, 2.0, only(t, got, "breaker_force", settings("cfg\uFFFD", breakerview.SettingsOwn)), "cfg\xfe's force")
 	assert.Equal(t, 1.0, only(t, got, "breaker_in_flight", resource("cfg\uFFFD")), "cfg\xfe's calls in flight")
-	assert.Equal(t, 5.0, only(t, got, "breaker_max_concurrency", settings("cfg\uFFFD", breakerprom.SettingsOwn)), "cfg\xfe's limit")
-	assert.Equal(t, 2.0, only(t, got, "breaker_timeout_seconds", settings("cfg\uFFFD", breakerprom.SettingsOwn)), "cfg\xfe's timeout")
+	assert.Equal(t, 5.0, only(t, got, "breaker_max_concurrency", settings("cfg\uFFFD", breakerview.SettingsOwn)), "cfg\xfe's limit")
+	assert.Equal(t, 2.0, only(t, got, "breaker_timeout_seconds", settings("cfg\uFFFD", breakerview.SettingsOwn)), "cfg\xfe's timeout")
 
 	calls := map[string]string{"resource": "pay\uFFFD", "outcome": breakerprom.OutcomePassed}
 	assert.Equal(t, 2.0, only(t, got, "breaker_calls_total", calls), "the calls of both names")

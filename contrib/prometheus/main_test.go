@@ -165,7 +165,7 @@ var headers = map[string]string{
 	"breaker_template_dropped_total": `# HELP breaker_template_dropped_total Resources whose template breakers were dropped to stay within the limit.
 # TYPE breaker_template_dropped_total counter
 `,
-	"breaker_call_duration_max_seconds": `# HELP breaker_call_duration_max_seconds The longest response time of the calls of each resource that ran in the last minute, in 10-second steps (a call counts for 60 to 70 seconds); none while no call ran.
+	"breaker_call_duration_max_seconds": `# HELP breaker_call_duration_max_seconds The longest response time of the calls of each resource that ran in the last minute (60 one-second steps: a call counts for 59 to 60 seconds); none while no call ran.
 # TYPE breaker_call_duration_max_seconds gauge
 `,
 	"breaker_uncalled": `# HELP breaker_uncalled 1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (nearest, empty when none is near). None in the first minute after Watch, nor while resource="_other" had calls in it.

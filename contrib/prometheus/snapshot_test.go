@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
-	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
+	"github.com/halfopen/breaker/breakerview"
 )
 
 // snapshotFamilies are the families a scrape reads from the Manager's Snapshot.
@@ -87,10 +87,9 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	want := map[string]float64{}
 	stateValue := map[breaker.State]float64{breaker.Closed: 0, breaker.Open: 1, breaker.HalfOpen: 2}
 	for _, r := range snap.Resources {
-		forcedClosed := r.Settings.Force == breaker.ForceClosed
 		for _, b := range r.Breakers {
 			want[seriesKey("breaker_state", map[string]string{"resource": r.Name, "rule": b.Rule.ID,
-				"dry_run": strconv.FormatBool(b.Rule.DryRun || forcedClosed)})] = stateValue[b.State]
+				"dry_run": strconv.FormatBool(b.DryRun)})] = stateValue[b.State]
 			labels := map[string]string{"resource": r.Name, "rule": b.Rule.ID}
 			want[seriesKey("breaker_window_calls", labels)] = float64(b.Total)
 			want[seriesKey("breaker_window_bad", labels)] = float64(b.Bad)
@@ -107,7 +106,7 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 		if cfg := snap.Settings[r.SettingsFrom]; cfg != (breaker.ResourceConfig{}) { // as loaded: no override's force
 			from := r.SettingsFrom
 			if from == r.Name {
-				from = breakerprom.SettingsOwn
+				from = breakerview.SettingsOwn
 			}
 			labels := map[string]string{"resource": r.Name, "settings_from": from}
 			want[seriesKey("breaker_force", labels)] = float64(cfg.Force)
@@ -140,7 +139,7 @@ func TestScrapeIsOneSnapshot(t *testing.T) {
 	queueWindow := map[string]string{"resource": "queue", "rule": "queue-run"}
 	assert.Equal(t, 2., got[seriesKey("breaker_window_bad", queueWindow)], "the run")
 	assert.NotContains(t, got, seriesKey("breaker_window_ratio", queueWindow), "a run has no ratio")
-	payForce := seriesKey("breaker_force", map[string]string{"resource": "pay", "settings_from": breakerprom.SettingsOwn})
+	payForce := seriesKey("breaker_force", map[string]string{"resource": "pay", "settings_from": breakerview.SettingsOwn})
 	require.Contains(t, got, payForce)
 	assert.Equal(t, 0., got[payForce], "the force as loaded, not the override's")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerview"
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
@@ -40,13 +41,14 @@ func TestUncalled(t *testing.T) {
 // breaker_uncalled is absent: that call may have been the configured name's. So it is for a
 // Collector that watches no Manager, which has no configuration to read.
 func TestUncalledAbsent(t *testing.T) {
-	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithMaxResources(1)}, nil, errorCount("paymnets", 5))
+	f := newFixtureWith(t, []breakerprom.Option{breakerprom.WithLimits(breakerview.Limits{Names: 1})}, nil, errorCount("paymnets", 5))
 	require.NoError(t, f.call("payments", 0, nil))
+	f.clock.Advance(30 * time.Second)
 	require.NoError(t, f.call("refunds", 0, nil)) // past the bound
-	f.clock.Advance(time.Minute)
+	f.clock.Advance(30 * time.Second)
 	assertMetrics(t, f.c, ``, uncalledFamily)
 
-	f.clock.Advance(10 * time.Second) // the _other call has left the minute
+	f.clock.Advance(30 * time.Second) // the _other call has left the minute
 	require.NoError(t, f.call("payments", 0, nil))
 	assertMetrics(t, f.c, `breaker_uncalled{nearest="payments",resource="paymnets"} 1`, uncalledFamily)
 

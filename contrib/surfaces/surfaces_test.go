@@ -1,11 +1,15 @@
 package surfaces_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,8 +28,9 @@ import (
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
-// said is what a surface says of one breaker, or of the settings of one resource, in the terms
-// all three share.
+// said is what a surface says of one breaker, of the settings of one resource, of its last
+// minute, of a name configured and not called, or of a kind of transition, in the terms all the
+// surfaces share.
 type said struct {
 	state              string // "CLOSED", "OPEN", "HALF_OPEN"
 	calls, bad         float64
@@ -33,20 +38,29 @@ type said struct {
 	timeout, limit     float64 // seconds; calls
 	settingsFrom       string  // "own" or the template key
 	hasSettings, ruled bool
+	longest            float64 // seconds: the longest call of the minute
+	nearest            string  // of a name configured and not called, the called name nearest to it
+	transitions        float64 // of a kind of transition, how many
 }
 
 var errDown = errors.New("down")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// Given an incident on one Manager (payments OPEN, inventory pacing under settings of its own,
-// search CLOSED with a slow call in its window, payments and search under the "*" template
-// setting), when the status page's JSON, a Prometheus scrape and an OpenTelemetry
-// collection read it at one instant of the fake clock, then all three say the same of every
-// resource: each breaker's state, its window's calls and bad calls, whether it paces, and the
-// timeout and limit that apply with the key they come from.
-func TestEverySurfaceSaysTheSame(t *testing.T) {
-	clock := breakertest.NewClock()
+// surfaces are the four surfaces of one Manager on a fake clock: the status page with a
+// Recorder, served over HTTP for its event stream, a Prometheus Collector and OpenTelemetry
+// Instruments, all set up at the clock's start.
+type surfaces struct {
+	m        *breaker.Manager
+	clock    *breakertest.Clock
+	page     http.Handler
+	server   *httptest.Server
+	registry *prometheus.Registry
+	reader   *sdkmetric.ManualReader
+}
+
+func newSurfaces(t *testing.T, clock *breakertest.Clock, managerOpts ...breaker.Option) *surfaces {
+	t.Helper()
 	collector := breakerprom.New()
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -54,77 +68,232 @@ func TestEverySurfaceSaysTheSame(t *testing.T) {
 	ins, err := breakerotel.New(provider)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, ins.Close()) })
-	m := breaker.NewManager(breaker.WithClock(clock), collector.Option(), ins.Option())
+	rec := breakerdebug.NewRecorder()
+	m := breaker.NewManager(append([]breaker.Option{breaker.WithClock(clock), collector.Option(), ins.Option(),
+		rec.Option()}, managerOpts...)...)
 	collector.Watch(m)
 	require.NoError(t, ins.Watch(m))
 	registry := prometheus.NewPedanticRegistry()
 	require.NoError(t, registry.Register(collector))
+	page := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithLogger(quiet))
+	server := httptest.NewServer(page)
+	t.Cleanup(server.Close)
+	return &surfaces{m: m, clock: clock, page: page, server: server, registry: registry, reader: reader}
+}
 
-	require.NoError(t, m.LoadRules([]breaker.Rule{
+// call makes a call of name that takes rt on the fake clock and ends with err.
+func (s *surfaces) call(name string, rt time.Duration, err error) {
+	_ = s.m.Do(context.Background(), name, func(context.Context) error {
+		s.clock.Advance(rt)
+		return err
+	})
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// Given an incident on one Manager (payments OPEN, inventory pacing under settings of its own,
+// search CLOSED with a slow call in its window, payments and search under the "*" template
+// setting, a rule for "paymnets", a typo, and ledger, whose only call took 3 s and ended 65 s
+// ago), when the status page's JSON, a Prometheus scrape, an OpenTelemetry collection and the
+// event stream read it at one instant of the fake clock, then all four say the same of every
+// resource: each breaker's state, its window's calls and bad calls, whether it paces, the
+// timeout and limit that apply with the key they come from, the longest call of the minute
+// (none for ledger: its call is more than a minute old), the names configured and not called
+// (paymnets, nearest payments, and ledger), and how many transitions of each kind there were.
+func TestEverySurfaceSaysTheSame(t *testing.T) {
+	s := newSurfaces(t, breakertest.NewClock())
+	require.NoError(t, s.m.LoadRules([]breaker.Rule{
 		{ID: "payments-errors", Resource: "payments", Strategy: breaker.ErrorRatio, Threshold: 0.5,
 			MinRequestAmount: 4, RetryTimeout: time.Minute},
 		{ID: "inventory-errors", Resource: "inventory", Strategy: breaker.ErrorRatio, Threshold: 0.5,
 			MinRequestAmount: 4, RetryTimeout: time.Minute, Pace: true},
 		{ID: "search-slow", Resource: "search", Strategy: breaker.SlowRequestRatio, Threshold: 0.9,
 			MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: 4, RetryTimeout: time.Minute},
+		{ID: "typo-errors", Resource: "paymnets", Strategy: breaker.ErrorCount, Threshold: 5, RetryTimeout: time.Minute},
+		{ID: "ledger-errors", Resource: "ledger", Strategy: breaker.ErrorCount, Threshold: 5, RetryTimeout: time.Minute},
 	}))
-	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{
+	require.NoError(t, s.m.LoadResources(map[string]breaker.ResourceConfig{
 		"*":         {Timeout: 500 * time.Millisecond, MaxConcurrency: 20},
 		"inventory": {Timeout: time.Second, MaxConcurrency: 5},
 	}))
-	call := func(name string, rt time.Duration, err error) {
-		_ = m.Do(context.Background(), name, func(context.Context) error {
-			clock.Advance(rt)
-			return err
-		})
-	}
+	s.call("ledger", 3*time.Second, nil)
+	s.clock.Advance(62 * time.Second) // the call ended 62 s ago; the incident takes 3 s more
 	for range 4 {
-		call("payments", 0, errDown)
+		s.call("payments", 0, errDown)
 	}
 	for _, err := range []error{nil, nil, errDown, errDown} {
-		call("inventory", 0, err)
+		s.call("inventory", 0, err)
 	}
-	call("search", 0, nil)
-	call("search", 80*time.Millisecond, nil)
-	call("search", 0, nil)
+	s.clock.Advance(3 * time.Second)
+	s.call("search", 0, nil)
+	s.call("search", 80*time.Millisecond, nil)
+	s.call("search", 0, nil)
 
-	page := fromPage(t, m)
-	prom := fromPrometheus(t, registry)
-	otel := fromOTel(t, reader)
-	require.Len(t, page, 6, "three breakers, and the settings of payments, inventory and search: %v", page)
+	page := fromPage(t, s.page)
+	stream := fromStream(t, s.server.URL)
+	prom := fromPrometheus(t, s.registry)
+	otel := fromOTel(t, s.reader)
+	require.Len(t, page, 17, "5 breakers, the settings of 4 resources, 4 longest calls, 2 names not "+
+		"called and 2 kinds of transition: %v", page)
 	require.Equal(t, "OPEN", page["payments/payments-errors"].state, "the incident is as set up")
 	require.True(t, page["inventory/inventory-errors"].pacing)
 	require.Equal(t, "*", page["payments"].settingsFrom)
+	require.Equal(t, 0.08, page["longest/search"].longest)
+	require.NotContains(t, page, "longest/ledger", "its one call ended 65 s ago")
+	require.Equal(t, "payments", page["uncalled/paymnets"].nearest)
+	require.Contains(t, page, "uncalled/ledger")
+	assert.Equal(t, page, stream, "the page and the event stream")
 	assert.Equal(t, page, prom, "the page and Prometheus")
 	assert.Equal(t, page, otel, "the page and OpenTelemetry")
 }
 
-// fromPage reads the status page's JSON: each breaker under "resource/rule", the settings of
-// each listed resource under its name.
-func fromPage(t *testing.T, m *breaker.Manager) map[string]said {
+// Given a Manager on a clock at the Unix epoch, in 1969 and in 2300 (past the year 2262, where
+// nanoseconds since 1970 overflow), when calls are made in each second of a minute, then every
+// surface counts every call, in its counters and in its last minute, with the longest of them,
+// and no call observer panics.
+func TestEverySurfaceCountsEveryCallAtAnyTime(t *testing.T) {
+	tests := []struct {
+		name string
+		give time.Time
+	}{
+		{name: "the epoch", give: time.Unix(0, 0).UTC()},
+		{name: "1969", give: time.Date(1969, 7, 20, 20, 17, 40, 0, time.UTC)},
+		{name: "2300", give: time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := breakertest.NewClock()
+			clock.Set(tt.give)
+			var logs bytes.Buffer
+			s := newSurfaces(t, clock, breaker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			require.NoError(t, s.m.LoadRules([]breaker.Rule{{ID: "svc-errors", Resource: "svc",
+				Strategy: breaker.ErrorCount, Threshold: 100, RetryTimeout: time.Minute}}))
+			for i := range 60 {
+				var err error
+				if i%3 == 0 {
+					err = errDown
+				}
+				s.call("svc", time.Duration(i)*time.Millisecond, err)
+				s.clock.Advance(time.Second - time.Duration(i)*time.Millisecond)
+			}
+			s.clock.Advance(-time.Second) // the second of the last call
+			s.call("svc", 0, nil)
+
+			want := said{calls: 61, longest: 0.059}
+			assert.Equal(t, want, callsOnPage(t, s.page), "the page's minute")
+			assert.Equal(t, want, callsInPrometheus(t, s.registry), "Prometheus: breaker_calls_total and the minute's longest")
+			assert.Equal(t, want, callsInOTel(t, s.reader), "OpenTelemetry: breaker.calls and the minute's longest")
+			assert.Empty(t, logs.String(), "no call observer panicked")
+		})
+	}
+}
+
+// pageDoc is the part of the status page's JSON, or of a status the event stream sends, that
+// the surfaces share.
+type pageDoc struct {
+	Resources []struct {
+		Resource string
+		Settings *struct {
+			Timeout        string
+			MaxConcurrency int
+		}
+		SettingsFrom string
+		Breakers     []struct {
+			Rule       breaker.Rule
+			State      string
+			Total, Bad uint64
+			Pacing     bool
+		}
+		Calls *struct {
+			Calls uint64
+			RTMax string
+		}
+	}
+	Uncalled []struct {
+		Name, Nearest string
+	}
+}
+
+// fromPage reads the status page's JSON.
+func fromPage(t *testing.T, h http.Handler) map[string]said {
+	t.Helper()
+	out := saidOfPage(t, readPage(t, h))
+	var doc struct {
+		Transitions []transitionDoc
+	}
+	require.NoError(t, json.Unmarshal(readPage(t, h), &doc))
+	for _, c := range doc.Transitions {
+		c.count(out)
+	}
+	return out
+}
+
+func readPage(t *testing.T, h http.Handler) []byte {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	req.Header.Set("Accept", "application/json")
 	rec := httptest.NewRecorder()
-	breakerdebug.Handler(m).ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code)
-	var doc struct {
-		Resources []struct {
-			Resource string
-			Settings *struct {
-				Timeout        string
-				MaxConcurrency int
+	return rec.Body.Bytes()
+}
+
+// transitionDoc is a transition as the page and the event stream show it.
+type transitionDoc struct {
+	Resource, From, To, Reason string
+}
+
+// count counts c in out, under "transition/resource/from/to/reason".
+func (c transitionDoc) count(out map[string]said) {
+	key := "transition/" + c.Resource + "/" + c.From + "/" + c.To + "/" + c.Reason
+	s := out[key]
+	s.transitions++
+	out[key] = s
+}
+
+// fromStream reads the event stream at the page's URL: the transitions it replays to a new
+// subscriber, and the status that follows them.
+func fromStream(t *testing.T, url string) map[string]said {
+	t.Helper()
+	resp, err := http.Get(url + "/events")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "text/event-stream; charset=utf-8", resp.Header.Get("Content-Type"))
+	var transitions []transitionDoc
+	in := bufio.NewScanner(resp.Body)
+	in.Buffer(nil, 1<<20)
+	name := ""
+	for in.Scan() {
+		field, value, _ := strings.Cut(in.Text(), ": ")
+		switch field {
+		case "event":
+			name = value
+		case "data":
+			if name == "transition" {
+				var c transitionDoc
+				require.NoError(t, json.Unmarshal([]byte(value), &c))
+				transitions = append(transitions, c)
+				continue
 			}
-			SettingsFrom string
-			Breakers     []struct {
-				Rule       breaker.Rule
-				State      string
-				Total, Bad uint64
-				Pacing     bool
+			require.Equal(t, "status", name)
+			out := saidOfPage(t, []byte(value))
+			for _, c := range transitions {
+				c.count(out)
 			}
+			return out
 		}
 	}
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &doc))
+	require.FailNow(t, "the stream ended before its status", "%v", in.Err())
+	return nil
+}
+
+// saidOfPage reads a status of the page: each breaker under "resource/rule", the settings of
+// each listed resource under its name, the longest call of each under "longest/resource", each
+// name configured and not called under "uncalled/name".
+func saidOfPage(t *testing.T, body []byte) map[string]said {
+	t.Helper()
+	var doc pageDoc
+	require.NoError(t, json.Unmarshal(body, &doc))
 	out := map[string]said{}
 	for _, r := range doc.Resources {
 		if r.Settings != nil {
@@ -140,6 +309,81 @@ func fromPage(t *testing.T, m *breaker.Manager) map[string]said {
 		for _, b := range r.Breakers {
 			out[r.Resource+"/"+b.Rule.ID] = said{ruled: true, state: b.State, calls: float64(b.Total),
 				bad: float64(b.Bad), pacing: b.Pacing}
+		}
+		if r.Calls != nil && r.Calls.RTMax != "" {
+			d, err := time.ParseDuration(r.Calls.RTMax)
+			require.NoError(t, err)
+			out["longest/"+r.Resource] = said{longest: d.Seconds()}
+		}
+	}
+	for _, u := range doc.Uncalled {
+		out["uncalled/"+u.Name] = said{nearest: u.Nearest}
+	}
+	return out
+}
+
+// callsOnPage reads the page's last minute of svc: its calls and its longest call.
+func callsOnPage(t *testing.T, h http.Handler) said {
+	t.Helper()
+	var doc pageDoc
+	require.NoError(t, json.Unmarshal(readPage(t, h), &doc))
+	require.Len(t, doc.Resources, 1)
+	c := doc.Resources[0].Calls
+	require.NotNil(t, c)
+	d, err := time.ParseDuration(c.RTMax)
+	require.NoError(t, err)
+	return said{calls: float64(c.Calls), longest: d.Seconds()}
+}
+
+// callsInPrometheus reads one scrape's calls of svc, passed and blocked, and its longest call.
+func callsInPrometheus(t *testing.T, registry *prometheus.Registry) said {
+	t.Helper()
+	families, err := registry.Gather()
+	require.NoError(t, err)
+	var out said
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			outcome := ""
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == "outcome" {
+					outcome = l.GetValue()
+				}
+			}
+			switch {
+			case f.GetName() == "breaker_calls_total" && (outcome == "passed" || outcome == "blocked"):
+				out.calls += mt.GetCounter().GetValue()
+			case f.GetName() == "breaker_call_duration_max_seconds":
+				out.longest = mt.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// callsInOTel reads one collection's calls of svc, passed and blocked, and its longest call.
+func callsInOTel(t *testing.T, reader *sdkmetric.ManualReader) said {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	var out said
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			switch d := mt.Data.(type) {
+			case metricdata.Sum[int64]:
+				if mt.Name != breakerotel.CallsName {
+					continue
+				}
+				for _, p := range d.DataPoints {
+					if o, _ := p.Attributes.Value(breakerotel.OutcomeKey); o.AsString() == breakerotel.OutcomePassed ||
+						o.AsString() == breakerotel.OutcomeBlocked {
+						out.calls += float64(p.Value)
+					}
+				}
+			case metricdata.Gauge[float64]:
+				if mt.Name == breakerotel.CallDurationMaxName {
+					out.longest = d.DataPoints[0].Value
+				}
+			}
 		}
 	}
 	return out
@@ -184,6 +428,13 @@ func fromPrometheus(t *testing.T, registry *prometheus.Registry) map[string]said
 				s := out[resource]
 				s.hasSettings, s.limit, s.settingsFrom = true, v, labels["settings_from"]
 				out[resource] = s
+			case "breaker_call_duration_max_seconds":
+				out["longest/"+resource] = said{longest: v}
+			case "breaker_uncalled":
+				out["uncalled/"+resource] = said{nearest: labels["nearest"]}
+			case "breaker_transitions_total":
+				out["transition/"+resource+"/"+labels["from"]+"/"+labels["to"]+"/"+labels["reason"]] =
+					said{transitions: mt.GetCounter().GetValue()}
 			}
 		}
 	}
@@ -226,6 +477,13 @@ func fromOTel(t *testing.T, reader *sdkmetric.ManualReader) map[string]said {
 					s := out[resource]
 					s.hasSettings, s.limit, s.settingsFrom = true, v, get(breakerotel.SettingsFromKey)
 					out[resource] = s
+				case breakerotel.CallDurationMaxName:
+					out["longest/"+resource] = said{longest: v}
+				case breakerotel.UncalledName:
+					out["uncalled/"+resource] = said{nearest: get(breakerotel.NearestKey)}
+				case breakerotel.TransitionsName:
+					out["transition/"+resource+"/"+get(breakerotel.StateFromKey)+"/"+get(breakerotel.StateToKey)+"/"+
+						get(breakerotel.ReasonKey)] = said{transitions: v}
 				}
 			}
 			switch d := mt.Data.(type) {
@@ -236,6 +494,10 @@ func fromOTel(t *testing.T, reader *sdkmetric.ManualReader) map[string]said {
 			case metricdata.Gauge[float64]:
 				for _, p := range d.DataPoints {
 					each(p.Attributes, p.Value)
+				}
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					each(p.Attributes, float64(p.Value))
 				}
 			}
 		}

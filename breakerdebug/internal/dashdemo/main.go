@@ -27,7 +27,7 @@ func main() {
 	flag.Parse()
 
 	clk := breakertest.NewClock()
-	rec := breakerdebug.NewRecorder(breakerdebug.RecorderClock(clk))
+	rec := breakerdebug.NewRecorder()
 	m := breaker.NewManager(breaker.WithClock(clk), rec.Option())
 	rules := []breaker.Rule{
 		{ID: "inventory-errors", Resource: "inventory", Strategy: breaker.ErrorRatio, Threshold: 0.5,

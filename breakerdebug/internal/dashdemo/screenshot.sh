@@ -13,6 +13,6 @@ chromium=$(command -v chromium || command -v chromium-browser)
 mkdir -p "$(dirname "$out")"
 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
 	--disable-component-update --disable-sync --hide-scrollbars --user-data-dir="$dir/profile" \
-	--virtual-time-budget=3000 --window-size=1400,1250 --screenshot="$(pwd)/$out" "$url" 2>"$dir/err" ||
+	--timeout=3000 --window-size=1400,1250 --screenshot="$(pwd)/$out" "$url" 2>"$dir/err" ||
 	{ cat "$dir/err"; exit 1; }
 echo "wrote $out"

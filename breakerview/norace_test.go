@@ -1,0 +1,5 @@
+//go:build !race
+
+package breakerview_test
+
+const raceEnabled = false
