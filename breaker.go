@@ -288,9 +288,7 @@ func (c *circuit) statsAt(now int64) Stats {
 		st.Bad = uint64(p.run.Load())
 		st.Total = st.Bad
 	}
-	if c.dryBy.Load() != 0 { // else it is not dry, and the clock need not be read
-		st.DryRun = c.dry(c.tl.now())
-	}
+	st.DryRun = c.dry(now)
 	return st
 }
 

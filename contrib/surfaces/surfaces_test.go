@@ -121,10 +121,10 @@ func TestEverySurfaceSaysTheSame(t *testing.T) {
 	for range 4 {
 		s.call("payments", 0, errDown)
 	}
-	for _, err := range []error{nil, nil, errDown, errDown} {
-		s.call("inventory", 0, err)
-	}
 	s.clock.Advance(3 * time.Second)
+	for _, err := range []error{nil, nil, errDown, errDown} {
+		s.call("inventory", 0, err) // pacing, in the window the surfaces read
+	}
 	s.call("search", 0, nil)
 	s.call("search", 80*time.Millisecond, nil)
 	s.call("search", 0, nil)
