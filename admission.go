@@ -11,13 +11,13 @@ import (
 // handles (Handle) and the integrations (through EnterContext) all take it:
 //
 //  1. find the resource's breakers and settings (Manager.find, with templates in lookup);
-//  2. admit: ForceOpen, then the breakers (each breaker's check, then the probes: the two steps
-//     TryPass takes for one breaker alone), then MaxConcurrency;
+//  2. admit: ForceOpen, then the breaker slot, the chain's first (slot.go: each breaker's door,
+//     TryPass, then the probes the call is due), then MaxConcurrency;
 //  3. the user's slots (enterSlots), for calls through an Entry;
 //  4. run the call with the resource's Timeout, counting a panic as a failure (in do, or
 //     Entry.Run);
-//  5. finish: every breaker that admitted the call counts its outcome (OnRequestComplete's
-//     step, complete), and the call observers hear of it.
+//  5. finish: the call observers hear of the call, then the breaker slot's exit has each breaker
+//     that let the call through count its outcome (OnRequestComplete).
 //
 // A rejection at any step is told to the call observers in one place, reject.
 
@@ -237,18 +237,13 @@ func (c *call) leave() {
 
 // admit is the check of a call to resource, whose breakers and settings are res (nil: none), in
 // the order the call meets them: an override whose end has come is set aside, ForceOpen rejects
-// before anything else; then the breakers (ForceClosed makes them let the call through); then
-// MaxConcurrency, which gives back a probe the call took. A call that a HALF_OPEN breaker
-// rejected for the probe in flight is left to the caller, which holds its context, unreported:
-// admit returns forProbe, and admitInProbe goes on from there. It records in c what
-// the call's completion needs, and times the call when a breaker or a call observer needs its
-// response time. A blocked call's record is dropped: the caller reads nothing of it after a
-// rejection, once what it was given is given back.
-//
-// The breaker check is the built-in slot: it asks each breaker through its door, TryPass, and
-// the call passes only if every breaker lets it through. A breaker whose retry time has come
-// lets it through as its probe to be; the call takes the probes (Ticket.takeProbe) only when no
-// other breaker rejected it.
+// before anything else; then the breaker slot (slot.go: ForceClosed makes the breakers let the
+// call through); then MaxConcurrency, which gives back a probe the call took. A call that a
+// HALF_OPEN breaker rejected for the probe in flight is left to the caller, which holds its
+// context, unreported: admit returns forProbe, and admitInProbe goes on from there. It records
+// in c what the call's completion needs, and times the call when a breaker or a call observer
+// needs its response time. A blocked call's record is dropped: the caller reads nothing of it
+// after a rejection, once what it was given is given back.
 func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	if res == nil {
 		if len(m.calls) > 0 {
@@ -271,7 +266,7 @@ func (m *Manager) admit(c *call, resource string, res *resource) *BlockError {
 	if res.timed || len(m.calls) > 0 {
 		c.start, c.timed = m.now(), true
 	}
-	c.pass(res.breakers)
+	c.enterBreakers(res.breakers)
 	if c.due && c.blocked == nil {
 		c.blocked = c.takeProbes()
 	}
@@ -377,9 +372,7 @@ func (c *call) finish(err error, how ending) {
 	if len(m.calls) > 0 {
 		m.callDone(c) // before the transitions the outcome makes: cause before effect
 	}
-	for i := 0; i < c.n; i++ {
-		c.at(i).count(&c.Ticket) // each breaker that let the call through counts it (OnRequestComplete)
-	}
+	c.exitBreakers()
 }
 
 // callDone tells the call observers of a call that ran.

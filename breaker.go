@@ -13,10 +13,10 @@ import (
 // *ResponseTimeBreaker for SlowRequestRatio, an *ExceptionBreaker for ErrorRatio, ErrorCount
 // and ConsecutiveErrors. Every method is safe for concurrent use.
 //
-// TryPass and OnRequestComplete are the door through which a call passes a breaker: the
-// Manager's admission path calls them for every call, with a Ticket only it makes. To anyone
-// else a breaker is read-only: it lets no call through on a Ticket it did not make, and counts
-// none.
+// TryPass and OnRequestComplete are the door through which a call passes a breaker: the breaker
+// slot, the first of every call's chain (slot.go), calls them for every call, with a Ticket only
+// the admission path makes. To anyone else a breaker is read-only: it lets no call through on a
+// Ticket it did not make, and counts none.
 type CircuitBreaker interface {
 	// Rule returns the rule the breaker enforces.
 	Rule() Rule
@@ -47,6 +47,7 @@ type Ticket struct {
 	inline   [4]grant    // enough for the usual few rules of a resource, without allocating
 	more     *[]grant
 	stripe   uint8 // which stripe of its breakers' counters it writes (stripeOf); 0: not chosen yet
+	exiting  uint8 // the grant whose breaker OnRequestComplete counts the call in now (the breaker slot's exit)
 	timed    bool
 	due      bool // a breaker let the call through as its probe to be (takeProbes)
 	issued   bool // made by the admission path
@@ -114,6 +115,14 @@ func (t *Ticket) next(c *circuit) *grant {
 	return g
 }
 
+// grantBreaker returns the breaker of the call's i-th grant.
+func (t *Ticket) grantBreaker(i int) *circuit {
+	if i < len(t.inline) {
+		return t.inline[i].c
+	}
+	return (*t.more)[i-len(t.inline)].c
+}
+
 // at returns the call's i-th grant.
 func (t *Ticket) at(i int) *grant {
 	if i < len(t.inline) {
@@ -160,24 +169,49 @@ func (s Stats) Ratio() float64 {
 	return float64(s.Bad) / float64(s.Total)
 }
 
-// circuit is the state machine shared by both kinds of breaker.
+// circuit is the state machine both kinds of breaker share: the door, the periods and their
+// transitions, probes, backoff, the ramp and pacing. What a call's outcome means for its rule,
+// and when the rule trips, it asks its breaker (kind), never its rule's strategy.
 //
 // Its state is the current period, read with one atomic load and replaced by compare-and-swap,
 // so exactly one goroutine makes each transition and reports it. A call keeps the period that
 // admitted it; when it completes in a later period its outcome is ignored.
 type circuit struct {
-	tl        *timeline              // the clock its times are read from, and the sequence of transitions
-	notify    func(StateChange)      // tells the observers of a transition
-	instance  string                 // the Manager's instance name, for the jitter of retry times
-	name      string                 // the resource its calls are made under; for a template's breaker, not the rule's
-	tune      atomic.Pointer[tuning] // replaced whole when a reload changes the rule but not its window
-	interval  time.Duration          // of the window; for a window of calls, the default's, which paces retries
-	dryBy     syncatomic.Uint32      // why it may let through the calls it would reject (dry); 0: it does not
-	strategy  Strategy
-	buckets   uint32
-	statCalls uint32                   // Rule.StatCalls: its window is the last statCalls calls
-	forcedBy  atomic.Pointer[override] // an operator's override of its resource, while dryBy says dryOverridden
-	cur       atomic.Pointer[period]
+	tl       *timeline                // the clock its times are read from, and the sequence of transitions
+	notify   func(StateChange)        // tells the observers of a transition
+	instance string                   // the Manager's instance name, for the jitter of retry times
+	name     string                   // the resource its calls are made under; for a template's breaker, not the rule's
+	kind     kind                     // the breaker it is the machine of: a *ResponseTimeBreaker or an *ExceptionBreaker
+	tune     atomic.Pointer[tuning]   // replaced whole when a reload changes the rule but not its window
+	leap     LeapArray                // the shape of its window
+	dryBy    syncatomic.Uint32        // why it may let through the calls it would reject (dry); 0: it does not
+	forcedBy atomic.Pointer[override] // an operator's override of its resource, while dryBy says dryOverridden
+	cur      atomic.Pointer[period]
+	veto     atomic.Pointer[BlockError] // a test's (export_test.go): TryPass rejects every call with it
+}
+
+// kind is what each type of breaker decides for the machine it shares with the other: what a
+// call's outcome means for its rule, when its window trips, and what it counts its calls in.
+// ResponseTimeBreaker (response_time.go) and ExceptionBreaker (exception.go) are the two.
+type kind interface {
+	CircuitBreaker
+	// judged says how a call that ended as res counts: in the window or not, and, if it does,
+	// against the rule or not. It also judges a probe. (res is passed by value: a pointer
+	// into the caller's call would make the call escape to the heap.)
+	judged(res result) (counts, bad bool)
+	// slow reports whether a call that ended as res was slow (CallInfo.Slow).
+	slow(res result) bool
+	// measure returns the ratio or count of bad calls of a window's counts all, and whether it
+	// meets the threshold of the rule's tuning t.
+	measure(t *tuning, all window.Counts) (float64, bool)
+	// failedInFlight reports whether the probe of the HALF_OPEN period p, in flight at now, has
+	// failed before it returns: a call still running past what makes a call bad.
+	failedInFlight(p *period, now int64) bool
+	// counters gives the CLOSED period q the counters its calls count in.
+	counters(q *period)
+	// retuned applies a reload's tuning t, which replaced old, to what the breaker holds beside
+	// its tuning (its calls in flight).
+	retuned(old, t *tuning)
 }
 
 // tuning is what a breaker reads of its rule: all of it but what shapes its window (the
@@ -211,14 +245,12 @@ const (
 	rejected
 )
 
-// init makes c a CLOSED breaker for r with an empty window, its counters striped for procs.
-func (c *circuit) init(tl *timeline, notify func(StateChange), instance string, r *Rule, name string, procs int) {
-	c.tl, c.notify, c.instance = tl, notify, instance
+// init makes c, the machine of the breaker k, a CLOSED breaker for r with an empty window, its
+// counters striped for procs.
+func (c *circuit) init(k kind, tl *timeline, notify func(StateChange), instance string, r *Rule, name string, procs int) {
+	c.kind, c.tl, c.notify, c.instance = k, tl, notify, instance
 	c.name = name
-	c.strategy = r.Strategy
-	c.interval = r.statInterval()
-	c.buckets = r.bucketCount()
-	c.statCalls = r.StatCalls
+	c.leap = newLeapArray(r)
 	c.tune.Store(newTuning(c.instance, r, procs))
 	c.setDry(dryRule, r.DryRun)
 	c.cur.Store(c.closedPeriod(0, 0))
@@ -284,7 +316,7 @@ func (c *circuit) statsAt(now int64) Stats {
 	case p.calls != nil:
 		all := p.calls.Sum()
 		st.Total, st.Bad = all.Total, all.Bad
-	case c.strategy == ConsecutiveErrors && !p.retired:
+	case !p.retired: // no window: a run of failures (ConsecutiveErrors)
 		st.Bad = uint64(p.run.Load())
 		st.Total = st.Bad
 	}
@@ -292,42 +324,40 @@ func (c *circuit) statsAt(now int64) Stats {
 	return st
 }
 
-// pass asks each of breakers, the breakers of the call's resource, whether it lets the call
-// through: for each, TryPass's CLOSED case written out, the common case of every call, and
-// TryPass itself for the others.
-func (t *Ticket) pass(breakers []*circuit) {
-	for _, c := range breakers {
-		p := c.cur.Load()
-		if p.state != Closed || p.ramp != nil || t.n >= len(t.inline) {
-			c.passFrom(t, p)
-			continue
-		}
-		g := &t.inline[t.n]
-		t.n++
-		g.c, g.p = c, p
-		if f := p.flight; f != nil {
-			if p.striped() {
-				g.flight = f.TryEnterOn(t.start, t.stripeOf(c.tl))
-			} else {
-				g.flight = f.TryEnter(t.start)
-			}
-			if g.flight == 0 || f.Due(t.start) {
-				g.enterFlight(t, t.start)
-			}
-		}
-	}
-}
-
-// TryPass reports whether the breaker lets the call of t through; see CircuitBreaker.
+// TryPass reports whether the breaker lets the call of t through; see CircuitBreaker. Its common
+// case, a CLOSED breaker without a ramp, is written here, and counts the call among the calls in
+// flight of a breaker that has them; pass takes the others.
 func (c *circuit) TryPass(t *Ticket) bool {
-	if t == nil || !t.issued {
-		return false // a Ticket the admission path did not make
+	p := c.cur.Load()
+	if t == nil || p.state != Closed || p.ramp != nil || t.n >= len(t.inline) || !t.issued {
+		return c.pass(t, p)
 	}
-	return c.passFrom(t, c.cur.Load())
+	g := &t.inline[t.n]
+	t.n++
+	g.c, g.p = c, p
+	if f := p.flight; f != nil {
+		if p.striped() {
+			g.flight = f.TryEnterOn(t.start, t.stripeOf(c.tl))
+		} else {
+			g.flight = f.TryEnter(t.start)
+		}
+		if g.flight == 0 || f.Due(t.start) {
+			g.enterFlight(t, t.start)
+		}
+	}
+	return true
 }
 
-// passFrom is TryPass for the breaker's period p.
-func (c *circuit) passFrom(t *Ticket, p *period) bool {
+// pass is TryPass for the breaker's period p in every case but the common one. A Ticket the
+// admission path did not make passes nothing.
+func (c *circuit) pass(t *Ticket, p *period) bool {
+	if t == nil || !t.issued {
+		return false
+	}
+	if v := c.veto.Load(); v != nil {
+		t.blocked = v
+		return false
+	}
 	if p.state == Closed && p.ramp == nil {
 		t.next(c).admitted(p, t.start, t)
 		return true
@@ -461,7 +491,7 @@ func (t *Ticket) giveBack(now int64) {
 // slow reports whether a breaker of the call finds it slow, now that it has ended.
 func (t *Ticket) slow() bool {
 	for i := 0; i < t.n; i++ {
-		if c := t.at(i).c; c.strategy == SlowRequestRatio && isSlow(&t.res, c.tune.Load().maxRT) {
+		if t.at(i).c.kind.slow(t.res) {
 			return true
 		}
 	}
@@ -505,7 +535,7 @@ func (c *circuit) checkMore(p *period, now int64) (*period, verdict) {
 		}
 		reason := ProbeTimedOut
 		if !c.probeOverdue(p, now) {
-			if !c.probeSlow(p, now) {
+			if !c.kind.failedInFlight(p, now) {
 				return p, rejected
 			}
 			reason = ProbeFailed
@@ -535,7 +565,7 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	if taken := p.deadline - p.probeFor; taken-now > 0 {
 		now = taken // a stale reading is judged as of the probe it met
 	}
-	length := c.bucketLen()
+	length := c.leap.bucketLen()
 	at := now - window.FloorMod(now, length) + 2*length
 	if p.probing && p.deadline-at < 0 {
 		at = p.deadline
@@ -547,31 +577,22 @@ func (c *circuit) rejection(p *period, now int64) (*BlockError, int64) {
 	return b, at
 }
 
-// OnRequestComplete counts the outcome of the call of t (see CircuitBreaker), when this
-// breaker admitted it: in the window while CLOSED, as the probe's result while HALF_OPEN. The
-// admission path calls it for each grant of t in turn (Ticket.complete). A failed call's retry
-// hint lengthens the OPEN time it causes. It reads the tuning only for what the call needs: a
-// good call over a window without bad calls needs none.
+// OnRequestComplete counts the outcome of the call of t (see CircuitBreaker), which ended at
+// t.end as t.res, when this breaker admitted it: in the window while CLOSED, as the probe's
+// result while HALF_OPEN. The breaker slot calls it for each grant of t in turn, the one its
+// exit is at (Ticket.exiting). A failed call's retry hint lengthens the OPEN time it causes. It
+// reads the tuning only for what the call needs: a good call over a window without bad calls
+// needs none.
 func (c *circuit) OnRequestComplete(t *Ticket) {
 	if t == nil {
 		return
 	}
-	for i := 0; i < t.n; i++ {
-		if g := t.at(i); g.c == c {
-			g.count(t)
-			g.p = nil // it counts once
-		}
-	}
-}
-
-// count is OnRequestComplete for the grant a of the call of t, which ended at t.end as t.res.
-func (a *grant) count(t *Ticket) {
-	now, res := t.end, &t.res
+	a := t.at(int(t.exiting)) // the grant the slot is at; a Ticket the admission path did not make has none
 	from := a.p
 	if from == nil {
 		return // not admitted by this breaker (a dry run's rejection)
 	}
-	c := a.c
+	now, res := t.end, &t.res
 	p := c.current(from)
 	if p == nil {
 		return // admitted before the last transition
@@ -585,21 +606,22 @@ func (a *grant) count(t *Ticket) {
 	if p.retired {
 		return
 	}
-	if f := p.flight; f != nil && (a.flight == 0 || f.Due(now) || !from.flight.TryLeave(a.flight)) && a.leaveFlight(p, t) {
+	if f := p.flight; f != nil && (a.flight == 0 || f.Due(now) || !from.flight.TryLeave(a.flight)) &&
+		c.leaveFlight(p, from.flight, a.flight, now, t.stripeFor(p.striped(), c.tl)) {
 		return // counted as slow while it was in flight
 	}
-	if res.o == Ignore && !c.slowIgnored(res) {
+	counts, bad := c.kind.judged(*res)
+	if !counts {
 		return
 	}
 	if p.window == nil {
 		if p.calls != nil {
-			c.countCalls(p, 1, c.isBad(res), now, res.hint)
+			c.countCalls(p, 1, bad, now, res.hint)
 			return
 		}
-		c.countRun(p, c.tune.Load(), now, res.o == Failure, res.hint)
+		c.countRun(p, c.tune.Load(), now, bad, res.hint)
 		return
 	}
-	bad := c.isBad(res)
 	head, counted := int64(0), false
 	switch w := p.window; {
 	case bad:
@@ -621,14 +643,9 @@ func (a *grant) count(t *Ticket) {
 	c.judge(p, head, now, res.hint)
 }
 
-// leaveFlight is count's step for a call of the grant a, which the CLOSED period p counts, that
-// TryLeave did not take out of flight: see circuit.leaveFlight.
-func (a *grant) leaveFlight(p *period, t *Ticket) bool {
-	return a.c.leaveFlight(p, a.p.flight, a.flight, t.end, t.stripeFor(p.striped(), a.c.tl))
-}
-
-// add is count's step for a call of t, bad or not, that AddGood or AddGoodOn did not count in
-// the window of p, the CLOSED period of c: it returns the start of the bucket it counted in.
+// add is OnRequestComplete's step for a call of t, bad or not, that AddGood or AddGoodOn did not
+// count in the window of p, the CLOSED period of c: it returns the start of the bucket it
+// counted in.
 func (t *Ticket) add(p *period, c *circuit, bad bool) int64 {
 	return p.window.Add(t.end, 1, bad, t.stripeFor(p.window.Striped(), c.tl))
 }
@@ -652,7 +669,7 @@ func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, h
 		return
 	}
 	reason, measure, trips := ThresholdExceeded, 0.0, false
-	measure, trips = c.measure(t, all.Total, all.Bad)
+	measure, trips = c.kind.measure(t, all)
 	paces := trips && t.pace && all.Bad < all.Total
 	if (!trips || paces) && t.fastSpan > 0 && newest.Total >= t.minCalls {
 		if fast := float64(newest.Bad) / float64(newest.Total); fast >= t.fastRatio {
@@ -680,12 +697,13 @@ func (c *circuit) trip(p *period, t *tuning, now, hint int64, reason Reason, mea
 }
 
 func (c *circuit) decideProbe(p *period, t *tuning, now int64, res *result) {
+	counts, bad := c.kind.judged(*res)
 	switch {
 	case now-p.deadline >= 0: // a clock that stepped back does not stop the probe deciding
 		c.move(p, c.reopen(p, now), ProbeTimedOut, 0, now)
-	case res.o == Ignore && !c.slowIgnored(res):
+	case !counts:
 		c.releaseProbe(p, ProbeIgnored, now)
-	case c.isBad(res):
+	case bad:
 		c.move(p, c.withHint(c.reopen(p, now), t, now, res.hint), ProbeFailed, 0, now)
 	case p.successes+1 < t.probeNum:
 		// Not the last probe of the run: the next call is the next probe.
@@ -696,32 +714,10 @@ func (c *circuit) decideProbe(p *period, t *tuning, now int64, res *result) {
 	default:
 		q := c.newPeriod(p, Closed, 0)
 		if t.rampUp > 0 {
-			q.ramp = newRamp(now, c.bucketLen(), int64(c.interval))
+			q.ramp = newRamp(now, c.leap.bucketLen(), int64(c.leap.interval))
 		}
 		c.move(p, q, ProbeSucceeded, 0, now)
 	}
-}
-
-// isBad reports whether a call counts against the rule: slow for SlowRequestRatio (whatever
-// its error), failed for the error strategies. It also judges the probe.
-func (c *circuit) isBad(res *result) bool {
-	if c.strategy == SlowRequestRatio {
-		return isSlow(res, c.tune.Load().maxRT)
-	}
-	return res.o == Failure
-}
-
-// measure returns the ratio or count of bad calls and whether it meets the threshold.
-// Ratios are divided, not multiplied out: 12/15 and 0.8 round to the same float64, so they
-// compare equal as the user meant.
-func (c *circuit) measure(t *tuning, total, bad uint64) (float64, bool) {
-	var m float64
-	if c.strategy.isCount() {
-		m = float64(bad)
-	} else {
-		m = float64(bad) / float64(total)
-	}
-	return m, m >= t.threshold
 }
 
 // blockError builds the error of the calls a period rejects, naming retryAt. It has its own
@@ -786,9 +782,7 @@ func (c *circuit) reload(r *Rule, procs int) {
 	if *old.rule == *r {
 		return
 	}
-	if t.maxRT != old.maxRT && c.strategy == SlowRequestRatio {
-		c.retuneFlight(t.maxRT)
-	}
+	c.kind.retuned(old, t)
 	switch p := c.cur.Load(); {
 	case p.ramp != nil:
 		p.ramp.blocked.Store(nil) // made again, naming the new rule, for the next call held back

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Rival is a call of its own, for tests that race a call of another resource with the calls
@@ -35,6 +36,34 @@ func (r *Rival) Complete(b CircuitBreaker, err error) {
 	r.t.end = r.m.now()
 	r.t.res = result{rt: r.t.end - r.t.start, o: r.m.classify(err)}
 	b.OnRequestComplete(&r.t)
+}
+
+// Veto makes TryPass of the breaker b reject every call with a *BlockError of its own (State
+// Open, RetryAt an hour after now), until the returned function is called: a test's way to
+// change what the door says of one breaker, and see every entry point follow it. b must be
+// CLOSED: its period is swapped for a copy that the common case of TryPass leaves to pass.
+func Veto(b CircuitBreaker) (lift func()) {
+	c := circuitOf(b)
+	p := c.cur.Load()
+	diverted := p.withFlight(p.flight, p.oldFlight)
+	diverted.ramp = &ramp{length: 1, span: 1}
+	c.veto.Store(c.blockError(Open, c.tl.now()+int64(time.Hour)))
+	c.cur.Store(diverted)
+	return func() {
+		c.veto.Store(nil)
+		c.cur.CompareAndSwap(diverted, p)
+	}
+}
+
+// circuitOf returns the machine of the breaker b.
+func circuitOf(b CircuitBreaker) *circuit {
+	switch b := b.(type) {
+	case *ResponseTimeBreaker:
+		return &b.circuit
+	case *ExceptionBreaker:
+		return &b.circuit
+	}
+	panic("not a breaker of this package")
 }
 
 // BreakerMemory is what the memory budget counts for the breaker of r loaded now, its counters'

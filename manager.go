@@ -55,7 +55,6 @@ type ruleSet struct {
 // resource is the breakers of one resource, in rule order, and its settings.
 type resource struct {
 	breakers []*circuit
-	public   []CircuitBreaker
 	timed    bool           // a breaker needs each call's response time
 	set      *settings      // nil: the zero ResourceConfig
 	owner    *templateEntry // the entry of a resource made from templates, which its calls mark used; else nil
@@ -271,10 +270,9 @@ func (m *Manager) installRules(old *ruleSet, rules []Rule, set settingsSet, name
 				c := prev.breakers[k]
 				c.reload(r, procs)
 				kept[c] = true
-				res.breakers, res.public = append(res.breakers, c), append(res.public, prev.public[k])
+				res.breakers = append(res.breakers, c)
 			} else {
-				c, public := m.newBreaker(r, name, procs)
-				res.breakers, res.public = append(res.breakers, c), append(res.public, public)
+				res.breakers = append(res.breakers, m.newBreaker(r, name, procs))
 			}
 			res.timed = res.timed || r.Strategy == SlowRequestRatio
 		}
@@ -376,16 +374,16 @@ func (m *Manager) withSettings(rs *ruleSet, set settingsSet) *ruleSet {
 }
 
 // newBreaker makes the breaker of r for the calls to resource name, its counters striped for
-// procs.
-func (m *Manager) newBreaker(r *Rule, name string, procs int) (*circuit, CircuitBreaker) {
+// procs, and returns the machine it shares with the other kind.
+func (m *Manager) newBreaker(r *Rule, name string, procs int) *circuit {
 	if r.Strategy == SlowRequestRatio {
 		b := &ResponseTimeBreaker{}
-		b.init(&m.timeline, m.notify, m.instance, r, name, procs)
-		return &b.circuit, b
+		b.init(b, &m.timeline, m.notify, m.instance, r, name, procs)
+		return &b.circuit
 	}
-	b := &ExceptionBreaker{}
-	b.init(&m.timeline, m.notify, m.instance, r, name, procs)
-	return &b.circuit, b
+	b := &ExceptionBreaker{strategy: r.Strategy}
+	b.init(b, &m.timeline, m.notify, m.instance, r, name, procs)
+	return &b.circuit
 }
 
 // Rules returns the loaded rules, in the order given to LoadRules.
@@ -397,7 +395,11 @@ func (m *Manager) Rules() []Rule {
 // those a template made for it (none before its first call); none when it has neither.
 func (m *Manager) Breakers(resource string) []CircuitBreaker {
 	if res := m.existing(resource); res != nil {
-		return slices.Clone(res.public)
+		out := make([]CircuitBreaker, len(res.breakers))
+		for i, c := range res.breakers {
+			out[i] = c.kind
+		}
+		return out
 	}
 	return nil
 }

@@ -15,22 +15,51 @@ type ResponseTimeBreaker struct{ circuit }
 var _ CircuitBreaker = (*ResponseTimeBreaker)(nil)
 
 // isSlow reports whether a call that ended as res is slow: it took longer than maxRT (one that
-// took exactly maxRT is not), or it was cut off at the deadline of the resource's Timeout,
-// which may be shorter than maxRT: a call that had to be cut off was too slow.
+// took exactly maxRT is not), or it ran past the resource's Timeout, which may be shorter than
+// maxRT: a call its caller waited too long for was too slow.
 func isSlow(res *result, maxRT int64) bool { return res.rt > maxRT || res.cutOff }
 
-// slowIgnored reports whether a call that counts neither way by its error was already slow:
-// SlowRequestRatio counts it as slow, since a caller that gave up on a slow call does not make
-// it fast.
-func (c *circuit) slowIgnored(res *result) bool {
-	return res.o == Ignore && c.strategy == SlowRequestRatio && isSlow(res, c.tune.Load().maxRT)
+// judged: a call counts against the rule when it was slow, whatever its error; a call that
+// counts neither way by its error counts all the same when it was slow, since a caller that gave
+// up on a slow call does not make it fast.
+func (b *ResponseTimeBreaker) judged(res result) (counts, bad bool) {
+	slow := isSlow(&res, b.tune.Load().maxRT)
+	return slow || res.o != Ignore, slow
 }
 
-// probeSlow reports whether the probe of the HALF_OPEN period p, in flight at now, is already a
-// slow call: a SlowRequestRatio breaker's probe that has run longer than MaxAllowedRT has
-// failed, and its own completion will count nothing.
-func (c *circuit) probeSlow(p *period, now int64) bool {
-	return c.strategy == SlowRequestRatio && now-(p.deadline-p.probeFor) > c.tune.Load().maxRT
+// slow reports whether the call that ended as res was slow.
+func (b *ResponseTimeBreaker) slow(res result) bool { return isSlow(&res, b.tune.Load().maxRT) }
+
+// measure: the share of slow calls.
+func (b *ResponseTimeBreaker) measure(t *tuning, all window.Counts) (float64, bool) {
+	m := float64(all.Bad) / float64(all.Total)
+	return m, m >= t.threshold
+}
+
+// failedInFlight: a probe that has run longer than MaxAllowedRT is a slow call already, and its
+// own completion will count nothing.
+func (b *ResponseTimeBreaker) failedInFlight(p *period, now int64) bool {
+	return now-(p.deadline-p.probeFor) > b.tune.Load().maxRT
+}
+
+// counters: a window of the rule's shape, and a ring of the calls in flight.
+func (b *ResponseTimeBreaker) counters(q *period) {
+	b.leap.fill(q, b.stripes)
+	q.flight = b.newFlight(b.tune.Load().maxRT)
+}
+
+// retuned: a new MaxAllowedRT judges the calls in flight too.
+func (b *ResponseTimeBreaker) retuned(old, t *tuning) {
+	if t.maxRT != old.maxRT {
+		b.retuneFlight(t.maxRT)
+	}
+}
+
+// newFlight returns an empty ring of calls in flight for the limit maxRT.
+func (c *circuit) newFlight(maxRT int64) *window.Flight {
+	length := c.leap.bucketLen()
+	_, n := window.FlightShape(length, maxRT)
+	return window.NewFlight(length, maxRT, c.stripes(n))
 }
 
 // enterFlight counts a call that the CLOSED period p admitted at now among p's calls in
@@ -105,7 +134,7 @@ func (c *circuit) retuneFlight(maxRT int64) {
 		if p.oldFlight != nil {
 			p.oldFlight.Retune(maxRT)
 		}
-		if f.Fits(c.bucketLen(), maxRT) {
+		if f.Fits(c.leap.bucketLen(), maxRT) {
 			return
 		}
 		if q := c.reflight(p, c.newFlight(maxRT), f); q == nil || q.oldFlight == f {

@@ -2,6 +2,13 @@ package breaker
 
 // Slot is a step of the chain every call goes through. The built-in breaker check runs first;
 // the slots given to WithSlots run after it, in order.
+//
+// The breaker check is the chain's first slot, built in: on a call's entry it asks each breaker
+// of the call's resource through its door, TryPass, and the call passes only if every breaker
+// lets it through; a breaker whose retry time has come lets it through as its probe to be, and
+// the call takes its probes once no breaker rejected it. On the call's exit it has each breaker
+// that let the call through count its outcome, through OnRequestComplete. Nothing else admits
+// or counts a call.
 type Slot interface {
 	// OnEntry checks the call. A non-nil error blocks it: the later slots do not run, the
 	// slots before get OnExit at once, and the caller gets a *BlockError whose Cause is the
@@ -9,6 +16,26 @@ type Slot interface {
 	OnEntry(e *Entry) error
 	// OnExit runs when the call exits, for every slot whose OnEntry passed, in reverse order.
 	OnExit(e *Entry)
+}
+
+// enterBreakers is the breaker slot's entry for the call of t: each of the breakers of its
+// resource, in rule order, lets it through or not (TryPass), and t holds the rejection, if any;
+// the call then takes the probes it is due (Ticket.takeProbes). It is small enough to inline
+// (TestFastPathsInline holds it), so that the slot costs the call no frame of its own.
+func (t *Ticket) enterBreakers(breakers []*circuit) {
+	for _, b := range breakers {
+		b.TryPass(t)
+	}
+}
+
+// exitBreakers is the breaker slot's exit for the call of t, which has ended: each breaker that
+// let it through counts its outcome (OnRequestComplete), in rule order. It is small enough to
+// inline too.
+func (t *Ticket) exitBreakers() {
+	for i := range t.n {
+		t.exiting = uint8(i)
+		t.grantBreaker(i).OnRequestComplete(t)
+	}
 }
 
 // enterSlots runs the OnEntry of the Manager's slots for the call of e. When one blocks the

@@ -1,8 +1,11 @@
 package breaker_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerhttp"
 )
 
 // logSlot records OnEntry and OnExit in a shared log, and blocks when block is set.
@@ -159,3 +163,98 @@ func (s *panicSlot) OnExit(*breaker.Entry) {
 		panic("slot broke on exit")
 	}
 }
+
+// Given a resource of two breakers, when the door of one of them, TryPass, is made to reject
+// every call (through the package's test hook), then every entry point follows it: Do, Execute,
+// a handle's Do and Enter, Enter, EnterContext, a Manager with slots, and breakerhttp's
+// transport and middleware all refuse the call with that breaker's error, and the function is
+// not called; once the door lets calls through again, so do they all.
+func TestEveryEntryPointTakesTheDoor(t *testing.T) {
+	first, second := errorCount(1, 1), slowRatio(1, 1)
+	second.ID = "the vetoed one"
+	ctx := context.Background()
+	called := 0
+	fn := func(context.Context) error { called++; return nil }
+	entries := map[string]func(m *breaker.Manager) error{
+		"Do":     func(m *breaker.Manager) error { return m.Do(ctx, "svc", fn) },
+		"Handle": func(m *breaker.Manager) error { return m.Handle("svc").Do(ctx, fn) },
+		"Execute": func(m *breaker.Manager) error {
+			_, err := breaker.Execute(ctx, m, "svc", func(ctx context.Context) (int, error) { return 0, fn(ctx) })
+			return err
+		},
+		"Enter": func(m *breaker.Manager) error {
+			e, err := m.Enter("svc")
+			if err == nil {
+				err = e.Run(ctx, fn)
+			}
+			return err
+		},
+		"Handle.Enter": func(m *breaker.Manager) error {
+			e, err := m.Handle("svc").Enter()
+			if err == nil {
+				err = e.Run(ctx, fn)
+			}
+			return err
+		},
+		"EnterContext": func(m *breaker.Manager) error {
+			e, err := m.EnterContext(ctx, "svc")
+			if err == nil {
+				err = e.Run(ctx, fn)
+			}
+			return err
+		},
+		"transport": func(m *breaker.Manager) error {
+			next := roundTrip(func(*http.Request) (*http.Response, error) {
+				called++
+				return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+			})
+			rt := breakerhttp.NewTransport(next, m, breakerhttp.WithResource(func(*http.Request) string { return "svc" }))
+			req := httptest.NewRequest(http.MethodGet, "http://api/", nil)
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		},
+		"middleware": func(m *breaker.Manager) error {
+			h := breakerhttp.Middleware(m, breakerhttp.WithResource(func(*http.Request) string { return "svc" }))(
+				http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called++ }))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+			if rec.Code != http.StatusOK {
+				return fmt.Errorf("status %d", rec.Code)
+			}
+			return nil
+		},
+	}
+	for name, call := range entries {
+		for _, withSlots := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, slots %v", name, withSlots), func(t *testing.T) {
+				var opts []breaker.Option
+				if withSlots {
+					slots, _ := newSlots("s")
+					opts = append(opts, breaker.WithSlots(slots[0]))
+				}
+				m := breaker.NewManager(opts...)
+				require.NoError(t, m.LoadRules([]breaker.Rule{first, second}))
+				lift := breaker.Veto(m.Breakers("svc")[1])
+				called = 0
+				err := call(m)
+				require.Error(t, err)
+				if name != "middleware" { // the middleware answers 503
+					be := blockOf(t, err)
+					assert.Equal(t, "the vetoed one", be.Rule.ID)
+				}
+				assert.Zero(t, called, "the function is not called")
+				lift()
+				require.NoError(t, call(m), "the door lets the call through again")
+				assert.Equal(t, 1, called)
+			})
+		}
+	}
+}
+
+// roundTrip is an http.RoundTripper made of a function.
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -142,28 +142,14 @@ func (c *circuit) newPeriod(p *period, s State, retryAt int64) *period {
 	return q
 }
 
-// closedPeriod builds a CLOSED period with an empty window.
+// closedPeriod builds a CLOSED period with empty counters, as the breaker's kind has them.
 func (c *circuit) closedPeriod(gen, seq uint64) *period {
 	q := &period{state: Closed, gen: gen, seq: seq}
-	switch {
-	case c.statCalls > 0:
-		q.calls = window.NewCalls(c.statCalls)
-	case c.strategy.windowed():
-		q.window = window.NewSliding(c.interval, c.buckets, c.stripes(int(c.buckets)))
-		if c.tl.stripes > 1 {
-			q.window.Stripe() // a test's: its calls write their stripes from the first
-		}
-	}
-	if c.strategy == SlowRequestRatio {
-		q.flight = c.newFlight(c.tune.Load().maxRT)
+	c.kind.counters(q)
+	if q.window != nil && c.tl.stripes > 1 {
+		q.window.Stripe() // a test's: its calls write their stripes from the first
 	}
 	return q
-}
-
-// newFlight returns an empty ring of calls in flight for the limit maxRT.
-func (c *circuit) newFlight(maxRT int64) *window.Flight {
-	_, n := window.FlightShape(c.bucketLen(), maxRT)
-	return window.NewFlight(c.bucketLen(), maxRT, c.stripes(n))
 }
 
 // stripes returns how many stripes a counter of n words of the breaker has: as many as the
@@ -174,9 +160,6 @@ func (c *circuit) stripes(n int) int {
 	}
 	return window.Stripes(n, c.tune.Load().procs)
 }
-
-// bucketLen is the length of a bucket of the breaker's window.
-func (c *circuit) bucketLen() int64 { return int64(c.interval) / int64(c.buckets) }
 
 // endRamp replaces the CLOSED period p, whose ramp has ended at now, with the same period
 // without it, so that its calls pass without a check. The end of pacing is a transition that
@@ -198,14 +181,14 @@ func (c *circuit) endRamp(p *period, now int64) {
 // starts from the calls of the window's newest bucket and the one before.
 func (c *circuit) pace(p *period, now int64, measure float64) {
 	for from := p; from != nil && from.state == Closed && from.ramp == nil; from = c.current(p) {
-		length := c.bucketLen()
+		length := c.leap.bucketLen()
 		head := from.window.HeadAt(now)
 		_, newest := from.window.Sums(head, length)
 		_, two := from.window.Sums(head, 2*length)
 		before := window.Counts{Total: two.Total - newest.Total, Bad: two.Bad - newest.Bad}
 		q := from.withFlight(from.flight, from.oldFlight)
 		q.gen, q.seq = from.gen+1, c.tl.seq.Inc()
-		q.ramp = newPace(now, length, int64(c.interval), newest, before)
+		q.ramp = newPace(now, length, int64(c.leap.interval), newest, before)
 		if c.move(from, q, PacingStarted, measure, now) {
 			return
 		}
@@ -308,7 +291,9 @@ func (c *circuit) probeOverdue(p *period, now int64) bool {
 // reading is stale; another clock's counts as a step back only when it lies further back than
 // staleness explains. A step back makes the retry time or deadline due at once, so
 // that no breaker is stuck on it.
-func (c *circuit) stepBack(by int64) bool { return by > 0 && by > staleness(c.tl.steady, c.interval) }
+func (c *circuit) stepBack(by int64) bool {
+	return by > 0 && by > staleness(c.tl.steady, c.leap.interval)
+}
 
 // staleness is how far before a period's start a reading may lie and still be taken for a stale
 // one: any distance for the runtime's monotonic clock (steady); for another clock, the

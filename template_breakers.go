@@ -202,15 +202,13 @@ func (m *Manager) templateResource(rs *ruleSet, e *templateEntry, t *template, o
 	res.timed = t.timed
 	for j, r := range t.rules {
 		var c *circuit
-		var public CircuitBreaker
 		if keep != nil && keep[j] >= 0 {
-			c, public = old.breakers[keep[j]], old.public[keep[j]]
+			c = old.breakers[keep[j]]
 			c.reload(r, rs.procs)
 		} else {
-			c, public = m.newBreaker(r, e.name, rs.procs)
+			c = m.newBreaker(r, e.name, rs.procs)
 		}
 		res.breakers = append(res.breakers, c)
-		res.public = append(res.public, public)
 	}
 	res.set.force(res.breakers)
 	return res
