@@ -177,15 +177,15 @@ func (s Stats) Ratio() float64 {
 // so exactly one goroutine makes each transition and reports it. A call keeps the period that
 // admitted it; when it completes in a later period its outcome is ignored.
 type circuit struct {
-	tl       *timeline                // the clock its times are read from, and the sequence of transitions
-	notify   func(StateChange)        // tells the observers of a transition
-	instance string                   // the Manager's instance name, for the jitter of retry times
-	name     string                   // the resource its calls are made under; for a template's breaker, not the rule's
-	kind     kind                     // the breaker it is the machine of: a *ResponseTimeBreaker or an *ExceptionBreaker
-	tune     atomic.Pointer[tuning]   // replaced whole when a reload changes the rule but not its window
-	leap     LeapArray                // the shape of its window
-	dryBy    syncatomic.Uint32        // why it may let through the calls it would reject (dry); 0: it does not
-	forcedBy atomic.Pointer[override] // an operator's override of its resource, while dryBy says dryOverridden
+	tl       *timeline               // the clock its times are read from, and the sequence of transitions
+	notify   func(StateChange)       // tells the observers of a transition
+	instance string                  // the Manager's instance name, for the jitter of retry times
+	name     string                  // the resource its calls are made under; for a template's breaker, not the rule's
+	kind     kind                    // the breaker it is the machine of: a *ResponseTimeBreaker or an *ExceptionBreaker
+	tune     atomic.Pointer[tuning]  // replaced whole when a reload changes the rule but not its window
+	leap     LeapArray               // the shape of its window
+	dryBy    syncatomic.Uint32       // why it may let through the calls it would reject (dry); 0: it does not
+	forcing  atomic.Pointer[forcing] // what an operator's override of its resource means for it, while dryBy says dryOverridden
 	cur      atomic.Pointer[period]
 	veto     atomic.Pointer[BlockError] // a test's (export_test.go): TryPass rejects every call with it
 }
@@ -739,18 +739,26 @@ func (c *circuit) dry(now int64) bool {
 	case b&dryRule != 0:
 		return true
 	case b&dryOverridden != 0:
-		if o := c.forcedBy.Load(); o != nil && !o.over(now) {
-			return o.Force == ForceClosed
+		if f := c.forcing.Load(); f != nil && !f.over(now) {
+			return f.dry
 		}
 	}
 	return b&dryForced != 0
+}
+
+// forcing is what an operator's override of its resource means for a breaker: that it lets
+// every call through (ForceClosed), or not, for a span of the Manager's time, after which the
+// resource's settings force it as they do.
+type forcing struct {
+	dry bool
+	span
 }
 
 // The reasons a breaker may be dry, bits of circuit.dryBy.
 const (
 	dryRule       uint32 = 1 << iota // its rule is DryRun
 	dryForced                        // its resource's settings force it closed
-	dryOverridden                    // an override (forcedBy) decides, until its end
+	dryOverridden                    // an override decides (forcing), until its end
 )
 
 // setDry notes whether the breaker is dry for the reason why.
@@ -763,11 +771,11 @@ func (c *circuit) setDry(why uint32, on bool) {
 }
 
 // force notes how the resource's settings, forced (its own or a template setting's, without an
-// override), and an operator's override o of it (nil: none) force the breaker.
-func (c *circuit) force(forced bool, o *override) {
-	c.forcedBy.Store(o)
+// override), and an operator's override of it (f; nil: none) force the breaker.
+func (c *circuit) force(forced bool, f *forcing) {
+	c.forcing.Store(f)
 	c.setDry(dryForced, forced)
-	c.setDry(dryOverridden, o != nil)
+	c.setDry(dryOverridden, f != nil)
 }
 
 // reload points a kept breaker at its rule as reloaded, r, whose window has the same shape:

@@ -95,6 +95,19 @@ func (m *timeline) tickOf(t time.Time) int64 {
 	return tick
 }
 
+// span is a stretch of the Manager's time, from one tick to another: an operator's override
+// lasts one.
+type span struct{ from, until int64 }
+
+// over reports whether s has ended at now by the Manager's clock: its end has come, or the
+// clock stepped back further than s lasts (or the ticks wrapped), which would hold it for
+// longer than the step. A shorter step back never ends it early: it lasts until the clock
+// reaches its end again, at most the step longer.
+func (s span) over(now int64) bool {
+	ahead, lasts := s.until-now, s.until-s.from
+	return ahead <= 0 || ahead-lasts > lasts
+}
+
 // timeAt converts a tick back to a time of the Manager's clock.
 func (m *timeline) timeAt(tick int64) time.Time {
 	near := m.near.Load()

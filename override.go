@@ -2,8 +2,6 @@ package breaker
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,19 +32,10 @@ type OverrideInfo struct {
 	Note string
 }
 
-// override is an OverrideInfo as installed, in ticks.
+// override is an OverrideInfo as installed: in force for its span of the Manager's ticks.
 type override struct {
 	OverrideInfo
-	from, until int64
-}
-
-// over reports whether o has ended at now by the Manager's clock: its end has come, or the
-// clock stepped back further than o lasts (or the ticks wrapped), which would hold it in force
-// for longer than the step. A shorter step back never ends it early: it lasts until the clock
-// reaches its end again, at most the step longer.
-func (o *override) over(now int64) bool {
-	ahead, lasts := o.until-now, o.until-o.from
-	return ahead <= 0 || ahead-lasts > lasts
+	span
 }
 
 // Override forces resource to force (ForceOpen, ForceClosed or Auto) for d, with the operator's
@@ -61,53 +50,18 @@ func (m *Manager) Override(resource string, force Force, d time.Duration, note s
 	if err := m.checkOverride(resource, force, d, note); err != nil {
 		return OverrideInfo{}, err
 	}
-	var info OverrideInfo
-	err := m.apply(change{plan: func(old *ruleSet, now int64) (*ruleSet, []*circuit, error) {
-		if _, replaced := old.overrides[resource]; !replaced && len(old.overrides) >= maxOverrides {
-			return nil, nil, invalidOverride(resource, "Resource",
-				fmt.Sprintf("would be one override too many: at most %d resources may be overridden at once", maxOverrides))
-		}
-		o := &override{from: now, until: after(now, int64(d))}
-		o.OverrideInfo = OverrideInfo{Resource: strings.Clone(resource), Force: force, At: m.timeAt(now),
-			Until: m.timeAt(o.until), Note: strings.Clone(note)}
-		info = o.OverrideInfo
-		overrides := maps.Clone(old.overrides)
-		if overrides == nil {
-			overrides = map[string]*override{}
-		}
-		overrides[o.Resource] = o
-		return m.withOverrides(old, overrides), nil, nil
-	}, heard: func(next *ruleSet, now int64) []StateChange {
-		return m.overrideChanges(next, resource, note, now)
-	}, logged: func() {
-		m.logger.Info("breaker: override", "resource", resource, "force", force.String(), "until", info.Until,
-			"note", note)
-	}})
-	return info, err
+	o := &override{OverrideInfo: OverrideInfo{Resource: strings.Clone(resource), Force: force, Note: strings.Clone(note)}}
+	if _, err := m.apply(change{override: o, lasts: d}); err != nil {
+		return OverrideInfo{}, err
+	}
+	return o.OverrideInfo, nil
 }
 
 // EndOverride ends the override of resource now, and reports whether one was in force.
 // Observers hear Reason Override with the note "ended" (or "expired", for one whose end had come
 // before); the Manager's logger logs it.
 func (m *Manager) EndOverride(resource string) bool {
-	var ended *override
-	m.apply(change{plan: func(old *ruleSet, _ int64) (*ruleSet, []*circuit, error) {
-		if ended = old.overrides[resource]; ended == nil {
-			return nil, nil, nil // none in force: one that had expired is told as such
-		}
-		overrides := maps.Clone(old.overrides)
-		delete(overrides, resource)
-		return m.withOverrides(old, overrides), nil, nil
-	}, heard: func(next *ruleSet, now int64) []StateChange {
-		if ended == nil {
-			return nil
-		}
-		return m.overrideChanges(next, resource, "ended", now)
-	}, logged: func() {
-		if ended != nil {
-			m.logger.Info("breaker: override over", "resource", resource, "force", ended.Force.String(), "why", "ended")
-		}
-	}})
+	ended, _ := m.apply(change{end: resource})
 	return ended != nil
 }
 
@@ -141,55 +95,6 @@ func (m *Manager) checkOverride(resource string, force Force, d time.Duration, n
 			len(resource), m.maxName))
 	}
 	return nil
-}
-
-// withoutExpired returns rs without the overrides whose end has come at now, and those, by
-// resource name; rs itself when there are none. It requires loadMu and the template breakers' mu.
-func (m *Manager) withoutExpired(rs *ruleSet, now int64) (*ruleSet, []*override) {
-	var expired []*override
-	for _, o := range rs.overrides {
-		if o.over(now) {
-			expired = append(expired, o)
-		}
-	}
-	if expired == nil {
-		return rs, nil
-	}
-	slices.SortFunc(expired, func(a, b *override) int { return strings.Compare(a.Resource, b.Resource) })
-	live := maps.Clone(rs.overrides)
-	for _, o := range expired {
-		delete(live, o.Resource)
-	}
-	return m.withOverrides(rs, live), expired
-}
-
-// withOverrides returns a copy of rs, with the same rules, breakers and settings, and the
-// overrides given. It requires loadMu and the template breakers' mu held.
-func (m *Manager) withOverrides(rs *ruleSet, overrides map[string]*override) *ruleSet {
-	return m.withSettings(rs, settingsSet{named: rs.settings, templates: rs.settingTemplates, overrides: overrides})
-}
-
-// applyOverrides gives each overridden resource of rs settings with the override's Force, on top
-// of those it has (its own, a template setting's, or none), adding an entry for a resource
-// that has neither rules nor settings. It requires the template breakers' mu held, and rs not
-// yet published.
-func (m *Manager) applyOverrides(rs *ruleSet, overrides map[string]*override) {
-	rs.overrides = overrides
-	for name, o := range overrides {
-		res := rs.resources[name]
-		if res == nil {
-			res = &resource{set: rs.templateSettingsOf(name, &m.counts)}
-			rs.resources[name] = res
-		}
-		var cfg ResourceConfig
-		if res.set != nil {
-			cfg = res.set.ResourceConfig
-		}
-		cfg.Force = o.Force
-		s := newNameSettings(name, cfg, m.counts.of(name))
-		s.override, s.plain = o, res.set
-		res.set = s
-	}
 }
 
 // overrideChanges are what observers hear when the override of resource begins or ends at now

@@ -92,14 +92,15 @@ func (rs *ruleSet) forceOf(name string, now int64) Force {
 	return Auto
 }
 
-// force tells the breakers of a resource with the settings s how s forces them.
+// force tells the breakers of a resource with the settings s how s forces them: as the settings
+// under an override do, and as the override does until its end.
 func (s *settings) force(breakers []*circuit) {
-	plain, o := s, (*override)(nil)
+	plain, f := s, (*forcing)(nil)
 	if s != nil && s.override != nil {
-		plain, o = s.plain, s.override
+		plain, f = s.plain, &forcing{dry: s.override.Force == ForceClosed, span: s.override.span}
 	}
 	for _, c := range breakers {
-		c.force(plain.forcedClosed(), o)
+		c.force(plain.forcedClosed(), f)
 	}
 }
 
@@ -114,7 +115,8 @@ func (s *settings) force(breakers []*circuit) {
 // new limit; also when a resource's settings are removed and loaded again while its calls
 // are in flight, or move between its own and a template's.
 func (m *Manager) LoadResources(cfg map[string]ResourceConfig) error {
-	return m.load(nil, false, cfg, true)
+	_, err := m.apply(change{doc: Document{Resources: cfg, HasResources: true}})
+	return err
 }
 
 // Settings returns the settings loaded by LoadResources, a copy, template settings included.

@@ -238,16 +238,16 @@ func (m *Manager) releaseCounts(rs *ruleSet) {
 	m.counts.prune(inUse)
 }
 
-// dropTemplateEntry removes e and retires its breakers, returning the transitions to report for those
-// that were not CLOSED. It requires mu held.
-func (m *Manager) dropTemplateEntry(e *templateEntry, reason Reason, now int64) []StateChange {
-	m.tmpl.entries.Delete(e.name)
+// drop removes e and retires its breakers, returning the transitions to report for those that
+// were not CLOSED. It requires mu held.
+func (d *templateBreakers) drop(e *templateEntry, reason Reason, now int64) []StateChange {
+	d.entries.Delete(e.name)
 	e.dropped.Store(true)
 	res := e.res.Load()
-	m.tmpl.count.Sub(int64(len(res.breakers)))
-	m.tmpl.settings.Sub(int64(res.templateSettings()))
-	m.tmpl.names.Dec()
-	m.tmpl.bytes -= int64(len(e.name))
+	d.count.Sub(int64(len(res.breakers)))
+	d.settings.Sub(int64(res.templateSettings()))
+	d.names.Dec()
+	d.bytes -= int64(len(e.name))
 	var changes []StateChange
 	for _, c := range res.breakers {
 		if change, report := c.retire(now, reason); report {
@@ -257,24 +257,29 @@ func (m *Manager) dropTemplateEntry(e *templateEntry, reason Reason, now int64) 
 	return changes
 }
 
-// publish installs next, rebinding the template entries to it: an entry whose resource now has
-// rules of its own, or that neither a template rule nor (without settings of its own) a
-// template setting matches, is dropped (Reason RuleChanged); so is one none of whose breakers
-// its template keeps, unless it holds template settings. The others keep each breaker whose
-// template rule keeps its window's shape (see pairRules), with next's settings; a breaker whose
-// rule went or changed shape is retired (RuleChanged), and a new rule gets a new breaker. When
-// the templates gained rules, entries are dropped to stay within the bound. It returns the
-// transitions to report, in the order of the names. It requires loadMu and mu held.
-func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
-	d := &m.tmpl
+// A resourceOf builds the resource of the entry e under the rule set rs: the breakers of the
+// template rules t (nil: none), each kept from old at its index in keep (see pairRules) or new,
+// and the settings of own (rs's entry for the name) or else of the template setting that matches
+// it (Manager.templateResource).
+type resourceOf func(rs *ruleSet, e *templateEntry, t *template, own, old *resource, keep []int) *resource
+
+// rebind rebinds the template entries to next, a rule set about to be published: an entry whose
+// resource now has rules of its own, or that neither a template rule nor (without settings of its
+// own) a template setting matches, is dropped (Reason RuleChanged); so is one none of whose
+// breakers its template keeps, unless it holds template settings. The others keep each breaker
+// whose template rule keeps its window's shape (see pairRules), with next's settings, as build
+// makes their resource; a breaker whose rule went or changed shape is retired (RuleChanged), and
+// a new rule gets a new breaker. It returns the transitions to report, in the order of the
+// names. It requires mu held.
+func (d *templateBreakers) rebind(next *ruleSet, now int64, build resourceOf) []StateChange {
 	// Decide for every entry first, then act in the order of the names, so that the
 	// transitions are numbered in the order they are reported.
-	type rebind struct {
+	type rebound struct {
 		e      *templateEntry
 		res    *resource  // nil: the entry is dropped
 		retire []*circuit // its breakers not kept
 	}
-	var all []rebind
+	var all []rebound
 	// The entries of one old template that one new template matches share a plan: keyed by
 	// both, since a narrower new template can take some of an old template's entries.
 	type planKey struct {
@@ -285,7 +290,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	d.each(func(e *templateEntry) {
 		own := next.resources[e.name]
 		if !next.templated(e.name, own) {
-			all = append(all, rebind{e: e})
+			all = append(all, rebound{e: e})
 			return
 		}
 		old, t := e.res.Load(), next.match(e.name)
@@ -300,10 +305,10 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		}
 		templateSet := own == nil && next.matchSettings(e.name) != nil
 		if len(old.breakers) > 0 && !slices.ContainsFunc(keep, func(k int) bool { return k >= 0 }) && !templateSet {
-			all = append(all, rebind{e: e}) // the template changed whole: its next call makes new breakers
+			all = append(all, rebound{e: e}) // the template changed whole: its next call makes new breakers
 			return
 		}
-		r := rebind{e: e, res: m.templateResource(next, e, t, own, old, keep)}
+		r := rebound{e: e, res: build(next, e, t, own, old, keep)}
 		kept := make([]bool, len(old.breakers))
 		for _, k := range keep {
 			if k >= 0 {
@@ -317,11 +322,11 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		}
 		all = append(all, r)
 	})
-	slices.SortFunc(all, func(a, b rebind) int { return cmp.Compare(a.e.name, b.e.name) })
+	slices.SortFunc(all, func(a, b rebound) int { return cmp.Compare(a.e.name, b.e.name) })
 	var changes []StateChange
 	for _, r := range all {
 		if r.res == nil {
-			changes = append(changes, m.dropTemplateEntry(r.e, RuleChanged, now)...)
+			changes = append(changes, d.drop(r.e, RuleChanged, now)...)
 			continue
 		}
 		for _, c := range r.retire {
@@ -334,12 +339,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 		d.settings.Add(int64(r.res.templateSettings() - old.templateSettings()))
 		r.e.res.Store(r.res)
 	}
-	next.index = newResourceIndex(next.resources)
-	next.hasTemplates = len(next.templates.all) > 0 || len(next.settingTemplates.all) > 0
-	m.rules.Store(next)
-	d.maxBytes = next.nameBudget
-	m.releaseCounts(next)
-	return append(changes, m.makeRoom(0, 0, now)...)
+	return changes
 }
 
 // makeRoom drops entries until n more units (breakers, and settings from a template setting)
@@ -362,7 +362,7 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 	var changes []StateChange
 	var names []string
 	drop := func(e *templateEntry) {
-		changes = append(changes, m.dropTemplateEntry(e, Evicted, now)...)
+		changes = append(changes, m.tmpl.drop(e, Evicted, now)...)
 		names = append(names, e.name)
 	}
 	// dropClosed walks idlest first. Only the entries it looks at are read for their state.
