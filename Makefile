@@ -16,7 +16,14 @@ CPU      ?= 1,2
 CONTRIB := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 RELEASED := $(filter-out contrib/surfaces,$(CONTRIB))
 
-.PHONY: modules core-version tidy tag test test-bench test-contrib test-all try-from-clone e2e-deps e2e screenshot stress soak bench bench-peers scenarios fuzz lint cover
+# help, the default goal, prints what each target does: the comment above it.
+.DEFAULT_GOAL := help
+help:
+	@awk 'NR == FNR { if (match($$0, /^[a-z-]+:/)) target[substr($$0, 1, RLENGTH - 1)] = 1; next } \
+		/^# [a-z-]+ / && $$2 in target { show = 1; print "" } \
+		!/^#/ { show = 0 } show { sub(/^# ?/, "  "); print }' Makefile Makefile
+
+.PHONY: help modules core-version tidy tag test test-bench test-contrib test-all try-from-clone e2e-deps e2e screenshot stress soak bench bench-peers scenarios fuzz lint cover
 
 # The contrib modules and the benchmark module require the core at a released version, with no
 # replace directive, so that `go get` of a contrib module works for a user. Here they build
@@ -83,10 +90,11 @@ tag: modules
 	@for mod in $(RELEASED); do echo "git tag $$mod/$(CORE_VERSION)"; git tag $$mod/$(CORE_VERSION) || exit 1; done
 
 # test runs every test of the core module and its packages with the race detector, then the
-# million-name bound of template rules without it, which the race detector makes too slow.
+# core's heavy tests without it (heavy_test.go): bounds and memory, on one goroutine, with so
+# many rules, names or overrides that the race detector makes them slow and finds nothing.
 test:
 	go test -race -count=1 ./...
-	go test -count=1 -run '^TestTemplateBound$$' .
+	go test -count=1 -run 'Bound$$|^TestMemory' .
 
 # test-bench checks that the peer benchmark module still builds and its setups still work (one
 # iteration of each benchmark). Its first run downloads the five peer libraries.

@@ -88,7 +88,7 @@ func (m *Manager) enter(ctx context.Context, resource string, res *resource) (*E
 // the panic goes on up.
 //
 // A call that fn makes to the same resource of the same Manager with the context fn was given
-// (a Retry, or an integration such as breakerhttp's transport, inside fn) is a call of its own
+// (a breakerretry loop, or an integration such as breakerhttp's transport, inside fn) is a call of its own
 // while the breakers are CLOSED. When this call holds a breaker's probe, such a nested call
 // passes as part of the probe, uncounted, and this call's outcome judges the probe; fn must pass
 // its context on for the nested call to be recognised.
@@ -165,31 +165,10 @@ func (c *call) abandon() {
 	}
 }
 
-// ending is how a call ended, beside the error it ended with.
-type ending uint8
-
-const (
-	byError  ending = iota // its error says how it counts (the Classifier, a CountAs mark)
-	outlived               // it ran past the resource's Timeout: failed and slow, whatever it returned
-	canceled               // its caller canceled its context: it counts neither way, whatever it returned
-)
-
-// endingOf says how a call made with ctx (the caller's context) that returned err ended: by a
-// cancellation of its caller, when it failed with ctx canceled (a driver may answer a
-// cancellation with an error of its own that does not wrap context.Canceled), else by its
-// error. A deadline of the caller's that passed counts as the error says. It is small enough to
-// inline: a call that succeeded pays one comparison.
-func endingOf(ctx context.Context, err error) ending {
-	if err != nil && ctx.Err() == context.Canceled {
-		return canceled
-	}
-	return byError
-}
-
 // Execute is Do for a function that returns a value. When the call is blocked it returns T's
 // zero value and the *BlockError. Go methods cannot have type parameters, so Execute is a
-// function that takes the Manager (Default() for the package-level one). ExecuteOn does the
-// same through a Handle.
+// function that takes the Manager (Default() for the package-level one). Through a Handle, a
+// closure does the same: h.Do(ctx, func(ctx context.Context) error { v, err = fn(ctx); return err }).
 func Execute[T any](ctx context.Context, m *Manager, resource string, fn func(context.Context) (T, error)) (T, error) {
 	var out T
 	err := m.Do(ctx, resource, func(ctx context.Context) error {
@@ -383,57 +362,4 @@ func (m *Manager) callDone(c *call) {
 	for _, obs := range m.calls {
 		m.tellCall(obs, info)
 	}
-}
-
-// resultOf is how a call that ended with err, as how says, counts: for a call that failed, or
-// ended otherwise than by its error. A call that returned nil as its caller expected needs none
-// of it.
-func (m *Manager) resultOf(err error, how ending) result {
-	res := result{o: m.classify(err), hint: retryHint(err)}
-	switch {
-	case how == outlived:
-		res.o, res.cutOff = Failure, true
-	case how == canceled && err != ErrPanicked:
-		res.o = Ignore
-	}
-	return res
-}
-
-// classify says how a call's error counts. A panicking Classifier, or an Outcome that is none
-// of the three, counts as Failure. It is small enough to inline, so a call that succeeded pays
-// for one comparison.
-func (m *Manager) classify(err error) Outcome {
-	if err == nil {
-		return Success
-	}
-	return m.classifyError(err)
-}
-
-// classifyError is classify for a non-nil error.
-func (m *Manager) classifyError(err error) Outcome {
-	var o Outcome
-	switch c, marked := markOf(err); {
-	case marked:
-		o = c.o
-	case err == ErrPanicked:
-		return Failure // whatever the Classifier says: a panic is the dependency's call failing
-	case m.classifier == nil:
-		return DefaultClassifier(err)
-	default:
-		o = m.classifyWith(err)
-	}
-	if o != Success && o != Ignore {
-		return Failure
-	}
-	return o
-}
-
-func (m *Manager) classifyWith(err error) (o Outcome) {
-	defer func() {
-		if v := recover(); v != nil {
-			m.logger.Error("breaker: classifier panicked; the call counts as a failure", "panic", v, "error", err)
-			o = Failure
-		}
-	}()
-	return m.classifier(err)
 }

@@ -228,7 +228,7 @@ func BenchmarkResourceRejectParallel(b *testing.B) {
 // The pass path with a call observer that counts, as a metrics exporter would.
 func BenchmarkDoPassObserved(b *testing.B) {
 	var calls atomic.Int64
-	m := breaker.NewManager(breaker.WithCallObserver(breaker.CallObserverFunc(func(breaker.CallInfo) { calls.Add(1) })))
+	m := breaker.NewManager(breaker.WithCallObserver(func(breaker.CallInfo) { calls.Add(1) }))
 	if err := m.LoadRules(passRules("svc")); err != nil {
 		b.Fatal(err)
 	}

@@ -58,7 +58,7 @@ type Ticket struct {
 type grant struct {
 	c      *circuit // the breaker
 	p      *period  // the period that admitted the call; nil: not admitted, or completed
-	flight uint64   // the call's place among the calls in flight of p (response_time.go); 0: none
+	flight uint64   // the call's seat in the ring of calls in flight of p (response_time.go); 0: none
 }
 
 // newTicket returns a Ticket of the admission path, for a call that no breaker has seen yet.
@@ -496,14 +496,6 @@ func (t *Ticket) slow() bool {
 		}
 	}
 	return false
-}
-
-// result is how a call ended, as its breakers count it.
-type result struct {
-	rt     int64   // the response time, in nanoseconds
-	hint   int64   // the dependency's retry hint (RetryAfter), in nanoseconds; 0: none
-	o      Outcome // how its error counts
-	cutOff bool    // it ended at a deadline the library set (ResourceConfig.Timeout): slow
 }
 
 // check reads the breaker, whose period is p, for a call arriving at now. It changes nothing

@@ -30,6 +30,7 @@ func bigRules(n int) []breaker.Rule {
 // what the budget counts for them (their names by length, their resources' entries), so a
 // budget of exactly that admits them and one byte less refuses the last.
 func TestMemoryBudgetBoundsTheHeap(t *testing.T) {
+	heavyTest(t)
 	const n = 2000
 	rules := bigRules(n)
 	perRule := breaker.BreakerMemory(rules[0])
@@ -209,6 +210,7 @@ func leastBudget(t *testing.T, load func(budget int64) error) int64 {
 // breakers made afterwards, by a template for 4,000 new names or by a Reset of 4,000 named
 // rules, take no more than the budget: their counters keep the stripes it counted.
 func TestMemoryBudgetHoldsWhenGOMAXPROCSRises(t *testing.T) {
+	heavyTest(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8)) // the runtime's own structures for 8 processors, made before the measure
 	runtime.GOMAXPROCS(1)
 	const n = 4000

@@ -2,7 +2,7 @@ package breaker
 
 import "time"
 
-// CallInfo describes one call, for a CallObserver.
+// CallInfo describes one call, for a call observer (WithCallObserver).
 type CallInfo struct {
 	// Resource is the name the call was made under.
 	Resource string
@@ -28,19 +28,3 @@ type CallInfo struct {
 	// made (NotCalled).
 	At time.Time
 }
-
-// CallObserver hears every call of a Manager, passed or blocked, for metrics. OnCall runs
-// synchronously on the caller's goroutine, once per call, at Exit or at the block: keep it as
-// quick as an atomic add. A panic is recovered and logged.
-//
-// Unlike a Slot, it also hears calls the breakers rejected. A Manager with a CallObserver reads
-// the clock when each call enters, also for resources whose rules do not need it.
-type CallObserver interface {
-	OnCall(CallInfo)
-}
-
-// CallObserverFunc adapts a function to a CallObserver.
-type CallObserverFunc func(CallInfo)
-
-// OnCall calls f(c).
-func (f CallObserverFunc) OnCall(c CallInfo) { f(c) }

@@ -16,7 +16,7 @@ import (
 	"github.com/halfopen/breaker/breakertest"
 )
 
-// callLog is a CallObserver that keeps every CallInfo.
+// callLog is a call observer that keeps every CallInfo.
 type callLog struct {
 	mu    sync.Mutex
 	calls []breaker.CallInfo
@@ -38,7 +38,7 @@ func (l *callLog) take() []breaker.CallInfo {
 
 func callHarness(t *testing.T, log *callLog, opts []breaker.Option, rules ...breaker.Rule) *harness {
 	h := newHarness(t)
-	opts = append([]breaker.Option{breaker.WithClock(h.clock), breaker.WithCallObserver(log)}, opts...)
+	opts = append([]breaker.Option{breaker.WithClock(h.clock), breaker.WithCallObserver(log.OnCall)}, opts...)
 	h.m = breaker.NewManager(opts...)
 	h.m.AddObserver(h.events)
 	require.NoError(t, h.m.LoadRules(rules))
@@ -102,7 +102,7 @@ func TestCallObserverSlotsAndPanics(t *testing.T) {
 	log := &callLog{}
 	h := callHarness(t, log, []breaker.Option{
 		breaker.WithSlots(slots[0]),
-		breaker.WithCallObserver(breaker.CallObserverFunc(func(breaker.CallInfo) { panic("observer broke") })),
+		breaker.WithCallObserver(func(breaker.CallInfo) { panic("observer broke") }),
 		breaker.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 	}, errorCount(1, 1))
 

@@ -8,7 +8,7 @@ import (
 )
 
 // Clock tells the time. The Manager reads it once when a call enters (only if a rule needs the
-// response time, a breaker is not CLOSED, or a CallObserver is set) and once when it exits.
+// response time, a breaker is not CLOSED, or a call observer is set) and once when it exits.
 type Clock interface {
 	Now() time.Time
 }

@@ -32,7 +32,7 @@ func TestDoneContextIsNotACall(t *testing.T) {
 			var heard []breaker.CallInfo
 			h := newHarness(t)
 			h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithCallObserver(
-				breaker.CallObserverFunc(func(c breaker.CallInfo) { heard = append(heard, c) })))
+				func(c breaker.CallInfo) { heard = append(heard, c) }))
 			require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(3, 1)}))
 			require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {MaxConcurrency: 1}}))
 			called := 0
@@ -113,7 +113,7 @@ func TestCallItsCallerCanceledCountsNeitherWay(t *testing.T) {
 				var heard []breaker.Outcome
 				h := newHarness(t)
 				h.m = breaker.NewManager(breaker.WithClock(h.clock), breaker.WithCallObserver(
-					breaker.CallObserverFunc(func(c breaker.CallInfo) { heard = append(heard, c.Outcome) })))
+					func(c breaker.CallInfo) { heard = append(heard, c.Outcome) }))
 				require.NoError(t, h.m.LoadRules([]breaker.Rule{errorCount(1, 1)}))
 				require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: timeout}}))
 				ctx, cancel := context.WithCancel(context.Background())

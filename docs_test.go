@@ -53,6 +53,7 @@ var docsPackages = map[string]string{
 	"breaker":      "github.com/halfopen/breaker",
 	"breakerdebug": "github.com/halfopen/breaker/breakerdebug",
 	"breakerhttp":  "github.com/halfopen/breaker/breakerhttp",
+	"breakerretry": "github.com/halfopen/breaker/breakerretry",
 	"breakertest":  "github.com/halfopen/breaker/breakertest",
 	"rulefile":     "github.com/halfopen/breaker/rulefile",
 	"context":      "context",

@@ -29,7 +29,7 @@ func (l *callLog) last() breaker.CallInfo {
 func TestDryRunTripsButRejectsNothing(t *testing.T) {
 	calls := &callLog{}
 	clock := breakertest.NewClock()
-	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(calls))
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(calls.OnCall))
 	events := &recorder{}
 	m.AddObserver(events)
 	require.NoError(t, m.LoadRules([]breaker.Rule{dryRun(errorCount(3, 1))}))

@@ -8,14 +8,60 @@ import (
 // The template entries are bounded (WithMaxTemplateBreakers): a new name that needs room makes
 // the idlest entries go, those that hold nothing a dependency has shown first.
 
-// holds reports whether e holds at now what an idle entry does not: a breaker OPEN, HALF_OPEN,
-// ramping up or pacing, or calls in flight counted by its template settings.
-func (e *templateEntry) holds(now int64) bool {
-	res := e.res.Load()
-	if res.set != nil && res.set.template && res.set.inflight.Load() != 0 {
-		return true
+// makeRoom drops entries until n more units (breakers, and settings from a template setting)
+// and a name of nameLen bytes fit in the bounds (WithMaxTemplateBreakers, and what the memory
+// budget leaves for names), idlest first. It drops at least a sixteenth of the bound, but of
+// idle entries only: an entry with a breaker OPEN, HALF_OPEN, ramping up or pacing holds what
+// is known of its dependency, and one with calls in flight under its template settings holds
+// their count, so it is dropped only while there is still no room. It requires mu held.
+func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
+	d := &m.tmpl
+	room := func() bool {
+		return int(d.count.Load()+d.settings.Load())+n <= d.limit && d.bytes+nameLen <= d.maxBytes
 	}
-	return slices.ContainsFunc(res.breakers, func(b *circuit) bool { return b.knows(now) })
+	if room() {
+		return nil
+	}
+	all := make([]idleness, 0, d.names.Load())
+	d.each(func(e *templateEntry) { all = append(all, e.idlenessAt(now)) })
+	batch := max(1, d.limit/16)
+	var changes []StateChange
+	var names []string
+	drop := func(e *templateEntry) {
+		changes = append(changes, m.tmpl.drop(e, Evicted, now)...)
+		names = append(names, e.name)
+	}
+	// dropClosed walks idlest first. Only the entries it looks at are read for their state.
+	dropClosed := func(idlest []idleness) {
+		for _, c := range idlest {
+			if len(names) >= batch && room() {
+				return
+			}
+			if !c.e.dropped.Load() && !c.e.holds(now) {
+				drop(c.e)
+			}
+		}
+	}
+	// Usually the idlest few hold enough CLOSED ones, and only they need sorting.
+	dropClosed(idlest(all, 2*batch))
+	if len(names) < batch || !room() {
+		slices.SortFunc(all, (idleness).compare)
+		dropClosed(all)
+		for _, c := range all {
+			if room() {
+				break
+			}
+			if !c.e.dropped.Load() {
+				drop(c.e)
+			}
+		}
+	}
+	d.dropped.Add(uint64(len(names)))
+	// Every count that is 0 and unused goes, not only those of the names dropped now: a name
+	// dropped while its calls were in flight keeps its count until they exit, and only a later
+	// drop finds it 0.
+	m.releaseCounts(m.rules.Load())
+	return changes
 }
 
 // idleness orders entries for dropping: idle the longest first, then made first.
@@ -23,13 +69,6 @@ type idleness struct {
 	idle uint64 // ns since the entry was used
 	made uint64
 	e    *templateEntry
-}
-
-// idlenessAt is how idle e is at now. Ticks wrap (clock.go), so idleness is measured back from
-// now, never by comparing two ticks; a use after now, which only a clock that stepped back can
-// make, was before the step, and counts as the longest ago.
-func (e *templateEntry) idlenessAt(now int64) idleness {
-	return idleness{idle: uint64(now - e.used.Load()<<20), made: e.made, e: e}
 }
 
 func (a idleness) compare(b idleness) int {

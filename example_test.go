@@ -302,12 +302,14 @@ func ExampleHandle() {
 		panic(err)
 	}
 	search := m.Handle("search") // keep one per resource: no lookup by name on each call
-	hits, err := breaker.ExecuteOn(context.Background(), search, func(context.Context) (int, error) {
-		return 7, nil
+	var hits int
+	err := search.Do(context.Background(), func(context.Context) error {
+		hits = 7 // a value comes back through the closure
+		return nil
 	})
 	fmt.Println(hits, err)
 	_ = search.Do(context.Background(), func(context.Context) error { return errors.New("search: down") })
-	_, err = breaker.ExecuteOn(context.Background(), search, func(context.Context) (int, error) { return 7, nil })
+	err = search.Do(context.Background(), func(context.Context) error { return nil })
 	fmt.Println(errors.Is(err, breaker.ErrOpen))
 	// Output:
 	// 7 <nil>
@@ -345,9 +347,9 @@ func ExampleWithSlots() {
 func ExampleWithCallObserver() {
 	clock := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(
-		breaker.CallObserverFunc(func(c breaker.CallInfo) {
+		func(c breaker.CallInfo) {
 			fmt.Println(c.Resource, c.Outcome, c.RT, c.Blocked != nil)
-		})))
+		}))
 	if err := m.LoadRules([]breaker.Rule{{Resource: "mail", Strategy: breaker.ErrorCount,
 		Threshold: 1, RetryTimeout: time.Minute}}); err != nil {
 		panic(err)
@@ -388,7 +390,7 @@ func ExampleWithMaxTemplateBreakers() {
 	// GET billing:443 (rule "GET *"): CLOSED -> OPEN
 	// true <nil>
 	// [GET billing:443 GET users:443] true []
-	// {Templates:1 Resources:2 Breakers:2 Settings:0 Limit:1000 Dropped:0}
+	// {Patterns:1 Resources:2 Breakers:2 Settings:0 Limit:1000 Dropped:0}
 }
 
 // A rule with FastBuckets trips on its newest buckets alone: here, at 100 calls a second, on

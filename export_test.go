@@ -55,6 +55,9 @@ func Veto(b CircuitBreaker) (lift func()) {
 	}
 }
 
+// RetryAfterOf returns the hint that RetryAfter attached to err or an error it wraps.
+var RetryAfterOf = retryAfterOf
+
 // circuitOf returns the machine of the breaker b.
 func circuitOf(b CircuitBreaker) *circuit {
 	switch b := b.(type) {
@@ -165,3 +168,24 @@ func (m *Manager) Overrides() []OverrideInfo {
 	slices.SortFunc(out, func(a, b OverrideInfo) int { return strings.Compare(a.Resource, b.Resource) })
 	return out
 }
+
+// TemplateStats returns how many template breakers the Manager holds, and how many it dropped.
+// It takes no lock: counts that change while it reads may be read a change apart.
+func (m *Manager) TemplateStats() TemplateStats { return m.templateStats(m.rules.Load()) }
+
+// TemplateResources returns, sorted, the names of the resources that have breakers made from a
+// template now. Breakers(name) returns them. It takes no lock.
+func (m *Manager) TemplateResources() []string {
+	var names []string
+	m.tmpl.entries.Range(func(_, e any) bool {
+		if !e.(*templateEntry).dropped.Load() {
+			names = append(names, e.(*templateEntry).name)
+		}
+		return true
+	})
+	slices.Sort(names)
+	return names
+}
+
+// Settings returns the settings loaded by LoadResources, a copy, template settings included.
+func (m *Manager) Settings() map[string]ResourceConfig { return m.rules.Load().configs() }

@@ -52,15 +52,3 @@ func (h *Handle) breakers() *resource {
 	h.found.Store(f)
 	return res
 }
-
-// ExecuteOn is Execute through a Handle: Go methods cannot have type parameters, so it is a
-// function, as Execute is.
-func ExecuteOn[T any](ctx context.Context, h *Handle, fn func(context.Context) (T, error)) (T, error) {
-	var out T
-	err := h.Do(ctx, func(ctx context.Context) error {
-		var err error
-		out, err = fn(ctx)
-		return err
-	})
-	return out, err
-}

@@ -67,7 +67,8 @@ func TestRetryTimeoutSaturates(t *testing.T) {
 
 // A million rules for one resource is refused at the first rule too many, without first
 // taking memory in proportion to the million.
-func TestTooManyRulesForOneResource(t *testing.T) {
+func TestRulesPerResourceBound(t *testing.T) {
+	heavyTest(t)
 	rules := make([]breaker.Rule, 1_000_000)
 	for i := range rules {
 		rules[i] = breaker.Rule{Resource: "one", Strategy: breaker.ErrorCount, Threshold: float64(i + 1), RetryTimeout: time.Second}

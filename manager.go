@@ -20,7 +20,7 @@ type Manager struct {
 	slots      []Slot
 	logger     *slog.Logger
 	classifier Classifier // nil: DefaultClassifier
-	calls      []CallObserver
+	calls      []func(CallInfo)
 	budget     int64  // bytes the breakers may take; <= 0: no bound
 	maxName    int    // the longest resource name kept, in bytes
 	instance   string // this process's name, for the jitter of retry times

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerretry"
 )
 
 // innerCalls are the ways a function may call a resource again: Do, a handle's Do, and
@@ -54,8 +55,8 @@ func TestNestedCallPassesAsPartOfTheProbe(t *testing.T) {
 	}
 }
 
-// Given a tripped breaker, when a Retry loop's function calls the same resource through Do with
-// the context it is given (as a Retry around an HTTP client whose transport is breakerhttp's
+// Given a tripped breaker, when a breakerretry loop's function calls the same resource through Do with
+// the context it is given (as a retry loop around an HTTP client whose transport is breakerhttp's
 // does), then the first attempt after the retry time takes the probe and its nested call
 // reaches the dependency: the breaker recovers as it would for the loop alone. A function that
 // drops its context gets the rejection for its own probe on every attempt, which counts neither
@@ -71,7 +72,7 @@ func TestRetryAroundANestedCallRecovers(t *testing.T) {
 			}
 			return h.m.Do(ctx, "svc", func(context.Context) error { called++; return nil })
 		}
-		retry := breaker.Retry{Attempts: 5, Sleep: func(_ context.Context, d time.Duration) error {
+		retry := breakerretry.Policy{Attempts: 5, Sleep: func(_ context.Context, d time.Duration) error {
 			h.clock.Advance(d)
 			return nil
 		}}

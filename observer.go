@@ -187,11 +187,11 @@ func (m *Manager) tell(o Observer, c StateChange) {
 	o.OnStateChange(c)
 }
 
-func (m *Manager) tellCall(o CallObserver, c CallInfo) {
+func (m *Manager) tellCall(hear func(CallInfo), c CallInfo) {
 	defer func() {
 		if v := recover(); v != nil {
 			m.logger.Error("breaker: call observer panicked", "panic", v, "resource", c.Resource)
 		}
 	}()
-	o.OnCall(c)
+	hear(c)
 }

@@ -120,14 +120,13 @@ func TestSeqIncreasesAcrossReloads(t *testing.T) {
 func TestCallIsHeardBeforeTheTransitionItMakes(t *testing.T) {
 	var stream []string
 	clock := breakertest.NewClock()
-	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(breaker.CallObserverFunc(
-		func(c breaker.CallInfo) {
-			if c.Blocked != nil {
-				stream = append(stream, "call blocked")
-			} else {
-				stream = append(stream, "call "+c.Outcome.String())
-			}
-		})))
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(func(c breaker.CallInfo) {
+		if c.Blocked != nil {
+			stream = append(stream, "call blocked")
+		} else {
+			stream = append(stream, "call "+c.Outcome.String())
+		}
+	}))
 	m.AddObserver(breaker.ObserverFunc(func(c breaker.StateChange) {
 		stream = append(stream, fmt.Sprintf("%v->%v %v", c.From, c.To, c.Reason))
 	}))

@@ -82,11 +82,17 @@ func WithMaxNameLength(n int) Option {
 	})
 }
 
-// WithCallObserver adds o to the observers of every call; it may be given more than once.
-func WithCallObserver(o CallObserver) Option {
+// WithCallObserver has the Manager call hear with every call, passed or blocked, for metrics;
+// it may be given more than once, and a nil hear is ignored. hear runs synchronously on the
+// caller's goroutine, once per call, at Exit or at the block: keep it as quick as an atomic
+// add. A panic is recovered and logged.
+//
+// Unlike a Slot, a call observer also hears calls the breakers rejected. A Manager with one
+// reads the clock when each call enters, also for resources whose rules do not need it.
+func WithCallObserver(hear func(CallInfo)) Option {
 	return optionFunc(func(m *Manager) {
-		if o != nil {
-			m.calls = append(m.calls, o)
+		if hear != nil {
+			m.calls = append(m.calls, hear)
 		}
 	})
 }

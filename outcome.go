@@ -32,6 +32,14 @@ func (o Outcome) String() string {
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
+// known is o as a call counts it: an Outcome that is none of the three counts as Failure.
+func (o Outcome) known() Outcome {
+	if o != Success && o != Ignore {
+		return Failure
+	}
+	return o
+}
+
 // Classifier decides how a call that ended with a non-nil error counts. A call that ended
 // with nil is always a Success, and the classifier is not asked. It runs on the caller's
 // goroutine for every failed call, so it should be quick; if it panics, the panic is logged
@@ -77,6 +85,16 @@ func (e *countedError) Unwrap() error { return e.err }
 // markOf returns the CountAs mark of err, the first in its chain.
 func markOf(err error) (*countedError, bool) { return inChain[*countedError](err) }
 
+// CountedAs returns the Outcome that a CountAs mark in err's chain says, the first one found as
+// errors.As finds an error, and whether there is one. A wrapper, such as a retry loop, reads it
+// to leave a count its function chose alone.
+func CountedAs(err error) (Outcome, bool) {
+	if c, ok := markOf(err); ok {
+		return c.o.known(), true
+	}
+	return Success, false
+}
+
 // inChain returns the first error of type T in err's chain, depth first, as errors.As finds
 // it (but for As methods), without allocating: errors.As moves its target to the heap, and this
 // runs on every failed call.
@@ -110,4 +128,80 @@ func uncounted(err error) error {
 		return c.err
 	}
 	return err
+}
+
+// result is how a call ended, as its breakers count it.
+type result struct {
+	rt     int64   // the response time, in nanoseconds
+	hint   int64   // the dependency's retry hint (RetryAfter), in nanoseconds; 0: none
+	o      Outcome // how its error counts
+	cutOff bool    // it ended at a deadline the library set (ResourceConfig.Timeout): slow
+}
+
+// ending is how a call ended, beside the error it ended with.
+type ending uint8
+
+const (
+	byError  ending = iota // its error says how it counts (the Classifier, a CountAs mark)
+	outlived               // it ran past the resource's Timeout: failed and slow, whatever it returned
+	canceled               // its caller canceled its context: it counts neither way, whatever it returned
+)
+
+// endingOf says how a call made with ctx (the caller's context) that returned err ended: by a
+// cancellation of its caller, when it failed with ctx canceled (a driver may answer a
+// cancellation with an error of its own that does not wrap context.Canceled), else by its
+// error. A deadline of the caller's that passed counts as the error says. It is small enough to
+// inline: a call that succeeded pays one comparison.
+func endingOf(ctx context.Context, err error) ending {
+	if err != nil && ctx.Err() == context.Canceled {
+		return canceled
+	}
+	return byError
+}
+
+// resultOf is how a call that ended with err, as how says, counts: for a call that failed, or
+// ended otherwise than by its error. A call that returned nil as its caller expected needs none
+// of it.
+func (m *Manager) resultOf(err error, how ending) result {
+	res := result{o: m.classify(err), hint: retryHint(err)}
+	switch {
+	case how == outlived:
+		res.o, res.cutOff = Failure, true
+	case how == canceled && err != ErrPanicked:
+		res.o = Ignore
+	}
+	return res
+}
+
+// classify says how a call's error counts. A panicking Classifier, or an Outcome that is none
+// of the three, counts as Failure. It is small enough to inline, so a call that succeeded pays
+// for one comparison.
+func (m *Manager) classify(err error) Outcome {
+	if err == nil {
+		return Success
+	}
+	return m.classifyError(err)
+}
+
+// classifyError is classify for a non-nil error.
+func (m *Manager) classifyError(err error) Outcome {
+	switch c, marked := markOf(err); {
+	case marked:
+		return c.o.known()
+	case err == ErrPanicked:
+		return Failure // whatever the Classifier says: a panic is the dependency's call failing
+	case m.classifier == nil:
+		return DefaultClassifier(err)
+	}
+	return m.classifyWith(err).known()
+}
+
+func (m *Manager) classifyWith(err error) (o Outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.logger.Error("breaker: classifier panicked; the call counts as a failure", "panic", v, "error", err)
+			o = Failure
+		}
+	}()
+	return m.classifier(err)
 }

@@ -119,6 +119,31 @@ func TestCountAs(t *testing.T) {
 // than once), then it counts as marked, as errors.As would find it: an ignored bad request or a
 // success does not trip a breaker that opens on one failure, and Do returns the wrapped error
 // as the function did, matching what it wraps.
+// CountedAs reads the mark CountAs left, through wrapping, as the call would count it.
+func TestCountedAs(t *testing.T) {
+	tests := []struct {
+		name   string
+		give   error
+		want   breaker.Outcome
+		wantOK bool
+	}{
+		{"unmarked", errDown, breaker.Success, false},
+		{"nil", nil, breaker.Success, false},
+		{"ignored", breaker.CountAs(errDown, breaker.Ignore), breaker.Ignore, true},
+		{"wrapped success", fmt.Errorf("wrapped: %w", breaker.CountAs(errDown, breaker.Success)), breaker.Success, true},
+		{"joined", errors.Join(errNotFound, breaker.CountAs(nil, breaker.Failure)), breaker.Failure, true},
+		{"the outer mark of two", breaker.CountAs(breaker.CountAs(errDown, breaker.Failure), breaker.Ignore), breaker.Ignore, true},
+		{"an unknown outcome is a failure", breaker.CountAs(errDown, breaker.Outcome(9)), breaker.Failure, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := breaker.CountedAs(tt.give)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantOK, ok)
+		})
+	}
+}
+
 func TestCountAsSurvivesWrapping(t *testing.T) {
 	tests := []struct {
 		name     string

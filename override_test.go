@@ -167,6 +167,7 @@ func TestOverrideValidation(t *testing.T) {
 
 // At most MaxOverrides resources are overridden at once; replacing one does not count.
 func TestOverrideBound(t *testing.T) {
+	heavyTest(t)
 	m := breaker.NewManager(breaker.WithLogger(slog.New(slog.DiscardHandler)))
 	for i := range breaker.MaxOverrides {
 		_, err := m.Override(fmt.Sprint("r", i), breaker.ForceOpen, time.Minute, "")

@@ -626,7 +626,7 @@ func TestPropertyTemplates(t *testing.T) {
 		clock := breakertest.NewClock()
 		var heard atomic.Int64
 		m := breaker.NewManager(breaker.WithClock(clock), breaker.WithMaxTemplateBreakers(limit),
-			breaker.WithCallObserver(breaker.CallObserverFunc(func(breaker.CallInfo) { heard.Add(1) })))
+			breaker.WithCallObserver(func(breaker.CallInfo) { heard.Add(1) }))
 		var failed atomic.Uint64
 		var made atomic.Int64
 		log := &episodeLog{}

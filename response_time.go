@@ -64,17 +64,17 @@ func (c *circuit) newFlight(maxRT int64) *window.Flight {
 
 // enterFlight counts a call that the CLOSED period p admitted at now among p's calls in
 // flight, in stripe, after counting as slow those that have run longer than MaxAllowedRT. It
-// returns the call's ticket, and the period whose ring holds it: p, or, when the clock stepped
-// back past a ring that holds calls, a copy of p with a ring started again at now (see
-// reflight). The calls of the old ring leave it when they return, and count then, by their
+// returns the call's seat in the ring, and the period whose ring holds it: p, or, when the
+// clock stepped back past a ring that holds calls, a copy of p with a ring started again at
+// now (see reflight). The calls of the old ring leave it when they return, and count then, by their
 // response time.
 func (c *circuit) enterFlight(p *period, now int64, stripe uint8) (*period, uint64) {
 	for {
 		c.judgeFlight(p, now, stripe)
-		ticket, slow, again := p.flight.Enter(now, stripe)
+		seat, slow, again := p.flight.Enter(now, stripe)
 		c.countSlow(p, slow, now, stripe)
 		if !again {
-			return p, ticket
+			return p, seat
 		}
 		q := c.reflight(p, c.newFlight(c.tune.Load().maxRT), nil)
 		if q == nil {
@@ -84,13 +84,13 @@ func (c *circuit) enterFlight(p *period, now int64, stripe uint8) (*period, uint
 	}
 }
 
-// leaveFlight takes the call with ticket out of the ring of calls in flight that holds it, after
+// leaveFlight takes the call in seat out of the ring of calls in flight that holds it, after
 // counting as slow the calls of p, the period it counts in now, that have run longer than
 // MaxAllowedRT (in stripe). It reports whether the call was counted so while in flight: then it
 // counts nothing more.
-func (c *circuit) leaveFlight(p *period, ring *window.Flight, ticket uint64, now int64, stripe uint8) bool {
+func (c *circuit) leaveFlight(p *period, ring *window.Flight, seat uint64, now int64, stripe uint8) bool {
 	c.judgeFlight(p, now, stripe)
-	return ring.Leave(ticket)
+	return ring.Leave(seat)
 }
 
 // judgeFlight counts as slow, in the window's newest bucket (in stripe), the calls in flight of p whose

@@ -82,9 +82,7 @@ func BenchmarkLoadRules100k(b *testing.B) {
 // bound of template breakers, in a heap that stays within what the memory budget counts for
 // them (templateEntryBytes and the breaker's size), however many names went through.
 func TestTemplateBound(t *testing.T) {
-	if raceEnabled {
-		t.Skip("a million names take minutes under -race; make test runs this test without it")
-	}
+	heavyTest(t) // a million names take minutes under -race
 	const limit, names = 10_000, 1_000_000
 	rule := breaker.Rule{Resource: "*", Strategy: breaker.ErrorRatio, Threshold: 0.5, RetryTimeout: time.Second}
 	clock := breakertest.NewClock()

@@ -119,9 +119,6 @@ func (m *Manager) LoadResources(cfg map[string]ResourceConfig) error {
 	return err
 }
 
-// Settings returns the settings loaded by LoadResources, a copy, template settings included.
-func (m *Manager) Settings() map[string]ResourceConfig { return m.rules.Load().configs() }
-
 // configs returns the settings loaded into rs, template settings included.
 func (rs *ruleSet) configs() map[string]ResourceConfig {
 	out := make(map[string]ResourceConfig, len(rs.settings)+len(rs.settingTemplates.all))

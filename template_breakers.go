@@ -13,9 +13,9 @@ import (
 
 // TemplateStats is what a Manager holds of the breakers its template rules made.
 type TemplateStats struct {
-	// Templates is how many template patterns the loaded rules have: distinct Resources
+	// Patterns is how many template patterns the loaded rules have: distinct Resources
 	// ending in "*". While it is 0, the Manager holds no template breakers.
-	Templates int
+	Patterns int
 	// Resources is how many resources have breakers or settings from a template, Breakers how
 	// many breakers that is, and Settings how many of them have settings from a template setting,
 	// each with its own count of calls in flight.
@@ -26,29 +26,11 @@ type TemplateStats struct {
 	Dropped uint64
 }
 
-// TemplateStats returns how many template breakers the Manager holds, and how many it dropped.
-// It takes no lock: counts that change while it reads may be read a change apart.
-func (m *Manager) TemplateStats() TemplateStats { return m.templateStats(m.rules.Load()) }
-
 // templateStats is TemplateStats for the rule set rs.
 func (m *Manager) templateStats(rs *ruleSet) TemplateStats {
-	return TemplateStats{Templates: len(rs.templates.all), Resources: int(m.tmpl.names.Load()),
+	return TemplateStats{Patterns: len(rs.templates.all), Resources: int(m.tmpl.names.Load()),
 		Breakers: int(m.tmpl.count.Load()), Settings: int(m.tmpl.settings.Load()), Limit: m.tmpl.limit,
 		Dropped: m.tmpl.dropped.Load()}
-}
-
-// TemplateResources returns, sorted, the names of the resources that have breakers made from a
-// template now. Breakers(name) returns them. It takes no lock.
-func (m *Manager) TemplateResources() []string {
-	var names []string
-	m.tmpl.entries.Range(func(_, e any) bool {
-		if !e.(*templateEntry).dropped.Load() {
-			names = append(names, e.(*templateEntry).name)
-		}
-		return true
-	})
-	slices.Sort(names)
-	return names
 }
 
 // templateBreakers is a Manager's breakers made from template rules, and settings made from
@@ -66,15 +48,6 @@ type templateBreakers struct {
 	bytes    int64    // the length of the names held; written under mu
 	maxBytes int64    // what the memory budget leaves for those names; written under mu
 	entries  sync.Map // name to *templateEntry; stored and deleted under mu
-}
-
-// templateEntry is the breakers of one resource made from a template, and its settings.
-type templateEntry struct {
-	name    string
-	made    uint64                   // its place among the entries made: ties of used go oldest first
-	res     atomic.Pointer[resource] // replaced at every reload of rules or settings
-	used    atomic.Int64             // when a call last completed or was rejected, in units of 2^20 ns (about 1 ms)
-	dropped atomic.Bool
 }
 
 func (d *templateBreakers) init() {
@@ -96,15 +69,6 @@ func (d *templateBreakers) each(f func(*templateEntry)) {
 		f(e.(*templateEntry))
 		return true
 	})
-}
-
-// touch marks e used at now, when a call its breakers admitted ended or one of them rejected a
-// call (the clock is read then anyway). It writes only when the millisecond changed, so that
-// parallel callers of one resource seldom write the same cache line.
-func (e *templateEntry) touch(now int64) {
-	if t := now >> 20; e.used.Load() != t {
-		e.used.Store(t)
-	}
 }
 
 // lookup returns the breakers and settings of name under rs, which has template rules or
@@ -339,62 +303,6 @@ func (d *templateBreakers) rebind(next *ruleSet, now int64, build resourceOf) []
 		d.settings.Add(int64(r.res.templateSettings() - old.templateSettings()))
 		r.e.res.Store(r.res)
 	}
-	return changes
-}
-
-// makeRoom drops entries until n more units (breakers, and settings from a template setting)
-// and a name of nameLen bytes fit in the bounds (WithMaxTemplateBreakers, and what the memory
-// budget leaves for names), idlest first. It drops at least a sixteenth of the bound, but of
-// idle entries only: an entry with a breaker OPEN, HALF_OPEN, ramping up or pacing holds what
-// is known of its dependency, and one with calls in flight under its template settings holds
-// their count, so it is dropped only while there is still no room. It requires mu held.
-func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
-	d := &m.tmpl
-	room := func() bool {
-		return int(d.count.Load()+d.settings.Load())+n <= d.limit && d.bytes+nameLen <= d.maxBytes
-	}
-	if room() {
-		return nil
-	}
-	all := make([]idleness, 0, d.names.Load())
-	d.each(func(e *templateEntry) { all = append(all, e.idlenessAt(now)) })
-	batch := max(1, d.limit/16)
-	var changes []StateChange
-	var names []string
-	drop := func(e *templateEntry) {
-		changes = append(changes, m.tmpl.drop(e, Evicted, now)...)
-		names = append(names, e.name)
-	}
-	// dropClosed walks idlest first. Only the entries it looks at are read for their state.
-	dropClosed := func(idlest []idleness) {
-		for _, c := range idlest {
-			if len(names) >= batch && room() {
-				return
-			}
-			if !c.e.dropped.Load() && !c.e.holds(now) {
-				drop(c.e)
-			}
-		}
-	}
-	// Usually the idlest few hold enough CLOSED ones, and only they need sorting.
-	dropClosed(idlest(all, 2*batch))
-	if len(names) < batch || !room() {
-		slices.SortFunc(all, (idleness).compare)
-		dropClosed(all)
-		for _, c := range all {
-			if room() {
-				break
-			}
-			if !c.e.dropped.Load() {
-				drop(c.e)
-			}
-		}
-	}
-	d.dropped.Add(uint64(len(names)))
-	// Every count that is 0 and unused goes, not only those of the names dropped now: a name
-	// dropped while its calls were in flight keeps its count until they exit, and only a later
-	// drop finds it 0.
-	m.releaseCounts(m.rules.Load())
 	return changes
 }
 

@@ -68,7 +68,7 @@ func TestTemplateBoundDropsASixteenthAtOnce(t *testing.T) {
 	}
 	require.NoError(t, h.complete("n64", 0, nil))
 	st := h.m.TemplateStats()
-	assert.Equal(t, breaker.TemplateStats{Templates: 1, Resources: 61, Breakers: 61, Limit: 64, Dropped: 4}, st)
+	assert.Equal(t, breaker.TemplateStats{Patterns: 1, Resources: 61, Breakers: 61, Limit: 64, Dropped: 4}, st)
 	names := h.m.TemplateResources()
 	assert.Equal(t, "n04", names[0], "n00 to n03, the idlest, were dropped")
 }
@@ -116,7 +116,7 @@ func TestTemplateReload(t *testing.T) {
 	// Removing the templates removes their breakers.
 	require.NoError(t, h.m.LoadRules([]breaker.Rule{own}))
 	assert.Empty(t, h.m.TemplateResources())
-	assert.Zero(t, h.m.TemplateStats().Templates)
+	assert.Zero(t, h.m.TemplateStats().Patterns)
 	require.NoError(t, h.complete("api/c", 0, errDown))
 	assert.Empty(t, h.m.Breakers("api/c"))
 }

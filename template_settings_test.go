@@ -143,7 +143,7 @@ func TestTemplateSettingsCountTowardsTheBound(t *testing.T) {
 		require.NoError(t, h.complete(name, 0, nil))
 		h.clock.Advance(10 * time.Millisecond)
 	}
-	assert.Equal(t, breaker.TemplateStats{Templates: 1, Resources: 2, Breakers: 2, Settings: 2, Limit: 4, Dropped: 1},
+	assert.Equal(t, breaker.TemplateStats{Patterns: 1, Resources: 2, Breakers: 2, Settings: 2, Limit: 4, Dropped: 1},
 		h.m.TemplateStats(), "two units a name: a breaker and its settings")
 	assert.Equal(t, []string{"GET b", "GET c"}, h.m.TemplateResources())
 

@@ -51,7 +51,7 @@ func TestTemplateGivesEachNameItsOwnBreaker(t *testing.T) {
 	require.NoError(t, h.complete("api:users", 0, nil))
 	assert.Equal(t, breaker.Closed, h.state("api:users", 0))
 	assert.Equal(t, []string{"api:orders", "api:users"}, h.m.TemplateResources())
-	assert.Equal(t, breaker.TemplateStats{Templates: 1, Resources: 2, Breakers: 2, Limit: 10}, h.m.TemplateStats())
+	assert.Equal(t, breaker.TemplateStats{Patterns: 1, Resources: 2, Breakers: 2, Limit: 10}, h.m.TemplateStats())
 
 	// A name outside the template has none.
 	require.NoError(t, h.complete("db", 0, errDown))
@@ -81,7 +81,7 @@ func TestTemplateLongestPrefixWinsAndOwnRulesWin(t *testing.T) {
 	}
 	assert.Equal(t, []string{"", "api/users", "apiary", "db"}, h.m.TemplateResources(),
 		"a resource with its own rule gets no template breaker")
-	assert.Equal(t, 2, h.m.TemplateStats().Templates, "two patterns")
+	assert.Equal(t, 2, h.m.TemplateStats().Patterns, "two patterns")
 }
 
 func TestTemplateWithSeveralRules(t *testing.T) {
@@ -93,7 +93,7 @@ func TestTemplateWithSeveralRules(t *testing.T) {
 	assert.Equal(t, breaker.Open, h.state("svc-a", 0), "the slow rule timed the call")
 	assert.Equal(t, breaker.Closed, h.state("svc-a", 1))
 	require.NoError(t, h.complete("svc-b", 0, nil))
-	assert.Equal(t, breaker.TemplateStats{Templates: 1, Resources: 2, Breakers: 4, Limit: 4}, h.m.TemplateStats())
+	assert.Equal(t, breaker.TemplateStats{Patterns: 1, Resources: 2, Breakers: 4, Limit: 4}, h.m.TemplateStats())
 
 	// A third name needs two more breakers: svc-b, CLOSED, goes first though svc-a is idler.
 	h.clock.Advance(time.Second)

@@ -74,13 +74,12 @@ type retryRun struct {
 func newRetryRun(t *testing.T) *retryRun {
 	t.Helper()
 	r := &retryRun{clock: breakertest.NewClock()}
-	r.m = breaker.NewManager(breaker.WithClock(r.clock), breaker.WithCallObserver(breaker.CallObserverFunc(
-		func(c breaker.CallInfo) {
-			r.attempts++
-			if c.Blocked != nil {
-				r.rejected++
-			}
-		})))
+	r.m = breaker.NewManager(breaker.WithClock(r.clock), breaker.WithCallObserver(func(c breaker.CallInfo) {
+		r.attempts++
+		if c.Blocked != nil {
+			r.rejected++
+		}
+	}))
 	err := r.m.LoadRules([]breaker.Rule{
 		{ID: "counts", Resource: "ledger", Strategy: breaker.ErrorRatio, Threshold: 1,
 			MinRequestAmount: 100, StatInterval: time.Minute, RetryTimeout: time.Second},

@@ -278,7 +278,7 @@ func (h *handler) status() *status {
 		}
 	}
 	st.TemplateSettings = templateSettingsOf(v)
-	if d := v.Templates; d.Templates > 0 {
+	if d := v.Templates; d.Patterns > 0 {
 		st.Templates = &templateStatus{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit, Dropped: d.Dropped}
 	}
 	names, unlisted := h.listTemplates(made)

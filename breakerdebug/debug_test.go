@@ -715,7 +715,7 @@ func TestJSONShowsTemplateBreakers(t *testing.T) {
 func TestTemplateListIsBounded(t *testing.T) {
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder()
-	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec.OnCall))
 	require.NoError(t, m.LoadRules([]breaker.Rule{{Resource: "api/*", Strategy: breaker.ErrorCount,
 		Threshold: 1, RetryTimeout: time.Minute}}))
 	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithTemplates(3))
@@ -761,7 +761,7 @@ func TestTemplateListIsBounded(t *testing.T) {
 func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder()
-	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec),
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec.OnCall),
 		breaker.WithMaxTemplateBreakers(2))
 	require.NoError(t, m.LoadRules([]breaker.Rule{
 		{Resource: "api/*", Strategy: breaker.ErrorCount, Threshold: 1, RetryTimeout: time.Minute},
@@ -775,9 +775,9 @@ func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 		clk.Advance(time.Millisecond)
 	}
 	call(m, "inventroy", succeed) // no template matches it
-	d := m.TemplateStats()
+	d := m.Snapshot().Templates
 	require.NotZero(t, d.Dropped, "api/c needed room")
-	require.NotContains(t, m.TemplateResources(), "api/a", "the longest idle was dropped")
+	require.NotContains(t, templateNames(m), "api/a", "the longest idle was dropped")
 
 	st := readStatus(t, h)
 	var unruled []string
@@ -789,7 +789,7 @@ func TestEvictedTemplateResourceIsNotUnruled(t *testing.T) {
 	for _, r := range st.Resources {
 		listed = append(listed, r.Resource)
 	}
-	assert.Equal(t, m.TemplateResources(), listed, "the template resources that have breakers now")
+	assert.Equal(t, templateNames(m), listed, "the template resources that have breakers now")
 }
 
 // Given a name a template rule made that has settings of its own, when the status lists no
@@ -835,4 +835,16 @@ func onlyBreaker(t *testing.T, h http.Handler) map[string]any {
 	require.Len(t, got.Resources, 1)
 	require.Len(t, got.Resources[0].Breakers, 1)
 	return got.Resources[0].Breakers[0]
+}
+
+// templateNames returns the names that template rules made breakers for, as a Snapshot lists
+// them, in order.
+func templateNames(m *breaker.Manager) []string {
+	var names []string
+	for _, r := range m.Snapshot().Resources {
+		if r.Template != "" {
+			names = append(names, r.Name)
+		}
+	}
+	return names
 }

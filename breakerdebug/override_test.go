@@ -532,7 +532,7 @@ func TestOverridesAndReloadsOverHTTPConcurrently(t *testing.T) {
 	}
 	assert.Equal(t, want, overridesOf(w.m))
 	assert.Equal(t, float64(50), w.m.Rules()[0].Threshold, "the last rules loaded")
-	assert.Equal(t, map[string]breaker.ResourceConfig{"svc2": {MaxConcurrency: 50}}, w.m.Settings())
+	assert.Equal(t, map[string]breaker.ResourceConfig{"svc2": {MaxConcurrency: 50}}, w.m.Snapshot().Settings)
 	assert.ErrorIs(t, w.m.Do(context.Background(), "svc1", succeed), breaker.ErrForcedOpen, "forced open over its new rules")
 }
 

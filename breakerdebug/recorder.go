@@ -8,7 +8,7 @@ import (
 	"github.com/halfopen/breaker/breakerview"
 )
 
-// Recorder is a breaker.CallObserver that keeps each resource's last minute of calls for the
+// Recorder is a call observer that keeps each resource's last minute of calls for the
 // status page: pass r.Option() to breaker.NewManager, and r to Handler with WithRecorder. It
 // counts each second's calls, those rejected by each cause, those that failed and those that
 // were slow, and the longest response time, as breakerview does for every surface, at the
@@ -22,8 +22,6 @@ import (
 type Recorder struct {
 	calls *breakerview.Calls[struct{}]
 }
-
-var _ breaker.CallObserver = (*Recorder)(nil)
 
 // RecorderOption configures a Recorder.
 type RecorderOption interface {
@@ -51,7 +49,7 @@ func NewRecorder(opts ...RecorderOption) *Recorder {
 
 // Option returns the breaker.Option that makes a Manager report its calls to r. Give it to
 // breaker.NewManager, and r to Handler with WithRecorder.
-func (r *Recorder) Option() breaker.Option { return breaker.WithCallObserver(r) }
+func (r *Recorder) Option() breaker.Option { return breaker.WithCallObserver(r.OnCall) }
 
 // OnCall counts c in the current second of its resource.
 func (r *Recorder) OnCall(c breaker.CallInfo) { r.calls.Record(c) }

@@ -73,7 +73,7 @@ func newRecorded(t *testing.T, opts []breakerdebug.RecorderOption, rules ...brea
 	t.Helper()
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder(opts...)
-	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec.OnCall))
 	require.NoError(t, m.LoadRules(rules))
 	return m, clk, breakerdebug.Handler(m, breakerdebug.WithRecorder(rec))
 }
@@ -205,7 +205,7 @@ func TestRecorderCountsPacedCalls(t *testing.T) {
 func TestRecorderUnruledAndOverflow(t *testing.T) {
 	clk := breakertest.NewClock()
 	rec := breakerdebug.NewRecorder(breakerdebug.RecorderLimits(breakerview.Limits{Names: 3}))
-	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(rec.OnCall))
 	require.NoError(t, m.LoadRules([]breaker.Rule{inventoryRule}))
 	h := breakerdebug.Handler(m, breakerdebug.WithRecorder(rec), breakerdebug.WithUnruled(2))
 

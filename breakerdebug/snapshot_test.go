@@ -130,7 +130,7 @@ func docOf(t *testing.T, snap breaker.Snapshot) snapshotDoc {
 		}
 	}
 	slices.SortFunc(doc.TemplateSettings, func(a, b snapshotKey) int { return strings.Compare(a.Key, b.Key) })
-	if d := snap.Templates; d.Templates > 0 {
+	if d := snap.Templates; d.Patterns > 0 {
 		doc.Templates = &snapshotTemplates{Resources: d.Resources, Breakers: d.Breakers, Limit: d.Limit,
 			Dropped: d.Dropped}
 	}

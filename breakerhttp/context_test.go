@@ -48,7 +48,7 @@ func newGuarded(t *testing.T, resource string) *guarded {
 	t.Helper()
 	g := &guarded{resource: resource, exited: &calls{}, heard: &heard{}}
 	g.m = breaker.NewManager(breaker.WithClock(breakertest.NewClock()), breaker.WithSlots(g.exited),
-		breaker.WithCallObserver(g.heard))
+		breaker.WithCallObserver(g.heard.OnCall))
 	require.NoError(t, g.m.LoadRules([]breaker.Rule{tripOnFirstFailure(resource)}))
 	require.NoError(t, g.m.LoadResources(map[string]breaker.ResourceConfig{resource: {MaxConcurrency: 1}}))
 	return g

@@ -106,7 +106,7 @@ func ExampleNewTransport_everyHost() {
 		resp.Body.Close()
 		fmt.Println("down host:", resp.Status)
 	}
-	fmt.Println(m.TemplateStats().Resources, "hosts, each with its breaker and settings")
+	fmt.Println(m.Snapshot().Templates.Resources, "hosts, each with its breaker and settings")
 	// Output:
 	// slow host, second request: true
 	// down host: 502 Bad Gateway

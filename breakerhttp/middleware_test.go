@@ -499,7 +499,7 @@ func TestMiddlewareDefaults(t *testing.T) {
 func TestMiddlewareUnmatchedIsOneResource(t *testing.T) {
 	names := map[string]int{}
 	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()),
-		breaker.WithCallObserver(breaker.CallObserverFunc(func(c breaker.CallInfo) { names[c.Resource]++ })))
+		breaker.WithCallObserver(func(c breaker.CallInfo) { names[c.Resource]++ }))
 	mux := http.NewServeMux()
 	mux.Handle("GET /orders/{id}", ok)
 	mux.Handle("CONNECT /tunnel/{name}/", ok)
@@ -524,7 +524,7 @@ func TestMiddlewareUnmatchedIsOneResource(t *testing.T) {
 func TestMiddlewareMuxRedirectIsUnmatched(t *testing.T) {
 	names := map[string]int{}
 	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()),
-		breaker.WithCallObserver(breaker.CallObserverFunc(func(c breaker.CallInfo) { names[c.Resource]++ })))
+		breaker.WithCallObserver(func(c breaker.CallInfo) { names[c.Resource]++ }))
 	mux := http.NewServeMux()
 	mux.Handle("/users/{id}/", ok)
 	h := breakerhttp.Middleware(m)(mux)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakerhttp"
+	"github.com/halfopen/breaker/breakerretry"
 )
 
 // upstream is a loopback server that answers every request with its current status and
@@ -401,7 +402,7 @@ func TestTransportCanceledWithAnErrorOfItsOwn(t *testing.T) {
 	assert.Zero(t, m.Breakers("GET api:8080")[0].Stats().Total)
 }
 
-// Given a Retry loop around a function whose HTTP client goes through NewTransport on the same
+// Given a breakerretry loop around a function whose HTTP client goes through NewTransport on the same
 // Manager and resource, when the breaker has tripped, then the loop's first attempt after the
 // retry time takes the probe, the transport's call made with that attempt's context passes as
 // part of it and reaches the server, and the breaker recovers. (Calls nested so were rejected
@@ -431,7 +432,7 @@ func TestRetryAroundTheTransportRecovers(t *testing.T) {
 	require.Equal(t, breaker.Open, state(t, m, resource))
 	fails.Store(false) // the server is back
 
-	retry := breaker.Retry{Attempts: 5, Sleep: func(_ context.Context, d time.Duration) error {
+	retry := breakerretry.Policy{Attempts: 5, Sleep: func(_ context.Context, d time.Duration) error {
 		clk.Advance(d)
 		return nil
 	}}
@@ -575,7 +576,19 @@ func TestTransportTemplateProtectsEveryHost(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 	}
 	assert.Equal(t, int64(5), good.hits.Load())
-	assert.ElementsMatch(t, []string{bad.resource(), good.resource()}, m.TemplateResources())
+	assert.ElementsMatch(t, []string{bad.resource(), good.resource()}, templateNames(m))
 	assert.Equal(t, breaker.Open, m.Breakers(bad.resource())[0].State())
 	assert.Equal(t, breaker.Closed, m.Breakers(good.resource())[0].State())
+}
+
+// templateNames returns the names that template rules made breakers for, as a Snapshot lists
+// them, in order.
+func templateNames(m *breaker.Manager) []string {
+	var names []string
+	for _, r := range m.Snapshot().Resources {
+		if r.Template != "" {
+			names = append(names, r.Name)
+		}
+	}
+	return names
 }

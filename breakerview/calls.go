@@ -12,8 +12,8 @@ import (
 
 // Calls is the bounded registry of the names a surface heard called, each with its label, its
 // last minute of calls and a value of the surface's own (an exporter's series of the name), T.
-// Record it every call a Manager reports (a breaker.CallObserver's OnCall does), and read a
-// View from it.
+// Record it every call a Manager reports (breaker.WithCallObserver(c.OnCall) does), and read
+// a View from it.
 //
 // It keeps the names within its Limits, in the order first seen, and counts the calls of every
 // other name in one entry, labelled Overflow. Record reads no clock (a call counts at
@@ -30,8 +30,6 @@ type Calls[T any] struct {
 	mu    sync.Mutex
 	bytes int // of the names kept; under mu
 }
-
-var _ breaker.CallObserver = (*Calls[struct{}])(nil)
 
 // Entry is what a Calls keeps of one name, or of every name past its Limits (Overflow).
 type Entry[T any] struct {
@@ -67,7 +65,7 @@ func (c *Calls[T]) Record(info breaker.CallInfo) *Entry[T] {
 	return e
 }
 
-// OnCall is Record, so that a Calls is a breaker.CallObserver of its own.
+// OnCall is Record without its result, for breaker.WithCallObserver(c.OnCall).
 func (c *Calls[T]) OnCall(info breaker.CallInfo) { c.Record(info) }
 
 // Entry returns the entry of name: its own, made now if the Limits leave room for it, or the

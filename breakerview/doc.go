@@ -7,7 +7,7 @@
 // reads a View from it and one Snapshot:
 //
 //	calls := breakerview.NewCalls(breakerview.Limits{}, func(label string) struct{} { return struct{}{} })
-//	m := breaker.NewManager(breaker.WithCallObserver(calls))
+//	m := breaker.NewManager(breaker.WithCallObserver(calls.OnCall))
 //	since := m.Now() // when the surface began to watch
 //	...
 //	snap := m.Snapshot()

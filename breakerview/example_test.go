@@ -15,7 +15,7 @@ import (
 func Example() {
 	clock := breakertest.NewClock()
 	calls := breakerview.NewCalls(breakerview.Limits{}, func(string) struct{} { return struct{}{} })
-	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(calls))
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithCallObserver(calls.OnCall))
 	since := m.Now()
 	_ = m.LoadRules([]breaker.Rule{{ID: "payments-errors", Resource: "payments", Strategy: breaker.ErrorCount,
 		Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Minute}})

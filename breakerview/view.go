@@ -110,7 +110,7 @@ type Called struct {
 // nil c gives the rows alone, with their own labels. View adds to c the names of snap it
 // labels (those with neither rules nor settings of their own), within c's Limits.
 func (c *Calls[T]) View(snap *breaker.Snapshot, since time.Time) *View {
-	v := &View{At: snap.At, Templates: snap.Templates, TemplatesLoaded: snap.Templates.Templates > 0,
+	v := &View{At: snap.At, Templates: snap.Templates, TemplatesLoaded: snap.Templates.Patterns > 0,
 		Resources: make([]Resource, len(snap.Resources))}
 	minutes := map[string]Minute{} // of the names c keeps, with calls in the minute
 	if c != nil {

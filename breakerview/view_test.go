@@ -28,7 +28,7 @@ func newWatched(t *testing.T, l breakerview.Limits, rules ...breaker.Rule) *watc
 	t.Helper()
 	w := &watched{clock: breakertest.NewClock(), calls: newCalls(l)}
 	w.m = breaker.NewManager(breaker.WithClock(w.clock),
-		breaker.WithCallObserver(breaker.CallObserverFunc(func(c breaker.CallInfo) { w.calls.Record(c) })))
+		breaker.WithCallObserver(func(c breaker.CallInfo) { w.calls.Record(c) }))
 	w.since = w.m.Now()
 	require.NoError(t, w.m.LoadRules(rules))
 	return w

@@ -29,7 +29,7 @@ func ExampleWatch() {
 	if err != nil {
 		panic(err) // refuse to start with bad rules
 	}
-	fmt.Println(len(m.Rules()), m.Rules()[0].Resource, m.Settings()["payments"].Timeout)
+	fmt.Println(len(m.Rules()), m.Rules()[0].Resource, m.Snapshot().Settings["payments"].Timeout)
 	stop()
 	<-w.Done()
 	// Output: 1 payments 2s

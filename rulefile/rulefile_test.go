@@ -167,15 +167,15 @@ func TestWatchDocument(t *testing.T) {
 	forced := map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen, Timeout: 2 * time.Second}}
 	x := watch(t, `{"rules": `+ruleA+`, "resources": {"orders": {"force": "open", "timeout": "2s"}}}`)
 	assert.Equal(t, wantA, x.m.Rules())
-	assert.Equal(t, forced, x.m.Settings())
+	assert.Equal(t, forced, x.m.Snapshot().Settings)
 
 	x.write(ruleB)
 	assert.Equal(t, wantB, next(t, x.loads))
-	assert.Equal(t, forced, x.m.Settings(), "a bare array leaves the settings as they are")
+	assert.Equal(t, forced, x.m.Snapshot().Settings, "a bare array leaves the settings as they are")
 
 	x.write(`{"resources": {}}`)
 	assert.Equal(t, wantB, next(t, x.loads), "OnLoad hears the rules in force")
-	assert.Empty(t, x.m.Settings(), "released")
+	assert.Empty(t, x.m.Snapshot().Settings, "released")
 	assert.Equal(t, wantB, x.m.Rules())
 	assert.Empty(t, x.errs)
 }
@@ -188,5 +188,5 @@ func TestWatchDocumentAllOrNothing(t *testing.T) {
 	assert.ErrorIs(t, err, breaker.ErrInvalidRule)
 	assert.Contains(t, err.Error(), "maxConcurrency")
 	assert.Equal(t, wantA, x.m.Rules())
-	assert.Empty(t, x.m.Settings())
+	assert.Empty(t, x.m.Snapshot().Settings)
 }

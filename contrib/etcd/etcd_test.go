@@ -633,15 +633,15 @@ func TestWatchDocument(t *testing.T) {
 	put(t, c, "/rules", `{"rules": `+ruleA+`, "resources": {"orders": {"force": "open", "maxConcurrency": 4}}}`)
 	x := watch(t, c, "/rules")
 	assert.Equal(t, wantA, next(t, x.loads))
-	assert.Equal(t, forced, x.m.Settings())
+	assert.Equal(t, forced, x.m.Snapshot().Settings)
 
 	put(t, c, "/rules", ruleB)
 	assert.Equal(t, wantB, next(t, x.loads))
-	assert.Equal(t, forced, x.m.Settings(), "a bare array leaves the settings as they are")
+	assert.Equal(t, forced, x.m.Snapshot().Settings, "a bare array leaves the settings as they are")
 
 	put(t, c, "/rules", `{"resources": {}}`)
 	assert.Equal(t, wantB, next(t, x.loads), "OnLoad hears the rules in force")
-	assert.Empty(t, x.m.Settings(), "released")
+	assert.Empty(t, x.m.Snapshot().Settings, "released")
 	assert.Equal(t, wantB, x.m.Rules())
 	assert.Empty(t, x.errs)
 }
@@ -655,34 +655,34 @@ func TestWatchPrefixDocuments(t *testing.T) {
 	put(t, c, "/cfg/ops", `{"resources": {"orders": {"force": "open"}}}`)
 	x := watch(t, c, "/cfg/", breakeretcd.WithPrefix())
 	assert.Equal(t, wantA, next(t, x.loads))
-	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Settings())
+	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Snapshot().Settings)
 
 	put(t, c, "/cfg/z", `{"resources": {"orders": {"force": "closed"}}}`)
 	err := next(t, x.errs)
 	assert.Contains(t, err.Error(), `keys "/cfg/ops" and "/cfg/z" both hold settings of resource "orders"`)
-	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Settings())
+	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Snapshot().Settings)
 
 	del(t, c, "/cfg/z")
 	assert.Equal(t, wantA, next(t, x.loads))
 	del(t, c, "/cfg/ops")
 	assert.Equal(t, wantA, next(t, x.loads))
 	assert.Equal(t, wantA, x.m.Rules())
-	assert.Empty(t, x.m.Settings(), "the key that held the settings is gone, and they with it")
+	assert.Empty(t, x.m.Snapshot().Settings, "the key that held the settings is gone, and they with it")
 
 	// A key's value replaced by one without settings leaves them, as a single key's does.
 	put(t, c, "/cfg/ops", `{"resources": {"orders": {"force": "open"}}}`)
 	assert.Equal(t, wantA, next(t, x.loads))
 	put(t, c, "/cfg/ops", ruleB)
 	assert.Equal(t, concat(wantA, wantB), next(t, x.loads))
-	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Settings())
+	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Snapshot().Settings)
 	del(t, c, "/cfg/a")
 	assert.Equal(t, wantB, next(t, x.loads))
-	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Settings(),
+	assert.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, x.m.Snapshot().Settings,
 		"a key that never held them is gone")
 	del(t, c, "/cfg/ops")
 	assert.Equal(t, wantB, next(t, x.loads))
 	assert.ErrorIs(t, next(t, x.errs), breakeretcd.ErrNotFound)
-	assert.Empty(t, x.m.Settings(), "the key whose value set them is gone")
+	assert.Empty(t, x.m.Snapshot().Settings, "the key whose value set them is gone")
 	assert.Empty(t, x.errs)
 }
 
@@ -698,11 +698,11 @@ func TestWatchDeletedSettingsKeyReleasesTheSettings(t *testing.T) {
 	logs := &lockedBuffer{}
 	x := watchManager(t, c, "/ops", m, breakeretcd.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	assert.Equal(t, wantC, next(t, x.loads))
-	require.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, m.Settings())
+	require.Equal(t, map[string]breaker.ResourceConfig{"orders": {Force: breaker.ForceOpen}}, m.Snapshot().Settings)
 
 	del(t, c, "/ops")
 	assert.Equal(t, wantC, next(t, x.loads), "OnLoad hears the rules in force")
-	assert.Empty(t, m.Settings(), "released")
+	assert.Empty(t, m.Snapshot().Settings, "released")
 	assert.Equal(t, wantC, m.Rules(), "the rules stay")
 	assert.ErrorIs(t, next(t, x.errs), breakeretcd.ErrNotFound)
 	assert.Contains(t, logs.String(), "resource settings removed")
@@ -721,12 +721,12 @@ func TestWatchDeletedDocumentKeepsTheRulesNotTheSettings(t *testing.T) {
 
 	del(t, c, "/rules")
 	assert.Equal(t, wantA, next(t, x.loads))
-	assert.Empty(t, x.m.Settings(), "released")
+	assert.Empty(t, x.m.Snapshot().Settings, "released")
 	assert.ErrorIs(t, next(t, x.errs), breakeretcd.ErrNotFound)
 
 	put(t, c, "/rules", ruleB)
 	assert.Equal(t, wantB, next(t, x.loads))
-	assert.Empty(t, x.m.Settings())
+	assert.Empty(t, x.m.Snapshot().Settings)
 	assert.Empty(t, x.errs)
 }
 

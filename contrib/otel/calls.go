@@ -13,8 +13,6 @@ import (
 // callObserver feeds the calls of a Manager to the calls counter and the duration histogram.
 type callObserver struct{ ins *Instruments }
 
-var _ breaker.CallObserver = callObserver{}
-
 // resourceSets are the measurement options of one resource label, built when the name is first
 // seen. The slices are passed as variadic arguments as they are, so a call allocates nothing.
 type resourceSets struct {

@@ -288,7 +288,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 // Option returns the option that makes a Manager report its calls to the Instruments.
 // Pass it to breaker.NewManager of the Manager given to Watch.
 func (ins *Instruments) Option() breaker.Option {
-	return breaker.WithCallObserver(callObserver{ins})
+	return breaker.WithCallObserver(callObserver{ins}.OnCall)
 }
 
 // Watch reports the state of m's breakers through the state gauge and breaker.status, their windows

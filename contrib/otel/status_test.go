@@ -199,7 +199,7 @@ func TestStatusWithinCardinalityLimit(t *testing.T) {
 		}
 		_ = f.call("api/"+strconv.Itoa(i), 0, err)
 	}
-	require.Len(t, f.m.TemplateResources(), names)
+	require.Len(t, templateNames(f.m), names)
 
 	points := f.statusPoints()
 	assert.Len(t, points, 3*breakerotel.DefaultLimits().Names)

@@ -2,8 +2,8 @@
 // settings of its resources, the operators' overrides in force and the names configured and
 // not called, as Prometheus metrics. It formats the rows of package breakerview, as the status
 // page (breakerdebug) and contrib/otel do, so the three agree. A Collector learns of calls
-// through a breaker.CallObserver, which a Manager takes only when it is created, and of the
-// rest from the Manager it watches; set it up before traffic:
+// through a call observer (breaker.WithCallObserver), which a Manager takes only when it is
+// created, and of the rest from the Manager it watches; set it up before traffic:
 //
 //	c := breakerprom.New()
 //	m := breaker.NewManager(c.Option()) // counts every call of m
@@ -35,7 +35,7 @@ const (
 )
 
 // Collector is a prometheus.Collector of the metrics of one breaker.Manager: the calls from
-// the CallObserver that Option adds to the Manager, the states, transitions and settings of the
+// the call observer that Option adds to the Manager, the states, transitions and settings of the
 // Manager given to Watch. Create it with New; the zero value is not usable.
 //
 // Its methods are safe for concurrent use.
@@ -163,7 +163,7 @@ func New(opts ...Option) *Collector {
 // Option returns the breaker.Option that makes a Manager report its calls to c. Give it to
 // breaker.NewManager, for one Manager only: the calls of two Managers would add up.
 func (c *Collector) Option() breaker.Option {
-	return breaker.WithCallObserver(callObserver{c})
+	return breaker.WithCallObserver(callObserver{c}.OnCall)
 }
 
 // Watch makes c report the state of every breaker of m at each scrape, and count m's

@@ -2,7 +2,7 @@
 // seconds.
 //
 // A fake ledger service is down for the first 2.5s, then healthy. One request retries its
-// call with breaker.Retry: the first failures back off and trip the breaker; from then on the
+// call with breakerretry.Policy: the first failures back off and trip the breaker; from then on the
 // loop is rejected at once, without calling the ledger, and sleeps until the rejection's
 // RetryAt, where its next call is the breaker's probe. It neither spins on the open breaker
 // nor calls past it, and the breaker counts only the calls that reached the ledger. The
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerretry"
 )
 
 const resource = "ledger"
@@ -41,7 +42,7 @@ var rule = breaker.Rule{
 
 // retry makes at most 10 calls within 10s, and backs off 100ms, 200ms, then 250ms after a
 // failure. After a rejection it waits until RetryAt instead.
-var retry = breaker.Retry{
+var retry = breakerretry.Policy{
 	Attempts: 10,
 	Within:   10 * time.Second,
 	Backoff: func(n int) time.Duration {
@@ -79,14 +80,13 @@ func run(w io.Writer, clk breaker.Clock, sleep func(context.Context, time.Durati
 	out := &printer{w: w, start: start}
 	var t tally
 
-	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(breaker.CallObserverFunc(
-		func(c breaker.CallInfo) {
-			t.Attempts++
-			if c.Blocked != nil {
-				t.Rejected++
-				out.printf("%6s  rejected: the breaker is %v until %s\n", out.at(clk.Now()), c.Blocked.State, out.at(c.Blocked.RetryAt))
-			}
-		})))
+	m := breaker.NewManager(breaker.WithClock(clk), breaker.WithCallObserver(func(c breaker.CallInfo) {
+		t.Attempts++
+		if c.Blocked != nil {
+			t.Rejected++
+			out.printf("%6s  rejected: the breaker is %v until %s\n", out.at(clk.Now()), c.Blocked.State, out.at(c.Blocked.RetryAt))
+		}
+	}))
 	if err := m.LoadRules([]breaker.Rule{rule}); err != nil {
 		return t, err
 	}
@@ -119,7 +119,7 @@ func run(w io.Writer, clk breaker.Clock, sleep func(context.Context, time.Durati
 	return t, out.err
 }
 
-// sleep waits d on a timer, or until ctx is done, as Retry does when its Sleep is nil (here it
+// sleep waits d on a timer, or until ctx is done, as a Policy does when its Sleep is nil (here it
 // is set, to print each wait).
 func sleep(ctx context.Context, d time.Duration) error {
 	timer := time.NewTimer(d)

@@ -29,7 +29,7 @@ import (
 // window does.
 //
 // A slot has such a word in every stripe (stripes.go): a call enters its stripe's (stripe 0,
-// until the calls of its window contend and the caller stripes them), its ticket names the
+// until the calls of its window contend and the caller stripes them), its seat names the
 // word, and it leaves the same word; a judgement and a move go through every stripe's word of
 // a slot, each as one slot of one stripe.
 type Flight struct {
@@ -52,11 +52,11 @@ const (
 	maxFlightSlots  = 1024 // a MaxAllowedRT of more buckets gets wider slots instead
 )
 
-// A ticket is what a call that entered the ring keeps to leave it: the index in words of the
+// A seat is what a call that entered the ring keeps to leave it: the index in words of the
 // word it entered (from bit 24; words are at most maxFlightSlots, as stripes.go lays them out)
-// and its lap, and a flag, so that the zero ticket is a call the ring does not hold.
+// and its lap, and a flag, so that the zero seat is a call the ring does not hold.
 const (
-	flightTicket    = 1 << 63
+	flightSeated    = 1 << 63
 	flightWordShift = 24
 	flightWordMask  = 2*maxFlightSlots - 1
 )
@@ -133,7 +133,7 @@ func (f *Flight) Fits(length, maxRT int64) bool {
 }
 
 // TryEnter is Enter for a call that starts in the head slot, in stripe 0, the common case,
-// small enough to inline (TestFastPathsInline holds it): it returns the call's ticket, or 0
+// small enough to inline (TestFastPathsInline holds it): it returns the call's seat, or 0
 // when Enter must run. The caller judges first if a slot is Due. Calls that contend for the
 // ring (the caller knows: their window is striped) enter by TryEnterOn instead.
 func (f *Flight) TryEnter(now int64) uint64 {
@@ -141,7 +141,7 @@ func (f *Flight) TryEnter(now int64) uint64 {
 	if uint64(now-f.starts[i].Load()) >= uint64(f.width) {
 		return 0
 	}
-	return flightTicket | i<<flightWordShift | f.words[i].Add(flightWaiting)>>flightLapShift
+	return flightSeated | i<<flightWordShift | f.words[i].Add(flightWaiting)>>flightLapShift
 }
 
 // TryEnterOn is TryEnter in stripe, small enough to inline too.
@@ -151,28 +151,28 @@ func (f *Flight) TryEnterOn(now int64, stripe uint8) uint64 {
 		return 0
 	}
 	w := (int(stripe)*f.stride | int(i)) & (len(f.words) - 1) // at, written out to inline
-	return flightTicket | uint64(w)<<flightWordShift | f.words[w].Add(flightWaiting)>>flightLapShift
+	return flightSeated | uint64(w)<<flightWordShift | f.words[w].Add(flightWaiting)>>flightLapShift
 }
 
-// TryLeave is Leave for a call held (a ticket not 0) in a lap that no judgement counted, the
+// TryLeave is Leave for a call held (a seat not 0) in a lap that no judgement counted, the
 // common case, small enough to inline (TestFastPathsInline holds it): it reports whether it
 // took the call out. The caller judges first if a slot is Due.
-func (f *Flight) TryLeave(ticket uint64) bool {
-	w := &f.words[ticket>>flightWordShift&flightWordMask]
+func (f *Flight) TryLeave(seat uint64) bool {
+	w := &f.words[seat>>flightWordShift&flightWordMask]
 	old := w.Load()
 	// Of its lap, none counted and some waiting: without its lap, the word holds waiting calls
 	// only, at least one. (A lap that came round again may hold none, and leave decides.)
-	rest := old ^ (ticket&flightLapMask)<<flightLapShift
+	rest := old ^ (seat&flightLapMask)<<flightLapShift
 	return rest-flightWaiting < flightCountMask<<flightCountBits && rest&flightCountMask == 0 &&
 		w.CompareAndSwap(old, old-flightWaiting)
 }
 
-// Enter counts a call that starts at now, in stripe. It returns the call's ticket (0: not held, for a
+// Enter counts a call that starts at now, in stripe. It returns the call's seat (0: not held, for a
 // clock that stepped back to a slot that has moved on since), and the calls of an earlier lap
 // of the slot it moved to that no judgement counted yet: slow, for the caller to count. again
 // says that the clock stepped back past the ring, or so far ahead that the ticks wrapped, while
 // the ring holds calls: the call must enter a new ring, started at now.
-func (f *Flight) Enter(now int64, stripe uint8) (ticket, slow uint64, again bool) {
+func (f *Flight) Enter(now int64, stripe uint8) (seat, slow uint64, again bool) {
 	i := f.head.Load()
 	if uint64(now-f.starts[i].Load()) >= uint64(f.width) {
 		var ok bool
@@ -182,7 +182,7 @@ func (f *Flight) Enter(now int64, stripe uint8) (ticket, slow uint64, again bool
 	}
 	w := at(stripe, f.stride, int(i), len(f.words))
 	lap, _, _ := unpackFlight(f.words[w].Add(flightWaiting))
-	return flightTicket | uint64(w)<<flightWordShift | lap, slow, false
+	return flightSeated | uint64(w)<<flightWordShift | lap, slow, false
 }
 
 // move returns the index of the slot for a call that starts at now, outside the head slot: a
@@ -266,13 +266,13 @@ func (f *Flight) blank(w *atomic.Uint64, blank uint64) bool {
 	}
 }
 
-// Leave takes a call with ticket out of flight when it returns, and reports whether it was
+// Leave takes a call with seat out of flight when it returns, and reports whether it was
 // counted as slow while in flight, so that it counts nothing more.
-func (f *Flight) Leave(ticket uint64) (counted bool) {
-	if ticket == 0 {
+func (f *Flight) Leave(seat uint64) (counted bool) {
+	if seat == 0 {
 		return false
 	}
-	w, lap := &f.words[ticket>>flightWordShift&flightWordMask], ticket&flightLapMask
+	w, lap := &f.words[seat>>flightWordShift&flightWordMask], seat&flightLapMask
 	for {
 		old := w.Load()
 		l, waiting, done := unpackFlight(old)

@@ -148,19 +148,19 @@ func TestPropertyStripedCountsAddUp(t *testing.T) {
 func TestFlightCountsEveryStripe(t *testing.T) {
 	width, maxRT := int64(100*time.Millisecond), int64(300*time.Millisecond)
 	f := NewFlight(width, maxRT, 4)
-	var tickets []uint64
+	var seats []uint64
 	for stripe := range uint8(6) {
-		ticket, slow, again := f.Enter(0, stripe)
+		seat, slow, again := f.Enter(0, stripe)
 		require.False(t, again)
 		require.Zero(t, slow)
-		tickets = append(tickets, ticket)
+		seats = append(seats, seat)
 	}
-	assert.False(t, f.Leave(tickets[0]), "returned before its slot was due")
+	assert.False(t, f.Leave(seats[0]), "returned before its slot was due")
 	due := 2*width + maxRT
 	require.True(t, f.Due(due))
 	assert.Equal(t, uint64(5), f.Judge(due))
-	for _, ticket := range tickets[1:] {
-		assert.True(t, f.Leave(ticket), "counted while in flight")
+	for _, seat := range seats[1:] {
+		assert.True(t, f.Leave(seat), "counted while in flight")
 	}
 
 	g := NewFlight(width, maxRT, 4)
@@ -187,8 +187,8 @@ func TestPropertyFlightCountsEachCallOnce(t *testing.T) {
 			calls.Go(func() {
 				<-start
 				for range perStripe {
-					ticket, _, _ := f.Enter(0, st)
-					if f.Leave(ticket) {
+					seat, _, _ := f.Enter(0, st)
+					if f.Leave(seat) {
 						countedOnReturn.Add(1)
 					}
 				}

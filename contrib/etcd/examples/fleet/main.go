@@ -173,7 +173,7 @@ func callLedger(out io.Writer, fleet []*instance) error {
 		if err != nil {
 			result = "rejected: " + err.Error()
 		}
-		fmt.Fprintf(out, "%s loaded: ledger force %v; a call to ledger %s\n", in.name, in.m.Settings()["ledger"].Force, result)
+		fmt.Fprintf(out, "%s loaded: ledger force %v; a call to ledger %s\n", in.name, in.m.Snapshot().Settings["ledger"].Force, result)
 	}
 	return nil
 }

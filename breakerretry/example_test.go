@@ -1,4 +1,4 @@
-package breaker_test
+package breakerretry_test
 
 import (
 	"context"
@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/halfopen/breaker"
+	"github.com/halfopen/breaker/breakerretry"
 	"github.com/halfopen/breaker/breakertest"
 )
 
 // A retry loop that the breaker paces: after the second failure trips it, the loop is
 // rejected once and then waits until RetryAt, calling nothing meanwhile, and the probe
 // succeeds.
-func ExampleRetry() {
+func ExamplePolicy() {
 	clock := breakertest.NewClock()
 	at := func() time.Duration { return clock.Now().Sub(breakertest.Start) }
 	m := breaker.NewManager(breaker.WithClock(clock),
-		breaker.WithCallObserver(breaker.CallObserverFunc(func(c breaker.CallInfo) {
+		breaker.WithCallObserver(func(c breaker.CallInfo) {
 			if c.Blocked != nil {
 				fmt.Printf("%v: rejected until %v\n", at(), c.Blocked.RetryAt.Sub(breakertest.Start))
 			}
-		})))
+		}))
 	err := m.LoadRules([]breaker.Rule{{
 		Resource:         "payments",
 		Strategy:         breaker.ErrorCount,
@@ -44,7 +45,7 @@ func ExampleRetry() {
 		fmt.Printf("%v: payments succeeds\n", at())
 		return nil
 	}
-	retry := breaker.Retry{
+	retry := breakerretry.Policy{
 		Attempts: 5,
 		Within:   time.Minute,
 		Backoff:  func(n int) time.Duration { return time.Duration(n) * time.Second },
