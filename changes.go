@@ -250,6 +250,19 @@ func (m *Manager) checkName(name string) *RuleError {
 		Reason: fmt.Sprintf("is %d bytes long, more than the %d a Manager keeps (WithMaxNameLength)", len(name), m.maxName)}
 }
 
+// newBreaker makes the breaker of r for the calls to resource name, its counters striped for
+// procs, and returns the machine it shares with the other kind.
+func (m *Manager) newBreaker(r *Rule, name string, procs int) *circuit {
+	if r.Strategy == SlowRequestRatio {
+		b := &ResponseTimeBreaker{}
+		b.init(b, &m.timeline, m.notify, m.instance, r, name, procs)
+		return &b.circuit
+	}
+	b := &ExceptionBreaker{strategy: r.Strategy}
+	b.init(b, &m.timeline, m.notify, m.instance, r, name, procs)
+	return &b.circuit
+}
+
 // installRules builds the rule set of rules, valid, with settings, keeping the breakers of rules
 // whose window keeps its shape (see pairRules), their counters striped for procs, and returns it
 // with the breakers of old it drops, in the order of the old rules. It requires loadMu held.

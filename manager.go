@@ -54,19 +54,6 @@ func NewManager(opts ...Option) *Manager {
 	return m
 }
 
-// newBreaker makes the breaker of r for the calls to resource name, its counters striped for
-// procs, and returns the machine it shares with the other kind.
-func (m *Manager) newBreaker(r *Rule, name string, procs int) *circuit {
-	if r.Strategy == SlowRequestRatio {
-		b := &ResponseTimeBreaker{}
-		b.init(b, &m.timeline, m.notify, m.instance, r, name, procs)
-		return &b.circuit
-	}
-	b := &ExceptionBreaker{strategy: r.Strategy}
-	b.init(b, &m.timeline, m.notify, m.instance, r, name, procs)
-	return &b.circuit
-}
-
 // Rules returns the loaded rules, in the order given to LoadRules.
 func (m *Manager) Rules() []Rule {
 	return slices.Clone(m.rules.Load().rules)
