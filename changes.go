@@ -191,16 +191,17 @@ func (m *Manager) next(old *ruleSet, c change, now int64) (next *ruleSet, droppe
 		next = m.withSettings(old, set)
 		next.nameBudget = nameBudget
 	}
-	next.index = newResourceIndex(next.resources)
-	next.hasTemplates = len(next.templates.all) > 0 || len(next.settingTemplates.all) > 0
 	return next, dropped, ended, nil
 }
 
-// publish installs next, the rule set a change built: the template entries are rebound to it
-// (which may drop some), it is stored, and the template entries made room for within the bounds
-// it leaves. It returns the transitions to report of the breakers that went. It requires loadMu
+// publish installs next, the rule set a change built: it is indexed, the template entries are
+// rebound to it (which may drop some), it is stored, and the template entries made room for
+// within the bounds it leaves. Every rule set a change builds is indexed here, whichever way it
+// was built. It returns the transitions to report of the breakers that went. It requires loadMu
 // and the template breakers' mu held.
 func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
+	next.index = newResourceIndex(next.resources)
+	next.hasTemplates = len(next.templates.all) > 0 || len(next.settingTemplates.all) > 0
 	heard := m.tmpl.rebind(next, now, m.templateResource)
 	m.rules.Store(next)
 	m.tmpl.maxBytes = next.nameBudget

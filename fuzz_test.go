@@ -715,6 +715,9 @@ func runStateMachine(t *testing.T, ops []byte) {
 			cfg, _ := ref.settingsOf(resource)
 			err := m.Do(ctx, resource, func(ctx context.Context) error {
 				if cfg.Timeout > 0 {
+					if _, ok := ctx.Deadline(); !ok {
+						t.Fatalf("step %d: %s has a Timeout of %v, and its call's context no deadline", step, resource, cfg.Timeout)
+					}
 					<-ctx.Done() // past the Timeout, whatever it returns
 				}
 				clock.Advance(rt)

@@ -182,6 +182,36 @@ func TestOverrideBound(t *testing.T) {
 	assert.Len(t, m.Overrides(), breaker.MaxOverrides)
 }
 
+// Given an override whose end has come, when the next change does nothing but take it out
+// (it ends an override no longer in force), then the rule set it publishes still finds every
+// resource: its own breakers, a template's, and its settings.
+func TestAChangeThatOnlyRemovesExpiredOverridesKeepsEveryResource(t *testing.T) {
+	clock := breakertest.NewClock()
+	m := breaker.NewManager(breaker.WithClock(clock), breaker.WithLogger(slog.New(slog.DiscardHandler)))
+	template := errorCount(1, 1)
+	template.Resource = "t*"
+	require.NoError(t, m.LoadRules([]breaker.Rule{errorCount(1, 1), template}))
+	require.NoError(t, m.LoadResources(map[string]breaker.ResourceConfig{"timed": {Timeout: time.Hour}}))
+	_, err := m.Override("other", breaker.ForceOpen, time.Minute, "")
+	require.NoError(t, err)
+	clock.Advance(2 * time.Minute)
+
+	require.False(t, m.EndOverride("other"), "its end had come")
+
+	ctx := context.Background()
+	for _, name := range []string{"svc", "t1"} {
+		require.ErrorIs(t, m.Do(ctx, name, func(context.Context) error { return errDown }), errDown)
+		assert.ErrorIs(t, m.Do(ctx, name, func(context.Context) error { return nil }), breaker.ErrOpen,
+			"%s has its breaker", name)
+	}
+	var timed bool
+	require.NoError(t, m.Do(ctx, "timed", func(ctx context.Context) error {
+		_, timed = ctx.Deadline()
+		return nil
+	}))
+	assert.True(t, timed, "timed has its Timeout")
+}
+
 // Overrides whose end has come, though no call to their resources came, are left out by reads
 // and removed by the next change, which observers hear; they count toward no bound, and ending
 // one says it was no longer in force.
