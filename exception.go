@@ -14,9 +14,10 @@ type ExceptionBreaker struct {
 
 var _ CircuitBreaker = (*ExceptionBreaker)(nil)
 
-// judged: a call counts unless its outcome is Ignore, and against the rule when it failed.
+// judged: a call counts unless its outcome is Ignore, and against the rule when it failed or
+// was refused.
 func (b *ExceptionBreaker) judged(res result) (counts, bad bool) {
-	return res.o != Ignore, res.o == Failure
+	return res.o != Ignore, res.o == Failure || res.o == Refused
 }
 
 // slow: a call is never slow to an error rule.

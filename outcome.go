@@ -17,9 +17,16 @@ const (
 	// Ignore counts neither way: the call is left out of the window, and a probe that ends so
 	// returns its breaker to OPEN with the retry time unchanged (ProbeIgnored).
 	Ignore
+	// Refused is a call the dependency refused while alive, saying how much it takes: a quota's
+	// 429, a 503 with Retry-After, gRPC's RESOURCE_EXHAUSTED. ErrorRatio and ErrorCount count it
+	// against the rule, so they trip or pace on refusals, and a RetryAfter hint on it says when
+	// pacing may call again; it never counts toward the fast trip (FastBuckets), which is for
+	// hard outages, nor toward a run of ConsecutiveErrors. SlowRequestRatio judges it by its
+	// time. Stats and every surface count refusals apart from failures.
+	Refused
 )
 
-// String returns "Success", "Failure" or "Ignore".
+// String returns "Success", "Failure", "Ignore" or "Refused".
 func (o Outcome) String() string {
 	switch o {
 	case Success:
@@ -28,13 +35,15 @@ func (o Outcome) String() string {
 		return "Failure"
 	case Ignore:
 		return "Ignore"
+	case Refused:
+		return "Refused"
 	}
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// known is o as a call counts it: an Outcome that is none of the three counts as Failure.
+// known is o as a call counts it: an Outcome that is none of the four counts as Failure.
 func (o Outcome) known() Outcome {
-	if o != Success && o != Ignore {
+	if o > Refused || o < Success {
 		return Failure
 	}
 	return o
@@ -60,7 +69,7 @@ func DefaultClassifier(err error) Outcome {
 }
 
 // CountAs marks err to count as o for the one call that returns it, whatever the Manager's
-// Classifier would say; err may be nil. An o that is none of the three counts as Failure.
+// Classifier would say; err may be nil. An o that is none of the four counts as Failure.
 // Return it from the function given to Do or Execute, which then return err itself; or give it
 // to Entry.SetError. The mark is found through wrapping (fmt.Errorf's %w, errors.Join), as
 // errors.As finds an error, so a helper deep in a call stack may mark its error and its
@@ -174,7 +183,7 @@ func (m *Manager) resultOf(err error, how ending) result {
 }
 
 // classify says how a call's error counts. A panicking Classifier, or an Outcome that is none
-// of the three, counts as Failure. It is small enough to inline, so a call that succeeded pays
+// of the four, counts as Failure. It is small enough to inline, so a call that succeeded pays
 // for one comparison.
 func (m *Manager) classify(err error) Outcome {
 	if err == nil {
