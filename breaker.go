@@ -143,6 +143,11 @@ type Stats struct {
 	// the failures of the current run. Both are 0 unless CLOSED: the window starts empty after
 	// each recovery.
 	Total, Bad uint64
+	// Refused is those of Bad that the dependency refused (Outcome Refused) rather than failed:
+	// an ErrorRatio or ErrorCount window counts them apart, since a refusal is a live
+	// dependency saying how much it takes. 0 for SlowRequestRatio, which judges a refused call
+	// by its time, and for ConsecutiveErrors, whose run a refusal does not join.
+	Refused uint64
 	// RetryAt is, when OPEN, when the breaker lets a probe through; when HALF_OPEN, when it
 	// did. Zero when CLOSED.
 	RetryAt time.Time

@@ -20,6 +20,7 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	resource      func(*http.Request) string
 	clientFailure func(*http.Response, error) bool
+	clientRefusal func(*http.Response) bool
 	serverFailure func(status int) bool
 	blocked       func(http.ResponseWriter, *http.Request, *breaker.BlockError)
 	retryHints    bool
@@ -67,12 +68,29 @@ func WithClientFailure(f func(resp *http.Response, err error) bool) Option {
 	})
 }
 
-// WithRetryAfterHints makes NewTransport pass on the upstream's own retry hint: a response
-// that counts as failed, with status 503 or 429 and a Retry-After header (seconds, or an HTTP
-// date), is recorded with breaker.RetryAfter, so that when it trips the breaker or fails its
-// probe the breaker stays OPEN at least that long, within the rule's MaxRetryTimeout
-// (RetryTimeout when that is 0). Off by default: a header is the upstream's word, and some
-// upstreams send long ones. Middleware ignores this option.
+// WithClientRefusal makes NewTransport count a response as refused (breaker.Refused) when f
+// returns true: the upstream is alive and says how much it takes, as a quota does. The
+// default refuses a 429 Too Many Requests, and a 503 Service Unavailable with a valid
+// Retry-After header. A refusal counts against ErrorRatio and ErrorCount rules, so they pace
+// or trip on it, but never toward a fast trip, which is for hard outages; its Retry-After
+// (seconds, or an HTTP date) always goes with it, so that pacing waits for the quota to come
+// back. A refusal is decided before a failure: f false leaves the response to
+// WithClientFailure, and func(*http.Response) bool { return false } refuses nothing.
+// Middleware ignores this option. A nil f keeps the default.
+func WithClientRefusal(f func(resp *http.Response) bool) Option {
+	return optionFunc(func(o *options) {
+		if f != nil {
+			o.clientRefusal = f
+		}
+	})
+}
+
+// WithRetryAfterHints makes NewTransport pass on the upstream's own retry hint on a failure: a
+// response that counts as failed (not refused, see WithClientRefusal), with status 503 or 429
+// and a Retry-After header (seconds, or an HTTP date), is recorded with breaker.RetryAfter, so
+// that when it trips the breaker or fails its probe the breaker stays OPEN at least that long,
+// within the rule's MaxRetryTimeout (RetryTimeout when that is 0). Off by default: a header is
+// the upstream's word, and some upstreams send long ones. Middleware ignores this option.
 func WithRetryAfterHints() Option {
 	return optionFunc(func(o *options) { o.retryHints = true })
 }

@@ -32,8 +32,10 @@ import (
 // context is already done is not sent and counts nowhere: its error is the context's cause
 // (context.Cause, which is its Err unless a cause was given), as http.Transport returns it.
 //
-// By default an error from next, or a response with a 5xx status, is a failure;
-// WithClientFailure replaces that decision. Either way the response and the error are
+// By default a response with status 429, or 503 with a valid Retry-After header, is refused
+// (breaker.Refused: the upstream is alive and says how much it takes, and its Retry-After goes
+// with it), and WithClientRefusal replaces that decision; an error from next, or another
+// response with a 5xx status, is a failure, and WithClientFailure replaces that decision. Either way the response and the error are
 // returned to the caller unchanged. An error that is the caller's own cancellation
 // (context.Canceled) counts neither way, as in breaker.Manager.Do. If next panics, the call
 // counts as failed and the panic goes on up.
@@ -63,12 +65,16 @@ func NewTransport(next http.RoundTripper, m *breaker.Manager, opts ...Option) ht
 		m = breaker.Default()
 	}
 	o := newOptions(opts)
-	t := &transport{next: next, m: m, resource: o.resource, failed: o.clientFailure, hints: o.retryHints}
+	t := &transport{next: next, m: m, resource: o.resource, failed: o.clientFailure, refused: o.clientRefusal,
+		hints: o.retryHints}
 	if t.resource == nil {
 		t.resource = clientResource
 	}
 	if t.failed == nil {
 		t.failed = clientFailure
+	}
+	if t.refused == nil {
+		t.refused = clientRefusal
 	}
 	return t
 }
@@ -78,7 +84,8 @@ type transport struct {
 	m        *breaker.Manager
 	resource func(*http.Request) string
 	failed   func(*http.Response, error) bool
-	hints    bool // record the upstream's Retry-After (WithRetryAfterHints)
+	refused  func(*http.Response) bool
+	hints    bool // record the upstream's Retry-After on a failure (WithRetryAfterHints)
 }
 
 var _ http.RoundTripper = (*transport)(nil)
@@ -119,6 +126,16 @@ func knownMethod(method string) string {
 		return method
 	}
 	return OtherMethod
+}
+
+// clientRefusal is the default refusal decision of a client request: a 429, or a 503 with a
+// valid Retry-After.
+func clientRefusal(resp *http.Response) bool {
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return true
+	}
+	_, hinted := retryAfterHint(resp)
+	return resp.StatusCode == http.StatusServiceUnavailable && hinted
 }
 
 // clientFailure is the default failure decision of a client request: an error or a 5xx.
@@ -170,7 +187,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // outcome is the error to record for what next returned: nil for a success, the error marked
 // breaker.Ignore for a request its caller canceled (whatever error the transport made of it,
-// and whatever the Manager's Classifier would say), else the failure.
+// and whatever the Manager's Classifier would say), ErrRefusedStatus marked breaker.Refused
+// with the upstream's Retry-After for a refusal, else the failure.
 func (t *transport) outcome(req *http.Request, resp *http.Response, err error) error {
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -183,6 +201,12 @@ func (t *transport) outcome(req *http.Request, resp *http.Response, err error) e
 		}
 	}
 	switch {
+	case err == nil && resp != nil && t.refused(resp):
+		refusal := ErrRefusedStatus
+		if d, ok := retryAfterHint(resp); ok {
+			refusal = breaker.RetryAfter(refusal, d)
+		}
+		return breaker.CountAs(refusal, breaker.Refused)
 	case !t.failed(resp, err):
 		return nil
 	case err != nil:

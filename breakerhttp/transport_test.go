@@ -27,8 +27,9 @@ import (
 // counts the requests it saw.
 type upstream struct {
 	*httptest.Server
-	status atomic.Int64
-	hits   atomic.Int64
+	status     atomic.Int64
+	hits       atomic.Int64
+	retryAfter string // the Retry-After header of every answer; "": none. Set before the first request.
 }
 
 func newUpstream(t *testing.T, status int) *upstream {
@@ -38,6 +39,9 @@ func newUpstream(t *testing.T, status int) *upstream {
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.hits.Add(1)
 		status := int(u.status.Load())
+		if u.retryAfter != "" {
+			w.Header().Set("Retry-After", u.retryAfter)
+		}
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, "status "+strconv.Itoa(status))
 	}))
@@ -72,19 +76,32 @@ func get(ctx context.Context, c *http.Client, url string) (*http.Response, strin
 // response reaches the caller unchanged and a 5xx, only, counts as a failure.
 func TestTransportCountsStatus(t *testing.T) {
 	tests := []struct {
-		give      int
-		wantErr   error // what the call recorded
-		wantState breaker.State
+		name        string
+		give        int
+		retryAfter  string
+		wantErr     error // what the call recorded
+		wantOutcome breaker.Outcome
+		wantState   breaker.State
 	}{
-		{give: http.StatusOK, wantState: breaker.Closed},
-		{give: http.StatusNotFound, wantState: breaker.Closed},
-		{give: http.StatusTooManyRequests, wantState: breaker.Closed},
-		{give: http.StatusInternalServerError, wantErr: breakerhttp.ErrFailureStatus, wantState: breaker.Open},
-		{give: http.StatusServiceUnavailable, wantErr: breakerhttp.ErrFailureStatus, wantState: breaker.Open},
+		{name: "200", give: http.StatusOK, wantState: breaker.Closed},
+		{name: "404", give: http.StatusNotFound, wantState: breaker.Closed},
+		{name: "429", give: http.StatusTooManyRequests, wantErr: breakerhttp.ErrRefusedStatus, wantOutcome: breaker.Refused,
+			wantState: breaker.Open},
+		{name: "429 with Retry-After", give: http.StatusTooManyRequests, retryAfter: "1",
+			wantErr: breakerhttp.ErrRefusedStatus, wantOutcome: breaker.Refused, wantState: breaker.Open},
+		{name: "500", give: http.StatusInternalServerError, wantErr: breakerhttp.ErrFailureStatus, wantOutcome: breaker.Failure,
+			wantState: breaker.Open},
+		{name: "503", give: http.StatusServiceUnavailable, wantErr: breakerhttp.ErrFailureStatus, wantOutcome: breaker.Failure,
+			wantState: breaker.Open},
+		{name: "503 with Retry-After", give: http.StatusServiceUnavailable, retryAfter: "2",
+			wantErr: breakerhttp.ErrRefusedStatus, wantOutcome: breaker.Refused, wantState: breaker.Open},
+		{name: "503 with a Retry-After that says nothing", give: http.StatusServiceUnavailable, retryAfter: "soon",
+			wantErr: breakerhttp.ErrFailureStatus, wantOutcome: breaker.Failure, wantState: breaker.Open},
 	}
 	for _, tt := range tests {
-		t.Run(strconv.Itoa(tt.give), func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			srv := newUpstream(t, tt.give)
+			srv.retryAfter = tt.retryAfter
 			m, _, rec := newManager(t, tripOnFirstFailure(srv.resource()))
 
 			resp, body, err := get(context.Background(), srv.client(m), srv.URL+"/orders/7")
@@ -92,8 +109,61 @@ func TestTransportCountsStatus(t *testing.T) {
 			assert.Equal(t, tt.give, resp.StatusCode)
 			assert.Equal(t, "status "+strconv.Itoa(tt.give), body)
 
-			assert.Equal(t, call{srv.resource(), tt.wantErr}, rec.only(t))
+			got := rec.only(t)
+			assert.Equal(t, srv.resource(), got.resource)
+			if tt.wantErr == nil {
+				assert.NoError(t, got.err)
+			} else {
+				assert.ErrorIs(t, got.err, tt.wantErr)
+				outcome, marked := breaker.CountedAs(got.err)
+				assert.Equal(t, tt.wantOutcome == breaker.Refused, marked, "a refusal, and only a refusal, is marked")
+				if marked {
+					assert.Equal(t, tt.wantOutcome, outcome)
+				}
+			}
 			assert.Equal(t, tt.wantState, state(t, m, srv.resource()))
+		})
+	}
+}
+
+// Given WithClientRefusal, then the transport refuses what it says, and leaves the rest to
+// the failure decision: a 429 can be a failure again, and a 502 a refusal.
+func TestTransportClientRefusal(t *testing.T) {
+	never := breakerhttp.WithClientRefusal(func(*http.Response) bool { return false })
+	badGateway := breakerhttp.WithClientRefusal(func(r *http.Response) bool { return r.StatusCode == http.StatusBadGateway })
+	failOn429 := breakerhttp.WithClientFailure(func(r *http.Response, err error) bool {
+		return err != nil || r.StatusCode == http.StatusTooManyRequests || r.StatusCode >= 500
+	})
+	tests := []struct {
+		name string
+		give int
+		opts []breakerhttp.Option
+		want breaker.Outcome
+	}{
+		{"429 a failure", http.StatusTooManyRequests, []breakerhttp.Option{never, failOn429}, breaker.Failure},
+		{"429 a success", http.StatusTooManyRequests, []breakerhttp.Option{never}, breaker.Success},
+		{"502 refused", http.StatusBadGateway, []breakerhttp.Option{badGateway}, breaker.Refused},
+		{"429 then not refused", http.StatusTooManyRequests, []breakerhttp.Option{badGateway}, breaker.Success},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newUpstream(t, tt.give)
+			m, _, rec := newManager(t)
+			c := &http.Client{Transport: breakerhttp.NewTransport(srv.Client().Transport, m, tt.opts...)}
+			_, _, err := get(context.Background(), c, srv.URL)
+			require.NoError(t, err)
+			got := rec.only(t).err
+			outcome, marked := breaker.CountedAs(got)
+			switch tt.want {
+			case breaker.Success:
+				assert.NoError(t, got)
+			case breaker.Failure:
+				assert.ErrorIs(t, got, breakerhttp.ErrFailureStatus)
+				assert.False(t, marked)
+			case breaker.Refused:
+				assert.ErrorIs(t, got, breakerhttp.ErrRefusedStatus)
+				assert.Equal(t, breaker.Refused, outcome)
+			}
 		})
 	}
 }
@@ -506,9 +576,9 @@ type idleCloser struct {
 
 func (c *idleCloser) CloseIdleConnections() { c.closed++ }
 
-// Given WithRetryAfterHints and an upstream answering 503 with Retry-After 30, then the
-// request that trips the breaker holds it OPEN 30s, within MaxRetryTimeout; without the
-// option, or for a 500, RetryTimeout.
+// Given an upstream answering 503 with Retry-After 30, a refusal, then the request that trips
+// the breaker holds it OPEN 30s, within MaxRetryTimeout; a failure does so only with
+// WithRetryAfterHints, and a 500 never.
 func TestTransportRetryAfterHints(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -521,7 +591,9 @@ func TestTransportRetryAfterHints(t *testing.T) {
 		{"429 too", http.StatusTooManyRequests, "30", []breakerhttp.Option{breakerhttp.WithRetryAfterHints(),
 			breakerhttp.WithClientFailure(func(resp *http.Response, err error) bool { return err != nil || resp.StatusCode >= 429 })}, 30 * time.Second},
 		{"capped", http.StatusServiceUnavailable, "86400", []breakerhttp.Option{breakerhttp.WithRetryAfterHints()}, time.Minute},
-		{"off by default", http.StatusServiceUnavailable, "30", nil, time.Second},
+		{"a refusal's hint without the option", http.StatusServiceUnavailable, "30", nil, 30 * time.Second},
+		{"a failure's hint is off by default", http.StatusServiceUnavailable, "30",
+			[]breakerhttp.Option{breakerhttp.WithClientRefusal(func(*http.Response) bool { return false })}, time.Second},
 		{"not for a 500", http.StatusInternalServerError, "30", []breakerhttp.Option{breakerhttp.WithRetryAfterHints()}, time.Second},
 		{"not a number", http.StatusServiceUnavailable, "soon", []breakerhttp.Option{breakerhttp.WithRetryAfterHints()}, time.Second},
 	}

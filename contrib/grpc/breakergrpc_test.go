@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/halfopen/breaker"
@@ -133,6 +134,9 @@ type echoServer struct {
 	waiting chan struct{} // a handler started to wait
 }
 
+// quotaDelay is the RetryInfo delay of the answer to "quota".
+const quotaDelay = 3 * time.Second
+
 // codeNames maps the names of the status codes, such as "Internal", to them.
 var codeNames = func() map[string]codes.Code {
 	names := make(map[string]codes.Code)
@@ -146,6 +150,14 @@ var codeNames = func() map[string]codes.Code {
 func (s *echoServer) answer(ctx context.Context, msg string) (string, error) {
 	if c, ok := codeNames[msg]; ok {
 		return "", status.Error(c, "echo: "+msg)
+	}
+	if msg == "quota" { // out of quota for quotaDelay, as a RetryInfo says
+		st, err := status.New(codes.ResourceExhausted, "echo: quota").WithDetails(
+			&errdetails.RetryInfo{RetryDelay: durationpb.New(quotaDelay)})
+		if err != nil {
+			return "", err
+		}
+		return "", st.Err()
 	}
 	if msg == "wait" {
 		select {

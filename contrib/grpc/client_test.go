@@ -72,7 +72,6 @@ func TestUnaryClientCountsCodes(t *testing.T) {
 		{give: codes.DeadlineExceeded, wantBad: 1},
 		{give: codes.Internal, wantBad: 1},
 		{give: codes.Unknown, wantBad: 1},
-		{give: codes.ResourceExhausted, wantBad: 1},
 		{give: codes.InvalidArgument, wantBad: 0},
 		{give: codes.NotFound, wantBad: 0},
 		{give: codes.AlreadyExists, wantBad: 0},
@@ -589,6 +588,47 @@ func TestStreamClientStreamerFails(t *testing.T) {
 
 	assert.Equal(t, []call{{chatMethod, unavailable}, {chatMethod, breaker.ErrPanicked}}, rec.all())
 	assert.Equal(t, uint64(2), stats(t, m, chatMethod).Bad)
+}
+
+// Given a server out of quota, answering ResourceExhausted with a RetryInfo, then the RPC is
+// refused: it counts against an error rule, as a refusal, and the breaker it trips stays OPEN
+// for the server's delay without WithRetryHints (within MaxRetryTimeout). WithRefusalCodes
+// changes which codes are refused.
+func TestClientRefusal(t *testing.T) {
+	rule := breaker.Rule{Resource: echoMethod, Strategy: breaker.ErrorCount, Threshold: 1,
+		MinRequestAmount: 1, RetryTimeout: time.Second, MaxRetryTimeout: time.Minute}
+	t.Run("by default", func(t *testing.T) {
+		m, clk, rec := newManager(t, rule)
+		_, err := echo(context.Background(), clientConn(t, serve(t), m), "quota")
+		require.Equal(t, codes.ResourceExhausted, status.Code(err), "the error reaches the caller as it is")
+		recorded := rec.only(t).err
+		outcome, marked := breaker.CountedAs(recorded)
+		assert.True(t, marked)
+		assert.Equal(t, breaker.Refused, outcome)
+		assert.Equal(t, codes.ResourceExhausted, status.Code(recorded))
+		st := stats(t, m, echoMethod)
+		require.Equal(t, breaker.Open, st.State)
+		assert.Equal(t, clk.Now().Add(quotaDelay), st.RetryAt, "the server's delay, without WithRetryHints")
+	})
+	t.Run("no codes refused", func(t *testing.T) {
+		m, _, rec := newManager(t, countAll(echoMethod))
+		_, err := echo(context.Background(), clientConn(t, serve(t), m, breakergrpc.WithRefusalCodes(),
+			breakergrpc.WithFailureCodes(append(breakergrpc.DefaultFailureCodes(), codes.ResourceExhausted)...)), "quota")
+		require.Equal(t, codes.ResourceExhausted, status.Code(err))
+		recorded := rec.only(t).err
+		_, marked := breaker.CountedAs(recorded)
+		assert.False(t, marked, "a failure, recorded as it is")
+		assert.Equal(t, codes.ResourceExhausted, status.Code(recorded))
+	})
+	t.Run("another code refused", func(t *testing.T) {
+		m, _, rec := newManager(t, countAll(echoMethod))
+		_, err := echo(context.Background(), clientConn(t, serve(t), m, breakergrpc.WithRefusalCodes(codes.Unavailable)),
+			codes.Unavailable.String())
+		require.Equal(t, codes.Unavailable, status.Code(err))
+		outcome, marked := breaker.CountedAs(rec.only(t).err)
+		assert.True(t, marked)
+		assert.Equal(t, breaker.Refused, outcome)
+	})
 }
 
 // Given WithRetryHints and a server whose own breaker rejects the RPC with a RetryInfo, then

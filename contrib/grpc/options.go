@@ -20,6 +20,7 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	resource     func(ctx context.Context, fullMethod string) string // nil: the full method
 	failureCodes []codes.Code                                        // nil: DefaultFailureCodes
+	refusalCodes []codes.Code                                        // nil: ResourceExhausted
 	details      bool                                                // WithBlockDetails
 	retryHints   bool                                                // WithRetryHints
 }
@@ -33,6 +34,9 @@ func newOptions(opts []Option) *options {
 	}
 	if o.failureCodes == nil {
 		o.failureCodes = DefaultFailureCodes()
+	}
+	if o.refusalCodes == nil {
+		o.refusalCodes = []codes.Code{codes.ResourceExhausted}
 	}
 	return o
 }
@@ -69,9 +73,21 @@ func WithFailureCodes(cs ...codes.Code) Option {
 	return optionFunc(func(o *options) { o.failureCodes = cs })
 }
 
+// WithRefusalCodes makes an RPC that ends with one of cs refused (breaker.Refused: the service
+// is alive and says how much it takes, as a quota does), instead of ResourceExhausted alone. A
+// refusal counts against ErrorRatio and ErrorCount rules, so they pace or trip on it, but never
+// toward a fast trip, which is for hard outages; the delay of its RetryInfo detail, if any,
+// always goes with it (breaker.RetryAfter), so that pacing waits for the quota to come back.
+// A code refused is not also a failure; with no codes, nothing is refused. codes.Canceled
+// counts neither way even if cs holds it.
+func WithRefusalCodes(cs ...codes.Code) Option {
+	cs = append([]codes.Code{}, cs...) // not nil, even when empty
+	return optionFunc(func(o *options) { o.refusalCodes = cs })
+}
+
 // DefaultFailureCodes returns the status codes that count as failures unless WithFailureCodes
-// says otherwise: Unavailable, DeadlineExceeded, Internal, Unknown and ResourceExhausted. Each
-// call returns a new slice, which may be extended:
+// says otherwise: Unavailable, DeadlineExceeded, Internal and Unknown (ResourceExhausted is
+// refused, see WithRefusalCodes). Each call returns a new slice, which may be extended:
 //
 //	breakergrpc.WithFailureCodes(append(breakergrpc.DefaultFailureCodes(), codes.Aborted)...)
 func DefaultFailureCodes() []codes.Code {
@@ -80,7 +96,6 @@ func DefaultFailureCodes() []codes.Code {
 		codes.DeadlineExceeded,
 		codes.Internal,
 		codes.Unknown,
-		codes.ResourceExhausted,
 	}
 }
 
@@ -94,6 +109,9 @@ func (o *options) resourceOf(ctx context.Context, fullMethod string) string {
 
 // fails reports whether an RPC that ended with code c failed.
 func (o *options) fails(c codes.Code) bool { return slices.Contains(o.failureCodes, c) }
+
+// refuses reports whether an RPC that ends with c is refused.
+func (o *options) refuses(c codes.Code) bool { return slices.Contains(o.refusalCodes, c) }
 
 // WithRetryHints makes the client interceptors pass on the server's own retry hint: an RPC
 // that counts as failed and whose status carries a RetryInfo detail (as this package's server

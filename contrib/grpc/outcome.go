@@ -23,7 +23,8 @@ func codeOf(err error) codes.Code {
 }
 
 // outcome is the error to record on a call's Entry for err, the RPC's error: nil for a
-// success, err marked breaker.Ignore for a canceled RPC, err itself for a failure.
+// success, err marked breaker.Ignore for a canceled RPC, err marked breaker.Refused (with its
+// RetryInfo delay) for a refusal, err itself for a failure.
 func (o *options) outcome(err error) error {
 	if err == nil {
 		return nil
@@ -31,6 +32,11 @@ func (o *options) outcome(err error) error {
 	switch c := codeOf(err); {
 	case c == codes.Canceled:
 		return breaker.CountAs(err, breaker.Ignore)
+	case o.refuses(c):
+		if d, ok := retryInfoDelay(err); ok {
+			err = breaker.RetryAfter(err, d)
+		}
+		return breaker.CountAs(err, breaker.Refused)
 	case o.fails(c):
 		return err
 	}
@@ -63,7 +69,7 @@ func (o *options) clientOutcome(ctx context.Context, err error) error {
 		return breaker.CountAs(err, breaker.Ignore)
 	}
 	recorded := o.outcome(err)
-	if o.retryHints && recorded != nil {
+	if _, marked := breaker.CountedAs(recorded); o.retryHints && recorded != nil && !marked { // a failure
 		if d, ok := retryInfoDelay(err); ok {
 			return breaker.RetryAfter(recorded, d)
 		}
