@@ -246,6 +246,30 @@ func TestPaceEndsAfterAQuietSpell(t *testing.T) {
 	}
 }
 
+// Given a slow rule that paces with a call still in flight, when pacing ends after a quiet
+// spell, then the first call after it is admitted by the period that follows pacing, where it
+// finds the old call slow: one slow call, below MinRequestAmount, trips nothing (while pacing,
+// a window with no good call trips whatever its count).
+func TestPaceEndedJudgesCallsInFlightWithoutPacing(t *testing.T) {
+	r := slowRatio(0.5, 4)
+	r.Pace = true
+	h := newHarness(t, r)
+	hung, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	require.NoError(t, h.complete("svc", 0, nil))
+	require.NoError(t, h.complete("svc", 60*time.Millisecond, nil))
+	require.NoError(t, h.complete("svc", 60*time.Millisecond, nil))
+	require.NoError(t, h.complete("svc", 0, nil))
+	require.Equal(t, []string{pacingStarted}, h.events.transitions())
+
+	h.clock.Advance(time.Hour)
+	require.NoError(t, h.complete("svc", 0, nil))
+
+	assert.Equal(t, []string{pacingStarted, pacingEnded}, h.events.transitions(), "no trip")
+	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+	hung.Exit()
+}
+
 // Given a slow rule that paces, when the dependency hangs (nothing returns, and no Timeout cuts
 // the calls off), then pacing offers it no more than 1.5 times the successes of the bucket
 // before, at least one call a bucket, never a share of the 100 calls offered each bucket; a

@@ -375,7 +375,10 @@ func (c *circuit) checkRamp(p *period, now int64) (*period, verdict) {
 	ok, step := p.ramp.admit(now, c.tune.Load())
 	switch step {
 	case rampOver:
+		// The call is admitted by the period that follows, not by p: its calls in flight are
+		// judged there, where pacing no longer trips the window whatever its count.
 		c.endRamp(p, now)
+		return c.checkMore(c.cur.Load(), now)
 	case rampDead:
 		c.died(p, now)
 		return c.checkMore(c.cur.Load(), now)
