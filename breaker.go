@@ -201,9 +201,9 @@ type circuit struct {
 type kind interface {
 	CircuitBreaker
 	// judged says how a call that ended as res counts: in the window or not, and, if it does,
-	// against the rule or not. It also judges a probe. (res is passed by value: a pointer
-	// into the caller's call would make the call escape to the heap.)
-	judged(res result) (counts, bad bool)
+	// how (good, bad, or refused: bad, and counted apart). It also judges a probe. (res is
+	// passed by value: a pointer into the caller's call would make the call escape to the heap.)
+	judged(res result) (counts bool, m window.Mark)
 	// slow reports whether a call that ended as res was slow (CallInfo.Slow).
 	slow(res result) bool
 	// measure returns the ratio or count of bad calls of a window's counts all, and whether it
@@ -314,13 +314,14 @@ func (c *circuit) statsAt(now int64) Stats {
 	case p.state == Open:
 		st.RetryAt = c.tl.timeAt(p.retryAt)
 	case p.window != nil:
-		st.Total, st.Bad = p.window.Sum(p.window.HeadAt(now))
+		all, _ := p.window.Sums(p.window.HeadAt(now), 0)
+		st.Total, st.Bad, st.Refused = all.Total, all.Bad, all.Refused
 		if p.ramp != nil && p.ramp.on(now, c.tune.Load()) {
 			st.RampingUp, st.Pacing = !p.ramp.paced, p.ramp.paced
 		}
 	case p.calls != nil:
 		all := p.calls.Sum()
-		st.Total, st.Bad = all.Total, all.Bad
+		st.Total, st.Bad, st.Refused = all.Total, all.Bad, all.Refused
 	case !p.retired: // no window: a run of failures (ConsecutiveErrors)
 		st.Bad = uint64(p.run.Load())
 		st.Total = st.Bad
@@ -607,53 +608,53 @@ func (c *circuit) OnRequestComplete(t *Ticket) {
 		c.leaveFlight(p, from.flight, a.flight, now, t.stripeFor(p.striped(), c.tl)) {
 		return // counted as slow while it was in flight
 	}
-	counts, bad := c.kind.judged(*res)
+	counts, m := c.kind.judged(*res)
 	if !counts {
 		return
 	}
 	if p.window == nil {
 		if p.calls != nil {
-			c.countCalls(p, 1, bad, now, res.hint)
+			c.countCalls(p, 1, m, now, res.hint)
 			return
 		}
-		c.countRun(p, c.tune.Load(), now, bad, res.hint)
+		c.countRun(p, c.tune.Load(), now, m, res.hint)
 		return
 	}
 	head, counted := int64(0), false
 	switch w := p.window; {
-	case bad:
+	case m != window.Good:
 	case !w.Striped():
 		head, counted = w.AddGood(now)
 	default:
 		head, counted = w.AddGoodOn(now, t.stripeOf(c.tl))
 	}
 	if !counted {
-		head = t.add(p, c, bad)
+		head = t.add(p, c, m)
 	}
-	if p.ramp != nil && p.ramp.completed(now, c.tune.Load(), bad) == rampDead {
+	if p.ramp != nil && p.ramp.completed(now, c.tune.Load(), m, res.hint) == rampDead {
 		c.died(p, now)
 		return
 	}
-	if !bad && !p.window.MayHoldBad(head) {
+	if m == window.Good && !p.window.MayHoldBad(head) {
 		return // a good call over a window with no bad call cannot trip
 	}
-	c.judge(p, head, now, res.hint)
+	c.judge(p, head, now, res.hint, m)
 }
 
-// add is OnRequestComplete's step for a call of t, bad or not, that AddGood or AddGoodOn did not
+// add is OnRequestComplete's step for a call of t, marked m, that AddGood or AddGoodOn did not
 // count in the window of p, the CLOSED period of c: it returns the start of the bucket it
 // counted in.
-func (t *Ticket) add(p *period, c *circuit, bad bool) int64 {
-	return p.window.Add(t.end, 1, bad, t.stripeFor(p.window.Striped(), c.tl))
+func (t *Ticket) add(p *period, c *circuit, m window.Mark) int64 {
+	return p.window.Add(t.end, 1, m, t.stripeFor(p.window.Striped(), c.tl))
 }
 
 // judge trips the CLOSED period p if its window, whose newest bucket starts at head, meets the
 // rule's threshold at now, or its newest buckets the fast threshold. A retry hint lengthens
 // the OPEN time it causes.
-func (c *circuit) judge(p *period, head, now, hint int64) {
+func (c *circuit) judge(p *period, head, now, hint int64, m window.Mark) {
 	t := c.tune.Load()
 	all, newest := p.window.Sums(head, t.fastSpan)
-	c.decide(p, t, all, newest, now, hint)
+	c.decide(p, t, all, newest, now, hint, m)
 }
 
 // decide trips the CLOSED period p at now if its window's counts, all, meet the rule's
@@ -661,7 +662,11 @@ func (c *circuit) judge(p *period, head, now, hint int64) {
 // of tripping on the whole window while the window holds a good call: the dependency still
 // serves some; its newest buckets still trip it. Pacing that holds no good call in its window
 // trips it whatever the count: paced to a call a bucket, it may never reach MinRequestAmount.
-func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, hint int64) {
+// The fast threshold judges failures alone: a refusal is a live dependency saying how much it
+// takes, not a hard outage. The call that ended at now was marked m, with the retry hint hint:
+// a trip stays OPEN at least hint, and pacing started by a refusal holds its calls back until
+// the hint says the dependency takes calls again.
+func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, hint int64, m window.Mark) {
 	if all.Total < t.minCalls && (all.Bad < all.Total || !p.pacing()) {
 		return
 	}
@@ -669,14 +674,14 @@ func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, h
 	measure, trips = c.kind.measure(t, all)
 	paces := trips && t.pace && all.Bad < all.Total
 	if (!trips || paces) && t.fastSpan > 0 && newest.Total >= t.minCalls {
-		if fast := float64(newest.Bad) / float64(newest.Total); fast >= t.fastRatio {
+		if fast := float64(newest.Failed()) / float64(newest.Total); fast >= t.fastRatio {
 			reason, measure, paces = FastTrip, fast, false
 			trips = true
 		}
 	}
 	switch {
 	case paces:
-		c.pace(p, now, measure)
+		c.pace(p, now, measure, refusalHold(m, hint))
 	case trips:
 		c.trip(p, t, now, hint, reason, measure)
 	}
@@ -694,13 +699,13 @@ func (c *circuit) trip(p *period, t *tuning, now, hint int64, reason Reason, mea
 }
 
 func (c *circuit) decideProbe(p *period, t *tuning, now int64, res *result) {
-	counts, bad := c.kind.judged(*res)
+	counts, m := c.kind.judged(*res)
 	switch {
 	case now-p.deadline >= 0: // a clock that stepped back does not stop the probe deciding
 		c.move(p, c.reopen(p, now), ProbeTimedOut, 0, now)
 	case !counts:
 		c.releaseProbe(p, ProbeIgnored, now)
-	case bad:
+	case m != window.Good: // a refused probe failed too: the dependency does not take the calls yet
 		c.move(p, c.withHint(c.reopen(p, now), t, now, res.hint), ProbeFailed, 0, now)
 	case p.successes+1 < t.probeNum:
 		// Not the last probe of the run: the next call is the next probe.
@@ -800,15 +805,23 @@ func (c *circuit) reload(r *Rule, procs int) {
 // time or deadline past the largest int64 must still lie d after t.
 func after(t, d int64) int64 { return t + d }
 
+// later returns the later of the ticks a and b.
+func later(a, b int64) int64 {
+	if b-a > 0 {
+		return b
+	}
+	return a
+}
+
 // countCalls counts n calls completed at now, bad or not, in the window of calls of the CLOSED
 // period p, and trips p if the window then meets the rule's threshold. A good call over a
 // window without bad calls cannot trip it.
-func (c *circuit) countCalls(p *period, n uint64, bad bool, now, hint int64) {
+func (c *circuit) countCalls(p *period, n uint64, m window.Mark, now, hint int64) {
 	var all window.Counts
 	for range n {
-		all = p.calls.AddOne(bad)
+		all = p.calls.AddOne(m)
 	}
-	if bad || all.Bad > 0 {
-		c.decide(p, c.tune.Load(), all, window.Counts{}, now, hint)
+	if m != window.Good || all.Bad > 0 {
+		c.decide(p, c.tune.Load(), all, window.Counts{}, now, hint, m)
 	}
 }

@@ -178,7 +178,7 @@ func TestStatCallsInTheBudget(t *testing.T) {
 	m := breaker.NewManager(breaker.WithMemoryBudget(64 << 10))
 	rules := make([]breaker.Rule, 0, 60)
 	for i := range 60 {
-		r := callsRule(0.5, breaker.MaxStatCalls) // 1,250 bytes of ring and the breaker
+		r := callsRule(0.5, breaker.MaxStatCalls) // 2,500 bytes of rings and the breaker
 		r.Resource = string(rune('a'+i%26)) + string(rune('a'+i/26))
 		rules = append(rules, r)
 	}
@@ -186,7 +186,7 @@ func TestStatCallsInTheBudget(t *testing.T) {
 	var re *breaker.RuleError
 	require.ErrorAs(t, err, &re)
 	assert.Contains(t, re.Reason, "memory budget")
-	require.NoError(t, m.LoadRules(rules[:20]))
+	require.NoError(t, m.LoadRules(rules[:15]))
 }
 
 // leastBudget returns the least memory budget under which load succeeds, by bisection.

@@ -15,9 +15,15 @@ type ExceptionBreaker struct {
 var _ CircuitBreaker = (*ExceptionBreaker)(nil)
 
 // judged: a call counts unless its outcome is Ignore, and against the rule when it failed or
-// was refused.
-func (b *ExceptionBreaker) judged(res result) (counts, bad bool) {
-	return res.o != Ignore, res.o == Failure || res.o == Refused
+// was refused, a refusal apart.
+func (b *ExceptionBreaker) judged(res result) (bool, window.Mark) {
+	switch res.o {
+	case Failure:
+		return true, window.Bad
+	case Refused:
+		return true, window.Refused
+	}
+	return res.o != Ignore, window.Good
 }
 
 // slow: a call is never slow to an error rule.
@@ -49,10 +55,13 @@ func (b *ExceptionBreaker) counters(q *period) {
 func (b *ExceptionBreaker) retuned(_, _ *tuning) {}
 
 // countRun counts a call for ConsecutiveErrors: a failure lengthens the run of failures, a
-// success ends it. A success after a success writes nothing, so parallel callers of a healthy
+// success ends it, a refusal does neither. A success after a success writes nothing, so parallel callers of a healthy
 // resource share the run's cache line read-only.
-func (c *circuit) countRun(p *period, t *tuning, now int64, failed bool, hint int64) {
-	if !failed {
+func (c *circuit) countRun(p *period, t *tuning, now int64, m window.Mark, hint int64) {
+	if m == window.Refused {
+		return // a live dependency's refusal: the run neither grows nor ends
+	}
+	if m == window.Good {
 		if p.run.Load() != 0 {
 			p.run.Store(0)
 		}

@@ -267,6 +267,24 @@ var fuzzLulls = []time.Duration{time.Hour, 10 * time.Hour, (1 << 15) * 100 * tim
 
 var fuzzOutcomes = []error{nil, errDown, context.Canceled}
 
+// fuzzRefused are what the calls refused by a live dependency return, without a retry hint and
+// with one, and fuzzRefusals the same marked Refused, as their functions return them.
+var (
+	fuzzRefused  = []error{errDown, breaker.RetryAfter(errDown, modelRefusalHint)}
+	fuzzRefusals = []error{breaker.CountAs(fuzzRefused[0], breaker.Refused), breaker.CountAs(fuzzRefused[1], breaker.Refused)}
+)
+
+// fuzzOutcome is how the model counts a call with the outcome byte b (from 0xd0 to 0xdf, a
+// refusal, with a hint from 0xd8), what the call returns, and what Do returns of it.
+func fuzzOutcome(b byte) (o modelOutcome, returned, got error) {
+	if b >= 0xd0 && b < 0xe0 {
+		i := int(b>>3) & 1
+		return modelRefused + modelOutcome(i), fuzzRefusals[i], fuzzRefused[i]
+	}
+	o = modelOutcome(int(b) % len(fuzzOutcomes))
+	return o, fuzzOutcomes[o], fuzzOutcomes[o]
+}
+
 // FuzzStateMachine applies a sequence of operations to the library and to its reference model
 // (model_test.go), and fails at the first difference in what was let through, a BlockError, a
 // state or a reported transition.
@@ -282,6 +300,19 @@ func FuzzStateMachine(f *testing.F) {
 // Seeds that reach every transition: trips, probes that succeed, fail, time out, are blocked
 // or canceled, reloads with calls in flight, and a clock that steps back.
 var fuzzSeeds = [][]byte{
+	// Refusals (0xd0: without a retry hint; 0xd8: with one of 700ms). b paces on two successes and
+	// two refusals with a hint, and holds every call back until the hint ends; a refusal alone
+	// in a bucket keeps pacing alive. b-ratio-fast (set 10) trips on refusals by its window,
+	// never by its fast threshold, and a refused probe fails, OPEN for the hint; a run of
+	// failures (set 5) goes on across refusals.
+	{0, opLoad, 15, opDo, 0x01, 0x00, opDo, 0x01, 0x00, opDo, 0x01, 0xd9, opDo, 0x01, 0xd9,
+		opDo, 0x01, 0x00, opAdvance, 0x3d, opDo, 0x01, 0x00, opAdvance, 0xf1, opDo, 0x01, 0x00,
+		opDo, 0x01, 0x00, opDo, 0x01, 0xd1, opAdvance, 0x3d, opAdvance, 0x3d, opDo, 0x01, 0xd1,
+		opAdvance, 0x65, opDo, 0x01, 0x00, opDo, 0x01, 0x00, opAdvance, 0x03, opDo, 0x01, 0x00,
+		opLoad, 10, opDo, 0x01, 0xd0, opDo, 0x01, 0xd0, opAdvance, 0x03, opDo, 0x01, 0xd8,
+		opAdvance, 0x03, opDo, 0x01, 0x00, opDo, 0x01, 0x01, opDo, 0x01, 0x01,
+		opLoad, 5, opDo, 0x00, 0xd8, opDo, 0x00, 0xd8, opAdvance, 0x01, opDo, 0x00, 0xd8,
+		opDo, 0x01, 0x01, opDo, 0x01, 0xd0, opDo, 0x01, 0x01, opDo, 0x01, 0xd0, opDo, 0x01, 0x01},
 	// Quiet spells: b paces (set 15), then an hour passes, then 2^16 of its buckets: the first
 	// call after each finds pacing over. a trips and recovers into a ramp (set 11), which holds
 	// calls back; after 2^15 buckets of 100 ms its calls find their bucket fresh.
@@ -531,10 +562,10 @@ func runStateMachine(t *testing.T, ops []byte) {
 			x := entries[k]
 			entries = append(entries[:k], entries[k+1:]...)
 			if op == opExit {
-				o := int(arg()) % len(fuzzOutcomes)
-				x.e.SetError(fuzzOutcomes[o])
+				o, err, _ := fuzzOutcome(arg())
+				x.e.SetError(err)
 				x.e.Exit()
-				ref.exit(x.ref, modelOutcome(o))
+				ref.exit(x.ref, o)
 			}
 		case opLoad:
 			set := fuzzRuleSets[int(arg())%len(fuzzRuleSets)]
@@ -706,10 +737,9 @@ func runStateMachine(t *testing.T, ops []byte) {
 				ref.notCalled(resource)
 				break
 			}
-			o := int(b) % len(fuzzOutcomes)
-			want := fuzzOutcomes[o]
+			o, returned, want := fuzzOutcome(b)
 			if b >= 0xe0 {
-				want = errDown
+				returned, want = errDown, errDown
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			cfg, _ := ref.settingsOf(resource)
@@ -724,13 +754,13 @@ func runStateMachine(t *testing.T, ops []byte) {
 				if b >= 0xe0 {
 					cancel() // the caller gives up, and the call fails with an error of its own
 				}
-				return want
+				return returned
 			})
 			cancel()
 			re, block := ref.enter(resource)
 			if re != nil {
 				ref.now += rt
-				got := modelOutcome(o)
+				got := o
 				switch {
 				case cfg.Timeout > 0:
 					got = modelOutlived

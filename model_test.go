@@ -91,8 +91,9 @@ type modelBreaker struct {
 }
 
 type modelCall struct {
-	bucket time.Duration
-	bad    bool
+	bucket  time.Duration
+	bad     bool
+	refused bool // bad, and counted apart
 }
 
 // modelEntry is a call the model let through: the generation of each breaker that admitted it.
@@ -119,8 +120,21 @@ const (
 	modelSuccess modelOutcome = iota
 	modelFailure
 	modelIgnored
-	modelOutlived // ran past the resource's Timeout: failed, and slow, whatever it returned
+	modelOutlived      // ran past the resource's Timeout: failed, and slow, whatever it returned
+	modelRefused       // refused by a live dependency, without a retry hint
+	modelRefusedHinted // refused, with the retry hint modelRefusalHint
 )
+
+// modelRefusalHint is the retry hint of a modelRefusedHinted call.
+const modelRefusalHint = 700 * time.Millisecond
+
+// hint is the retry hint of a call that ended as o.
+func (o modelOutcome) hint() time.Duration {
+	if o == modelRefusedHinted {
+		return modelRefusalHint
+	}
+	return 0
+}
 
 func newModel(limit int) *model {
 	return &model{resources: map[string][]*modelBreaker{}, templated: map[string]*modelTemplateEntry{},
@@ -842,11 +856,11 @@ func (m *model) countSlow(b *modelBreaker, f *modelFlight, n int) {
 	if n == 0 || b.flight != f {
 		return
 	}
-	if b.ramp != nil && b.ramp.completed(m.now, b.rule, true) == modelRampDead {
+	if b.ramp != nil && b.ramp.completed(m.now, b.rule, true, false, 0) == modelRampDead {
 		m.move(b, breaker.Open, breaker.ThresholdExceeded, 1) // a loss, and it died while paced
 		return
 	}
-	m.countN(b, n, true)
+	m.countN(b, n, true, false, 0)
 }
 
 // modelRamp paces a breaker's calls after a probe closed it: within each bucket of its window,
@@ -862,13 +876,18 @@ func (m *model) countSlow(b *modelBreaker, f *modelFlight, n int) {
 // once its last bucket lies a window back, and a bucket of pacing (not its first) that ended
 // with a loss and no success opens the breaker.
 // Buckets are known by their start, however far apart.
+// A refusal is a loss that keeps pacing's bucket alive; its hint holds every call back until
+// it ends (within a window), as their RetryAt, and buckets that held calls back for it pass on
+// the successes of the bucket before them. While a hold ended less than a window before a
+// bucket, that bucket taking the whole flow does not end pacing.
 type modelRamp struct {
 	closed, length, span         time.Duration
 	paced                        bool // pacing: entered on a trip, it lasts while the rule paces
 	start                        time.Duration
 	offered, admitted, succeeded int
-	lost                         bool
-	before                       int // the successes of the bucket before, when this one began
+	lost, refused, hinted        bool
+	before                       int           // the successes of the bucket before, when this one began
+	resume                       time.Duration // the end of the last refusal's hold
 	done                         bool
 }
 
@@ -880,18 +899,29 @@ const (
 )
 
 func newModelRamp(now, length, span time.Duration) *modelRamp {
-	r := &modelRamp{closed: now, length: length, span: span}
+	r := &modelRamp{closed: now, length: length, span: span, resume: now - span}
 	r.start, r.succeeded = r.floor(now), 1 // the probe, a success of its own bucket
 	return r
 }
 
-func newModelPace(now, length, span time.Duration, calls, succeeded, before int) *modelRamp {
-	r := &modelRamp{closed: now, length: length, span: span, paced: true}
+// newModelPace starts pacing; a refusal that started it holds the calls back for hold (-1:
+// the call was no refusal).
+func newModelPace(now, length, span time.Duration, calls, succeeded, before int, refused bool, hold time.Duration) *modelRamp {
+	r := &modelRamp{closed: now, length: length, span: span, paced: true, resume: now - span}
 	r.start = r.floor(now)
-	r.offered, r.admitted, r.succeeded, r.lost = calls, calls, succeeded, true
+	r.offered, r.admitted, r.succeeded, r.lost, r.refused = calls, calls, succeeded, true, refused
 	r.before = before
+	if hold >= 0 {
+		r.refuse(now, hold)
+	}
 	return r
 }
+
+// refuse notes a refusal now with the retry hint hint.
+func (r *modelRamp) refuse(now, hint time.Duration) { r.resume = max(r.resume, now+min(hint, r.span)) }
+
+// holds reports whether pacing holds every call back at now for a refusal's hint.
+func (r *modelRamp) holds(now time.Duration) bool { return r.paced && r.resume > now }
 
 // over reports whether the ramp is over at now by the rule as loaded now.
 func (r *modelRamp) over(now time.Duration, rule breaker.Rule) bool {
@@ -921,17 +951,21 @@ func (r *modelRamp) step(now time.Duration, rule breaker.Rule) int {
 		r.done = true
 		return modelRampOver
 	case r.paced && r.start == r.floor(r.closed): // pacing's first bucket neither ends nor dies
-	case r.paced && r.lost && r.succeeded == 0:
+	case r.paced && r.lost && r.succeeded == 0 && !r.refused:
 		return modelRampDead
-	case r.offered > 0 && r.admitted == r.offered:
+	case r.offered > 0 && r.admitted == r.offered && !(r.paced && r.start-r.resume < r.span):
 		r.done = true
 		return modelRampOver
 	}
 	before := 0
 	if start-r.start == r.length {
 		before = r.succeeded
+		if r.hinted {
+			before = max(before, r.before)
+		}
 	}
-	*r = modelRamp{closed: r.closed, length: r.length, span: r.span, paced: r.paced, start: start, before: before}
+	*r = modelRamp{closed: r.closed, length: r.length, span: r.span, paced: r.paced, start: start, before: before,
+		resume: r.resume}
 	return modelRampOn
 }
 
@@ -947,6 +981,10 @@ func (r *modelRamp) admit(now time.Duration, rule breaker.Rule) (bool, int) {
 		return true, step
 	}
 	r.offered++
+	if r.holds(max(now, r.start)) {
+		r.hinted = true
+		return false, modelRampOn
+	}
 	s := max(r.before, r.succeeded)
 	// after a loss, the fewer successes of the two buckets, or the bucket before's spread
 	// over the bucket so far
@@ -970,13 +1008,19 @@ func (r *modelRamp) giveBack(now time.Duration) {
 	}
 }
 
-func (r *modelRamp) completed(now time.Duration, rule breaker.Rule, bad bool) int {
+func (r *modelRamp) completed(now time.Duration, rule breaker.Rule, bad, refused bool, hint time.Duration) int {
+	if refused && r.paced {
+		r.refuse(now, hint)
+	}
 	if step := r.step(now, rule); step != modelRampOn {
 		return step
 	}
-	if bad {
+	switch {
+	case refused:
+		r.lost, r.refused = true, true
+	case bad:
 		r.lost = true
-	} else {
+	default:
 		r.succeeded++
 	}
 	return modelRampOn
@@ -987,6 +1031,9 @@ func (r *modelRamp) completed(now time.Duration, rule breaker.Rule, bad bool) in
 // within that bucket.
 func (r *modelRamp) retryAt(now time.Duration, rule breaker.Rule) time.Duration {
 	start := max(r.floor(now), r.start)
+	if r.holds(max(now, start)) {
+		return r.resume
+	}
 	at := start + r.length
 	if end := r.closed + identityOf(rule).RampUp; !r.paced && end < at && end > start {
 		return end
@@ -1158,19 +1205,22 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 		*e.inflight--
 	}
 	m.touch(e.dyn) // a call of it completed, also one its breakers let through uncounted: not idle
-	m.heard(e.resource, "ran "+[]string{"Success", "Failure", "Ignore", "Failure"}[o])
+	m.heard(e.resource, "ran "+[]string{"Success", "Failure", "Ignore", "Failure", "Refused", "Refused"}[o])
 	rt := m.now - e.start
 	for _, a := range e.admitted {
 		b := a.b
 		if b.retired || b.epoch != a.epoch {
 			continue
 		}
-		bad := o == modelFailure || o == modelOutlived
+		refused := o == modelRefused || o == modelRefusedHinted
+		bad := o == modelFailure || o == modelOutlived || refused
 		ignored := o == modelIgnored
 		if b.rule.Strategy == breaker.SlowRequestRatio {
-			bad = rt > b.rule.MaxAllowedRT || o == modelOutlived
-			ignored = ignored && !bad // a canceled call that was already slow is slow
+			bad = rt > b.rule.MaxAllowedRT || o == modelOutlived // a refusal is judged by its time
+			ignored = ignored && !bad                            // a canceled call that was already slow is slow
+			refused = false
 		}
+		hint := o.hint()
 		switch b.state {
 		case breaker.Closed:
 			if b.flight != nil {
@@ -1182,19 +1232,20 @@ func (m *model) exit(e *modelEntry, o modelOutcome) {
 			if ignored {
 				continue
 			}
-			if b.ramp != nil && b.ramp.completed(m.now, b.rule, bad) == modelRampDead {
+			if b.ramp != nil && b.ramp.completed(m.now, b.rule, bad, refused, hint) == modelRampDead {
 				m.move(b, breaker.Open, breaker.ThresholdExceeded, 1) // died while paced
 				continue
 			}
-			m.count(b, bad)
+			m.countN(b, 1, bad, refused, hint)
 		case breaker.HalfOpen:
 			switch {
 			case m.now >= b.deadline: // its own completion decides however the clock moved
 				m.move(b, breaker.Open, breaker.ProbeTimedOut, 0)
 			case ignored:
 				m.move(b, breaker.Open, breaker.ProbeIgnored, 0)
-			case bad:
+			case bad: // a refused probe failed too
 				m.move(b, breaker.Open, breaker.ProbeFailed, 0)
+				m.lengthen(b, hint)
 			case b.successes+1 < identityOf(b.rule).ProbeNum:
 				b.successes++ // not the last of the run: the next call probes
 				b.probing = false
@@ -1258,24 +1309,35 @@ func (m *model) probeOverdue(b *modelBreaker) bool {
 // stale one rather than a step back: the rule's StatInterval, at least a second.
 func staleness(r breaker.Rule) time.Duration { return max(r.StatInterval, time.Second) }
 
-func (m *model) count(b *modelBreaker, bad bool) { m.countN(b, 1, bad) }
+// lengthen keeps the breaker b, OPEN now, OPEN at least hint, within its longest OPEN time.
+func (m *model) lengthen(b *modelBreaker, hint time.Duration) {
+	if hint > b.openFor {
+		b.openFor = min(hint, max(b.rule.MaxRetryTimeout, b.rule.RetryTimeout))
+		b.retryAt = m.now + b.openFor
+	}
+}
 
-// countN counts n calls, all bad or all good, at now, then judges the window once.
-func (m *model) countN(b *modelBreaker, n int, bad bool) {
+// countN counts n calls, all bad or all good (refused ones among the bad, with the retry hint
+// hint), at now, then judges the window once.
+func (m *model) countN(b *modelBreaker, n int, bad, refused bool, hint time.Duration) {
 	id := identityOf(b.rule)
 	if id.Strategy == breaker.ConsecutiveErrors { // no window: a run of failures
+		if refused {
+			return // neither lengthens the run nor ends it
+		}
 		if !bad {
 			b.run = 0
 			return
 		}
 		if b.run++; float64(b.run) >= id.Threshold {
 			m.move(b, breaker.Open, breaker.ThresholdExceeded, float64(b.run))
+			m.lengthen(b, hint)
 		}
 		return
 	}
 	if id.StatCalls > 0 { // a window of the last StatCalls calls, whenever they came
 		for range n {
-			b.calls = append(b.calls, modelCall{bad: bad})
+			b.calls = append(b.calls, modelCall{bad: bad, refused: refused})
 		}
 		b.calls = b.calls[max(0, len(b.calls)-int(id.StatCalls)):]
 		var bads uint64
@@ -1284,7 +1346,7 @@ func (m *model) countN(b *modelBreaker, n int, bad bool) {
 				bads++
 			}
 		}
-		m.judgeCounts(b, id, uint64(len(b.calls)), bads)
+		m.judgeCounts(b, id, uint64(len(b.calls)), bads, hint)
 		return
 	}
 	length := id.StatInterval / time.Duration(id.BucketCount)
@@ -1298,7 +1360,7 @@ func (m *model) countN(b *modelBreaker, n int, bad bool) {
 	}
 	b.head = bucket
 	for range n {
-		b.calls = append(b.calls, modelCall{bucket, bad})
+		b.calls = append(b.calls, modelCall{bucket, bad, refused})
 	}
 	all := b.countsSince(b.head - id.StatInterval)
 	if all.Total < id.MinRequestAmount && (all.Bad < all.Total || !b.pacing()) {
@@ -1312,30 +1374,40 @@ func (m *model) countN(b *modelBreaker, n int, bad bool) {
 	paces := trips && id.Pace && all.Bad < all.Total // the window holds a success
 	if (!trips || paces) && id.FastBuckets > 0 {
 		// The newest FastBuckets buckets, judged on their own.
+		// The newest FastBuckets buckets, judged on their own, by their failures alone.
 		fast := b.countsSince(b.head - time.Duration(id.FastBuckets)*length)
-		if ratio := float64(fast.Bad) / float64(fast.Total); fast.Total >= id.MinRequestAmount && ratio >= id.FastThreshold {
+		if ratio := float64(fast.Bad-fast.Refused) / float64(fast.Total); fast.Total >= id.MinRequestAmount && ratio >= id.FastThreshold {
 			m.move(b, breaker.Open, breaker.FastTrip, ratio)
+			m.lengthen(b, hint)
 			return
 		}
 	}
 	switch {
 	case paces && b.ramp == nil: // a ramp or pacing already on goes on
 		newest, two := b.countsSince(b.head-length), b.countsSince(b.head-2*length)
+		hold := time.Duration(-1)
+		if refused {
+			hold = hint
+		}
 		b.ramp = newModelPace(m.now, length, id.StatInterval, int(newest.Total), int(newest.Total-newest.Bad),
-			int(two.Total-two.Bad-(newest.Total-newest.Bad)))
+			int(two.Total-two.Bad-(newest.Total-newest.Bad)), newest.Refused > 0, hold)
 		m.changeClosed(b, breaker.PacingStarted, measure)
 	case trips && !paces:
 		m.move(b, breaker.Open, breaker.ThresholdExceeded, measure)
+		m.lengthen(b, hint)
 	}
 }
 
 // countsSince counts the calls of b's window in the buckets after from.
-func (b *modelBreaker) countsSince(from time.Duration) (c struct{ Total, Bad uint64 }) {
+func (b *modelBreaker) countsSince(from time.Duration) (c struct{ Total, Bad, Refused uint64 }) {
 	for _, call := range b.calls {
 		if call.bucket > from {
 			c.Total++
 			if call.bad {
 				c.Bad++
+			}
+			if call.refused {
+				c.Refused++
 			}
 		}
 	}
@@ -1374,7 +1446,7 @@ func (m *model) changeClosed(b *modelBreaker, reason breaker.Reason, snapshot fl
 
 // judgeCounts trips b if a window of total calls, bads of them bad, meets its threshold, and
 // reports whether b is still CLOSED with the window judged (so that its newest buckets may be).
-func (m *model) judgeCounts(b *modelBreaker, id breaker.Rule, total, bads uint64) bool {
+func (m *model) judgeCounts(b *modelBreaker, id breaker.Rule, total, bads uint64, hint time.Duration) bool {
 	if total < id.MinRequestAmount {
 		return false
 	}
@@ -1384,6 +1456,7 @@ func (m *model) judgeCounts(b *modelBreaker, id breaker.Rule, total, bads uint64
 	}
 	if measure >= id.Threshold {
 		m.move(b, breaker.Open, breaker.ThresholdExceeded, measure)
+		m.lengthen(b, hint)
 		return false
 	}
 	return true

@@ -35,11 +35,18 @@ import (
 // bucket and the one before, as a bucket that has just lost calls, and has no time limit (a
 // reload that turns Pace off ends it). It admits max(1, 1.5 × S) a bucket, without the ramp's
 // k/10: the dependency has shown it fails part of its calls, and a share of the calls offered
-// would go into a hang whole before its first call is known to be slow. Pacing also ends once its last bucket lies a whole
-// window back, however long the quiet spell since: nothing in the window was held back. And a
-// bucket of pacing in which calls ended and none succeeded (not the bucket it started in) is a
-// dependency that died while paced: at its end the breaker opens (ThresholdExceeded), however
-// few calls that was.
+// would go into a hang whole before its first call is known to be slow. Pacing also ends once
+// its last bucket lies a whole window back, however long the quiet spell since: nothing in the
+// window was held back. And a bucket of pacing in which calls ended and none succeeded nor was
+// refused (not the bucket it started in) is a dependency that died while paced: at its end the
+// breaker opens (ThresholdExceeded), however few calls that was.
+//
+// A refusal (Outcome Refused) is a live dependency saying how much it takes, as a quota does:
+// pacing counts it as a loss, and its retry hint (RetryAfter, within a window) holds every call
+// back until the dependency said it takes calls again, with that time as their RetryAt; from
+// then on pacing admits as before, by the successes the dependency showed before the hold.
+// While a refusal came within the last window, a bucket that took the whole flow does not end
+// pacing: a quota takes the whole flow at the start of each of its periods.
 //
 // Buckets are known by their start, on the window's grid of bucket starts, never by a number
 // that wraps: after any quiet spell, the first call finds its bucket fresh. A reading of the
@@ -59,6 +66,7 @@ type ramp struct {
 	current atomic.Pointer[rampBucket]
 	done    atomic.Bool
 	blocked atomic.Pointer[BlockError] // the error of the calls held back in the newest bucket
+	resume  atomic.Int64               // pacing: the end of the last refusal's hold; a window before the start while none came
 }
 
 // rampBucket is one bucket of a ramp: its start and the successes of the bucket before, fixed,
@@ -73,22 +81,38 @@ type rampBucket struct {
 type rampCounts struct {
 	offered, admitted uint16
 	succeeded         uint16
-	lost              bool // a call the ramp admitted failed in this bucket, or was counted slow in flight
+	lost              bool // a call the ramp admitted failed or was refused in this bucket, or was counted slow in flight
+	refused           bool // a call the ramp admitted was refused in this bucket: the dependency is alive
+	hinted            bool // a call was held back in this bucket for a refusal's hint
 }
 
 const maxRampCount = 1<<15 - 1
+
+// rampRefused and rampHinted are the bits of a packed bucket that say it saw a refusal, and
+// held a call back for a refusal's hint.
+const (
+	rampRefused = 1 << 48
+	rampHinted  = 1 << 49
+)
 
 func (b rampCounts) pack() uint64 {
 	w := uint64(b.offered)<<32 | uint64(b.admitted)<<16 | uint64(b.succeeded)<<1
 	if b.lost {
 		w |= 1
 	}
+	if b.refused {
+		w |= rampRefused
+	}
+	if b.hinted {
+		w |= rampHinted
+	}
 	return w
 }
 
 func unpackRamp(w uint64) rampCounts {
 	return rampCounts{offered: uint16(w >> 32), admitted: uint16(w >> 16),
-		succeeded: uint16(w>>1) & maxRampCount, lost: w&1 == 1}
+		succeeded: uint16(w>>1) & maxRampCount, lost: w&1 == 1, refused: w&rampRefused != 0,
+		hinted: w&rampHinted != 0}
 }
 
 // newBucket returns a bucket that starts at start with counts b, after a bucket whose
@@ -104,20 +128,57 @@ func newBucket(start int64, before uint16, b rampCounts) *rampBucket {
 // the bucket before had none.
 func newRamp(now, length, span int64) *ramp {
 	r := &ramp{closed: now, length: length, span: span}
+	r.resume.Store(now - span)
 	r.current.Store(newBucket(r.startOf(now), 0, rampCounts{succeeded: 1}))
 	return r
 }
 
 // newPace starts pacing at now, over buckets of length in a window of span, for a breaker whose
 // window tripped: the bucket of now has seen newest (its calls, all admitted, and their
-// successes, with a loss among them), and the bucket before it before.
-func newPace(now, length, span int64, newest, before window.Counts) *ramp {
+// successes, with a loss among them), and the bucket before it before. A refusal that tripped
+// it holds the calls back for hold (refusalHold; noRefusal when the call was none).
+func newPace(now, length, span int64, newest, before window.Counts, hold int64) *ramp {
 	r := &ramp{closed: now, length: length, span: span, paced: true}
+	r.resume.Store(now - span)
+	if hold != noRefusal {
+		r.refuse(now, hold)
+	}
 	calls := rampCount(newest.Total)
 	r.current.Store(newBucket(r.startOf(now), rampCount(before.Total-before.Bad),
-		rampCounts{offered: calls, admitted: calls, succeeded: rampCount(newest.Total - newest.Bad), lost: true}))
+		rampCounts{offered: calls, admitted: calls, succeeded: rampCount(newest.Total - newest.Bad), lost: true,
+			refused: newest.Refused > 0}))
 	return r
 }
+
+// noRefusal is the hold of a call that was not refused (refusalHold).
+const noRefusal = -1
+
+// refusalHold is how long pacing holds its calls back after a call marked m with the retry hint
+// hint: the hint of a refusal (0 when it gave none), else noRefusal.
+func refusalHold(m window.Mark, hint int64) int64 {
+	if m != window.Refused {
+		return noRefusal
+	}
+	return hint
+}
+
+// refuse notes a refusal at now whose retry hint is hint: pacing holds every call back until
+// now+hint, within a window, and a refusal this recent keeps it pacing.
+func (r *ramp) refuse(now, hint int64) {
+	end := after(now, min(hint, r.span))
+	for {
+		old := r.resume.Load()
+		if end-old <= 0 || r.resume.CompareAndSwap(old, end) {
+			return
+		}
+	}
+}
+
+// holds reports whether pacing holds every call back at now, for a refusal's hint.
+func (r *ramp) holds(now int64) bool { return r.paced && r.resume.Load()-now > 0 }
+
+// refusedLately reports whether a refusal's hold ended less than a window before at.
+func (r *ramp) refusedLately(at int64) bool { return r.paced && at-r.resume.Load() < r.span }
 
 // rampCount is n as a ramp counts it, saturated.
 func rampCount(n uint64) uint16 { return uint16(min(n, maxRampCount)) }
@@ -147,9 +208,9 @@ func (r *ramp) next(now, start int64, q *rampBucket, b rampCounts, t *tuning) ra
 	case r.paced && q.start == r.startOf(r.closed):
 		// The bucket pacing started in, whose calls before the start it did not pace, neither
 		// took the whole flow nor died.
-	case r.paced && b.lost && b.succeeded == 0:
+	case r.paced && b.lost && b.succeeded == 0 && !b.refused:
 		return rampDead
-	case b.offered > 0 && b.admitted == b.offered:
+	case b.offered > 0 && b.admitted == b.offered && !r.refusedLately(q.start):
 		return rampOver // a whole bucket took the flow
 	}
 	return rampOn
@@ -180,6 +241,11 @@ func (r *ramp) bucketAt(now int64, t *tuning) (*rampBucket, uint64, rampStep) {
 		before := uint16(0)
 		if start-q.start == r.length {
 			before = b.succeeded
+			if b.hinted {
+				// Calls were held back for a refusal's hint: the bucket shows less than the
+				// dependency serves, and passes on what the bucket before it showed.
+				before = max(before, q.before)
+			}
 		}
 		r.current.CompareAndSwap(q, newBucket(start, before, rampCounts{}))
 	}
@@ -213,7 +279,9 @@ func (r *ramp) admit(now int64, t *tuning) (bool, rampStep) {
 		}
 		b := unpackRamp(old)
 		b.offered = min(b.offered+1, maxRampCount)
-		admitted := b.allows(q.before, now, r.length, r.paced)
+		hold := r.holds(later(now, q.start))
+		admitted := !hold && b.allows(q.before, now, r.length, r.paced)
+		b.hinted = b.hinted || hold
 		if admitted {
 			b.admitted = min(b.admitted+1, maxRampCount)
 		}
@@ -270,19 +338,26 @@ func (r *ramp) giveBack(now int64) {
 	}
 }
 
-// completed counts the end, at now, of a call the breaker counted good or bad, or of calls
-// counted slow while still in flight (bad), and reports what the ramp found (admit).
-func (r *ramp) completed(now int64, t *tuning, bad bool) rampStep {
+// completed counts the end, at now, of a call the breaker counted as m, with the retry hint
+// hint, or of calls counted slow while still in flight (bad), and reports what the ramp found
+// (admit). A refusal holds pacing's calls back for its hint (refuse).
+func (r *ramp) completed(now int64, t *tuning, m window.Mark, hint int64) rampStep {
+	if m == window.Refused && r.paced {
+		r.refuse(now, hint)
+	}
 	for {
 		q, old, step := r.bucketAt(now, t)
 		if step != rampOn {
 			return step
 		}
 		b := unpackRamp(old)
-		if bad {
-			b.lost = true
-		} else {
+		switch m {
+		case window.Good:
 			b.succeeded = min(b.succeeded+1, maxRampCount)
+		case window.Refused:
+			b.lost, b.refused = true, true
+		default:
+			b.lost = true
 		}
 		if q.counts.CompareAndSwap(old, b.pack()) {
 			return rampOn
@@ -290,14 +365,18 @@ func (r *ramp) completed(now int64, t *tuning, bad bool) rampStep {
 	}
 }
 
-// retryAt returns when a call the ramp holds back at now may try again: the start of the
-// bucket after the one that judged it (now's, or the current one for a stale reading), or the
-// ramp's end if that falls within that bucket (pacing has no set end). So it is after the
-// start of the bucket the call counted in, also for a stale reading.
+// retryAt returns when a call the ramp holds back at now may try again: when a refusal's hold
+// ends, or else the start of the bucket after the one that judged it (now's, or the current
+// one for a stale reading), or the ramp's end if that falls within that bucket (pacing has no
+// set end). So it is after the start of the bucket the call counted in, also for a stale
+// reading.
 func (r *ramp) retryAt(now int64, t *tuning) int64 {
 	start := r.startOf(now)
 	if q := r.current.Load(); q.start-start > 0 {
 		start = q.start
+	}
+	if r.holds(later(now, start)) {
+		return r.resume.Load()
 	}
 	at := start + r.length
 	if end := after(r.closed, t.rampUp); !r.paced && end-at < 0 && end-start > 0 {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/halfopen/breaker/internal/window"
 )
 
 // counts returns the counts of the ramp's current bucket.
@@ -19,7 +21,7 @@ func TestRampCountsSaturate(t *testing.T) {
 		if !admitted || step != rampOn {
 			t.Fatalf("call %d: admitted %v, step %v", i, admitted, step)
 		}
-		r.completed(0, rampUp, false)
+		r.completed(0, rampUp, window.Good, 0)
 	}
 	assert.Equal(t, rampCounts{offered: maxRampCount, admitted: maxRampCount, succeeded: maxRampCount}, r.counts())
 	assert.Equal(t, int64(0), r.current.Load().start)

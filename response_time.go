@@ -22,9 +22,11 @@ func isSlow(res *result, maxRT int64) bool { return res.rt > maxRT || res.cutOff
 // judged: a call counts against the rule when it was slow, whatever its error; a call that
 // counts neither way by its error counts all the same when it was slow, since a caller that gave
 // up on a slow call does not make it fast.
-func (b *ResponseTimeBreaker) judged(res result) (counts, bad bool) {
-	slow := isSlow(&res, b.tune.Load().maxRT)
-	return slow || res.o != Ignore, slow
+func (b *ResponseTimeBreaker) judged(res result) (bool, window.Mark) {
+	if isSlow(&res, b.tune.Load().maxRT) {
+		return true, window.Bad
+	}
+	return res.o != Ignore, window.Good
 }
 
 // slow reports whether the call that ended as res was slow.
@@ -151,13 +153,13 @@ func (c *circuit) countSlow(p *period, n uint64, now int64, stripe uint8) {
 	case n == 0:
 		return
 	case p.calls != nil:
-		c.countCalls(p, n, true, now, 0)
+		c.countCalls(p, n, window.Bad, now, 0)
 		return
 	}
-	head := p.window.Add(now, n, true, stripe)
-	if p.ramp != nil && p.ramp.completed(now, c.tune.Load(), true) == rampDead {
+	head := p.window.Add(now, n, window.Bad, stripe)
+	if p.ramp != nil && p.ramp.completed(now, c.tune.Load(), window.Bad, 0) == rampDead {
 		c.died(p, now)
 		return
 	}
-	c.judge(p, head, now, 0)
+	c.judge(p, head, now, 0, window.Bad)
 }

@@ -178,8 +178,9 @@ func (c *circuit) endRamp(p *period, now int64) {
 // pace makes the CLOSED period p, whose window met the rule's threshold at now with measure
 // while the dependency still served calls, pace them (Rule.Pace); or the copy of p that is
 // current, as trip does. A period that paces, or ramps up, already goes on as it is. Pacing
-// starts from the calls of the window's newest bucket and the one before.
-func (c *circuit) pace(p *period, now int64, measure float64) {
+// starts from the calls of the window's newest bucket and the one before, holding its calls
+// back for hold when a refusal started it (refusalHold).
+func (c *circuit) pace(p *period, now int64, measure float64, hold int64) {
 	for from := p; from != nil && from.state == Closed && from.ramp == nil; from = c.current(p) {
 		length := c.leap.bucketLen()
 		head := from.window.HeadAt(now)
@@ -188,7 +189,7 @@ func (c *circuit) pace(p *period, now int64, measure float64) {
 		before := window.Counts{Total: two.Total - newest.Total, Bad: two.Bad - newest.Bad}
 		q := from.withFlight(from.flight, from.oldFlight)
 		q.gen, q.seq = from.gen+1, c.tl.seq.Inc()
-		q.ramp = newPace(now, length, int64(c.leap.interval), newest, before)
+		q.ramp = newPace(now, length, int64(c.leap.interval), newest, before, hold)
 		if c.move(from, q, PacingStarted, measure, now) {
 			return
 		}

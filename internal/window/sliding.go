@@ -24,6 +24,9 @@ import (
 //
 // A bucket's two counts live in one 64-bit word, so they are added, read and reset together:
 // no reader can pair one lap's total with another's bad count, and bad never exceeds total.
+// The refusals among the bad calls have a word of their own in each bucket, added before the
+// bad call is, so that a reader may miss a refusal's bad call for a moment but never takes a
+// refusal for a failure; they are not striped, as a refusal is no call of the fast path.
 // Until calls contend for a bucket's word, every call counts in it, as Java's LongAdder counts
 // in its base; from the first compare-and-swap lost, the window is striped (stripes.go): each
 // call counts in its processor's stripe, and the window's counts are the base words' and the
@@ -41,9 +44,10 @@ type Sliding struct {
 }
 
 type bucket struct {
-	start  atomic.Int64
-	counts atomic.Uint64 // the base word: total in the high 32 bits, bad in the low 32
-	i      int           // its index in buckets
+	start   atomic.Int64
+	counts  atomic.Uint64 // the base word: total in the high 32 bits, bad in the low 32
+	refused atomic.Uint32 // the refusals among the bad calls, of every stripe
+	i       uint32        // its index in buckets
 }
 
 // The packing of a bucket's counts. Since bad <= total < 2^32, adding a bad call never carries
@@ -88,7 +92,7 @@ func NewSliding(interval time.Duration, buckets uint32, s int) *Sliding {
 	w.lastBad.Store(noStart - w.interval)
 	for i := range w.buckets {
 		w.buckets[i].start.Store(noStart)
-		w.buckets[i].i = i
+		w.buckets[i].i = uint32(i)
 	}
 	w.newest.Store(&w.buckets[0])
 	return w
@@ -111,7 +115,7 @@ func (w *Sliding) word(b *bucket, stripe uint8) *atomic.Uint64 {
 	if w.stripes == nil || !w.striped.Load() {
 		return &b.counts
 	}
-	return &w.stripes[at(stripe, w.stride, b.i, len(w.stripes))]
+	return &w.stripes[at(stripe, w.stride, int(b.i), len(w.stripes))]
 }
 
 // Stripe makes the window striped now, if it has stripes, as if calls had contended for it.
@@ -126,24 +130,27 @@ func (w *Sliding) Stripe() {
 // base word (AddGood), and a call that runs alone on a resource pays nothing for the stripes.
 func (w *Sliding) Striped() bool { return w.striped.Load() }
 
-// Add counts n calls completed at now, bad or not, and returns the start of the bucket that
+// Add counts n calls completed at now, marked m, and returns the start of the bucket that
 // counted them: in stripe once the window is Striped. A good call that comes here although it
 // lies in the newest bucket, below the halving, lost its compare-and-swap in AddGood to another
 // call: the window is striped from then on, if it has stripes.
-func (w *Sliding) Add(now int64, n uint64, bad bool, stripe uint8) int64 {
+func (w *Sliding) Add(now int64, n uint64, m Mark, stripe uint8) int64 {
 	b := w.newest.Load()
 	start := b.start.Load()
 	switch {
 	case uint64(now-start) >= uint64(w.bucketLen):
 		b, start = w.locate(now)
-	case !bad && n == 1 && !w.striped.Load() && b.counts.Load() < (halveAt-1)<<32:
+	case m == Good && n == 1 && !w.striped.Load() && b.counts.Load() < (halveAt-1)<<32:
 		w.Stripe()
 	}
 	add := n * goodCall
-	if bad {
+	if m != Good {
 		// Published before the count, so a reader that sees the count sees this too.
 		raiseTo(&w.lastBad, start)
 		add = n * badCall
+		if m == Refused {
+			b.refused.Add(uint32(n))
+		}
 	}
 	if c := w.word(b, stripe); c.Add(add) >= halveAt<<32 {
 		halve(c)
@@ -172,7 +179,7 @@ func (w *Sliding) AddGood(now int64) (int64, bool) {
 func (w *Sliding) AddGoodOn(now int64, stripe uint8) (int64, bool) {
 	b := w.newest.Load()
 	start := b.start.Load()
-	c := &w.stripes[(int(stripe)*w.stride|b.i)&(len(w.stripes)-1)] // at, written out to inline
+	c := &w.stripes[(int(stripe)*w.stride|int(b.i))&(len(w.stripes)-1)] // at, written out to inline
 	if uint64(now-start) >= uint64(w.bucketLen) || c.Load() >= (halveAt-1)<<32 {
 		return 0, false
 	}
@@ -253,22 +260,26 @@ func (w *Sliding) restart(start int64) (*bucket, int64) {
 	return b, start
 }
 
-// zero zeroes the counts of bucket i: its base word, and its word in every stripe.
+// zero zeroes the counts of bucket i: its base words, and its word in every stripe.
 func (w *Sliding) zero(i int) {
 	w.buckets[i].counts.Store(0)
+	w.buckets[i].refused.Store(0)
 	for s := range w.stripeCount() {
 		w.stripes[at(uint8(s), w.stride, i, len(w.stripes))].Store(0)
 	}
 }
 
-// countsOf returns the counts of bucket i: its base word's and its stripes'.
-func (w *Sliding) countsOf(i int) (total, bad uint64) {
-	total, bad = unpack(w.buckets[i].counts.Load())
+// countsOf returns the counts of bucket i: its base words' and its stripes'.
+func (w *Sliding) countsOf(i int) Counts {
+	total, bad := unpack(w.buckets[i].counts.Load())
 	for s := range w.stripeCount() {
 		t, f := unpack(w.stripes[at(uint8(s), w.stride, i, len(w.stripes))].Load())
 		total, bad = total+t, bad+f
 	}
-	return total, bad
+	// Read after the bad calls, which Add counts after their refusals: every refusal among
+	// the bad calls read is read too.
+	refused := uint64(w.buckets[i].refused.Load())
+	return Counts{Total: total, Bad: bad, Refused: min(refused, bad)}
 }
 
 // HeadAt returns the start of the newest bucket of the window at now, without counting.
@@ -287,10 +298,6 @@ func (w *Sliding) Sum(head int64) (total, bad uint64) {
 	return all.Total, all.Bad
 }
 
-// Counts are the calls of some buckets of a window, or of a window of calls, and the bad ones
-// among them.
-type Counts struct{ Total, Bad uint64 }
-
 // Sums returns the calls in the window whose newest bucket starts at head, and those in its
 // buckets that start less than span before head (the newest span/bucketLen buckets; none when
 // span is 0), in one pass over the same buckets.
@@ -300,12 +307,10 @@ func (w *Sliding) Sums(head, span int64) (all, newest Counts) {
 		if age >= uint64(w.interval) {
 			continue // not in (head-interval, head]
 		}
-		t, f := w.countsOf(i)
-		all.Total += t
-		all.Bad += f
+		c := w.countsOf(i)
+		all.add(c)
 		if age < uint64(span) {
-			newest.Total += t
-			newest.Bad += f
+			newest.add(c)
 		}
 	}
 	return all, newest

@@ -12,9 +12,9 @@ import (
 // A bucket's two counts are one word: bad calls add to both, good calls to the total only.
 func TestBucketCountsArePacked(t *testing.T) {
 	w := NewSliding(time.Second, 10, 1)
-	w.Add(0, 1, true, 0)
-	w.Add(0, 1, false, 0)
-	w.Add(50*int64(time.Millisecond), 1, true, 0)
+	w.Add(0, 1, Bad, 0)
+	w.Add(0, 1, Good, 0)
+	w.Add(50*int64(time.Millisecond), 1, Bad, 0)
 	total, bad := w.Sum(w.HeadAt(0))
 	assert.Equal(t, uint64(3), total)
 	assert.Equal(t, uint64(2), bad)
@@ -27,22 +27,22 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 		name      string
 		giveTotal uint64
 		giveBad   uint64
-		addBad    bool
+		add       Mark
 		wantTotal uint64
 		wantBad   uint64
 	}{
 		{name: "one below the bound stays", giveTotal: halveAt - 2, giveBad: 10, wantTotal: halveAt - 1, wantBad: 10},
-		{name: "reaching the bound halves", giveTotal: halveAt - 1, giveBad: halveAt / 4, addBad: true,
+		{name: "reaching the bound halves", giveTotal: halveAt - 1, giveBad: halveAt / 4, add: Bad,
 			wantTotal: halveAt / 2, wantBad: (halveAt/4 + 1) / 2},
-		{name: "all bad stays all bad", giveTotal: halveAt - 1, giveBad: halveAt - 1, addBad: true,
+		{name: "all bad stays all bad", giveTotal: halveAt - 1, giveBad: halveAt - 1, add: Bad,
 			wantTotal: halveAt / 2, wantBad: halveAt / 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := NewSliding(time.Second, 1, 1)
-			w.Add(0, 1, false, 0) // publishes the bucket at 0
+			w.Add(0, 1, Good, 0) // publishes the bucket at 0
 			w.buckets[0].counts.Store(tt.giveTotal<<32 | tt.giveBad)
-			w.Add(0, 1, tt.addBad, 0)
+			w.Add(0, 1, tt.add, 0)
 			total, bad := w.Sum(0)
 			assert.Equal(t, tt.wantTotal, total)
 			assert.Equal(t, tt.wantBad, bad)
@@ -55,7 +55,7 @@ func TestBucketHalvesBeforeItOverflows(t *testing.T) {
 func TestAddGoodLeavesTheRareCasesToAdd(t *testing.T) {
 	ms := int64(time.Millisecond)
 	w := NewSliding(time.Second, 10, 1)
-	w.Add(0, 1, true, 0)
+	w.Add(0, 1, Bad, 0)
 	start, ok := w.AddGood(50 * ms)
 	require.True(t, ok)
 	assert.Equal(t, int64(0), start)
@@ -77,8 +77,8 @@ func TestAddGoodLeavesTheRareCasesToAdd(t *testing.T) {
 // Reaching a bucket of a new lap zeroes both counts in one store.
 func TestBucketResetZeroesBoth(t *testing.T) {
 	w := NewSliding(time.Second, 2, 1)
-	w.Add(0, 1, true, 0)
-	w.Add(int64(time.Second), 1, false, 0) // the same slot, one lap on
+	w.Add(0, 1, Bad, 0)
+	w.Add(int64(time.Second), 1, Good, 0) // the same slot, one lap on
 	total, bad := w.Sum(int64(time.Second))
 	assert.Equal(t, uint64(1), total)
 	assert.Equal(t, uint64(0), bad)
@@ -90,8 +90,8 @@ func TestWindowSpansTheWrapOfTicks(t *testing.T) {
 	ms := int64(time.Millisecond)
 	w := NewSliding(time.Second, 10, 1)
 	first := int64(math.MaxInt64) - 250*ms
-	w.Add(first, 1, true, 0)
-	w.Add(first+300*ms, 1, true, 0) // wrapped to a negative tick
+	w.Add(first, 1, Bad, 0)
+	w.Add(first+300*ms, 1, Bad, 0) // wrapped to a negative tick
 	total, bad := w.Sum(w.HeadAt(first + 300*ms))
 	assert.Equal(t, uint64(2), total)
 	assert.Equal(t, uint64(2), bad)
@@ -121,9 +121,9 @@ func TestWindowStepBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := NewSliding(time.Second, 10, 1)
-			w.Add(10_000*ms, 1, true, 0)
+			w.Add(10_000*ms, 1, Bad, 0)
 			now := 10_000*ms - tt.give
-			head := w.Add(now, 1, false, 0)
+			head := w.Add(now, 1, Good, 0)
 			assert.Equal(t, head, w.HeadAt(now))
 			total, _ := w.Sum(head)
 			assert.Equal(t, tt.wantTotal, total)
@@ -144,8 +144,8 @@ func TestWindowFarAheadForgetsOldLaps(t *testing.T) {
 		now += step // wraps past 292 years
 		total, _ := w.Sum(w.HeadAt(now))
 		assert.Equal(t, uint64(0), total, "nothing in the window before the calls of step %d", i)
-		w.Add(now, 1, true, 0)
-		w.Add(now+int64(time.Millisecond), 1, false, 0)
+		w.Add(now, 1, Bad, 0)
+		w.Add(now+int64(time.Millisecond), 1, Good, 0)
 		total, bad := w.Sum(w.HeadAt(now + int64(time.Millisecond)))
 		assert.Equal(t, uint64(2), total)
 		assert.Equal(t, uint64(1), bad)

@@ -60,13 +60,13 @@ func TestContentionStripesTheWindow(t *testing.T) {
 	ms := int64(time.Millisecond)
 	for _, stripes := range []int{1, 4} {
 		w := NewSliding(time.Second, 10, stripes)
-		w.Add(0, 1, false, 0) // the first call moves a new window
+		w.Add(0, 1, Good, 0) // the first call moves a new window
 		_, ok := w.AddGood(0)
 		require.True(t, ok)
-		w.Add(50*ms, 1, true, 0)
-		w.Add(100*ms, 1, false, 0) // the next bucket: it moves the window
+		w.Add(50*ms, 1, Bad, 0)
+		w.Add(100*ms, 1, Good, 0) // the next bucket: it moves the window
 		assert.False(t, w.Striped(), "%d stripes: a bad call, or a call past the newest bucket, is no contention", stripes)
-		w.Add(100*ms, 1, false, 0) // a good call in the newest bucket: AddGood lost its compare-and-swap
+		w.Add(100*ms, 1, Good, 0) // a good call in the newest bucket: AddGood lost its compare-and-swap
 		assert.Equal(t, stripes > 1, w.Striped(), "%d stripes", stripes)
 		total, bad := w.Sum(w.HeadAt(100 * ms))
 		assert.Equal(t, []uint64{5, 1}, []uint64{total, bad}, "%d stripes", stripes)
@@ -79,17 +79,21 @@ func TestContentionStripesTheWindow(t *testing.T) {
 func TestSlidingSumsEveryStripe(t *testing.T) {
 	ms := int64(time.Millisecond)
 	w := NewSliding(time.Second, 10, 4)
-	w.Add(0, 1, true, 0) // in the base word
+	w.Add(0, 1, Bad, 0) // in the base word
 	w.striped.Store(true)
 	for stripe := range uint8(9) { // stripes 4 to 8 wrap round
-		w.Add(0, 1, stripe%2 == 0, stripe)
+		mark := Good
+		if stripe%2 == 0 {
+			mark = Bad
+		}
+		w.Add(0, 1, mark, stripe)
 		_, ok := w.AddGoodOn(50*ms, stripe)
 		require.True(t, ok)
 	}
 	total, bad := w.Sum(w.HeadAt(50 * ms))
 	assert.Equal(t, []uint64{19, 6}, []uint64{total, bad})
 
-	w.Add(1000*ms, 1, true, 3) // the first bucket's next lap
+	w.Add(1000*ms, 1, Bad, 3) // the first bucket's next lap
 	total, bad = w.Sum(w.HeadAt(1000 * ms))
 	assert.Equal(t, []uint64{1, 1}, []uint64{total, bad}, "the old lap is gone from the base and every stripe")
 }
@@ -120,14 +124,14 @@ func TestPropertyStripedCountsAddUp(t *testing.T) {
 			for i := range perStripe {
 				switch {
 				case i%3 == 0:
-					w.Add(0, 1, true, st)
+					w.Add(0, 1, Bad, st)
 				case !w.Striped():
 					if _, ok := w.AddGood(0); !ok {
-						w.Add(0, 1, false, st)
+						w.Add(0, 1, Good, st)
 					}
 				default:
 					if _, ok := w.AddGoodOn(0, st); !ok {
-						w.Add(0, 1, false, st)
+						w.Add(0, 1, Good, st)
 					}
 				}
 			}
