@@ -12,7 +12,7 @@ import (
 // clients do), a simulated dependency and a recorder.
 type Run struct {
 	Script Script
-	Rate   float64 // calls per second offered
+	Rate   float64 // calls per second offered; 0 takes the script's (Script.OfferedRate)
 	Seed   uint64  // seeds the dependency's draws
 	Clock  Clock
 	// Spawn starts a call; nil means a new goroutine per call. The tests pass a function that
@@ -34,7 +34,11 @@ func (r Run) Execute(guard Guard, rec *Recorder) Timeline {
 	}
 
 	var wg sync.WaitGroup
-	interval := time.Duration(float64(time.Second) / r.Rate)
+	rate := r.Rate
+	if rate <= 0 {
+		rate = r.Script.OfferedRate()
+	}
+	interval := time.Duration(float64(time.Second) / rate)
 	total := r.Script.Total()
 	for at := time.Duration(0); at < total; at += interval {
 		if wait := at - r.Clock.Now(); wait > 0 {
