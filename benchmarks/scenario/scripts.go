@@ -8,9 +8,10 @@ import "time"
 // second). The rules in package libs are scaled the same way (a 1 s window, a 500 ms retry
 // timeout).
 
-// The healed phases of the outages last 3 s or more, longer than breaker+probes' longest OPEN
-// time (2 s), so that every library's recovery can be seen; those of the scripts that model
-// overloads and flaps more than outages last 2 s.
+// The healed phases of the outages and of quota-429 last 3 s or more, longer than
+// breaker+probes' longest OPEN time (2 s), so that every library's recovery can be seen; those
+// of the scripts that model overloads and flaps more than outages (and of the 503 quota) last
+// 2 s.
 
 // healthy is the dependency's normal answer: 5 to 10 ms, no errors.
 var healthy = Latency{Base: 5 * time.Millisecond, Jitter: 5 * time.Millisecond}
