@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// ErrDependency is the failure the simulated dependency returns by its script's error rate.
+// ErrDependency is the failure the simulated dependency returns by its script's error rate,
+// with no retry hint: a 5xx such as a plain 503.
 var ErrDependency = errors.New("scenario: dependency failed")
 
 // ErrOverloaded is the failure of a call beyond the dependency's capacity.
@@ -81,7 +82,7 @@ func (d *Dependency) Call(ctx context.Context) error {
 		return ErrOverloaded
 	}
 	if overQuota {
-		return ErrQuotaExceeded
+		return beyondQuota(p)
 	}
 	if err := d.wait(ctx, lat); err != nil {
 		return err
@@ -90,6 +91,15 @@ func (d *Dependency) Call(ctx context.Context) error {
 		return ErrDependency
 	}
 	return nil
+}
+
+// beyondQuota is the answer to a call beyond p's quota: a refusal with the phase's hint, or
+// else a 503 at once.
+func beyondQuota(p Phase) error {
+	if p.QuotaRetryAfter > 0 {
+		return &Refusal{RetryAfter: p.QuotaRetryAfter}
+	}
+	return ErrQuotaExceeded
 }
 
 // wait sleeps lat, ending early when the caller's context or the run is done.

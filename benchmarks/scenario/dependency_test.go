@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -186,5 +187,94 @@ func TestDependencyAlternates(t *testing.T) {
 		if (err != nil) != wantFail || (wantFail && !errors.Is(err, ErrDependency)) {
 			t.Fatalf("call at %v: err %v, want failure %v", at, err, wantFail)
 		}
+	}
+}
+
+// TestDependencyRefusesBeyondQuota: with a retry hint, a call beyond the quota is refused at
+// once with a *Refusal carrying the hint, which is neither the quota's 503 nor a failure; a
+// call within the quota fails by the error rate with a plain failure and no hint, and still
+// counts against the quota.
+func TestDependencyRefusesBeyondQuota(t *testing.T) {
+	clock := &FakeClock{}
+	s := Script{Name: "quota-429", Phases: []Phase{{Name: "quota", Duration: 2 * time.Second, Down: true,
+		QuotaPerSecond: 2, QuotaRetryAfter: time.Second, ErrorRate: 1, Latency: Latency{Base: 5 * time.Millisecond}}}}
+	dep := NewDependency(s, clock, 1, context.Background())
+	for _, second := range []time.Duration{0, time.Second} {
+		clock.Advance(second - clock.Now())
+		for i := range 4 {
+			at := clock.Now()
+			err := dep.Call(context.Background())
+			took := clock.Now() - at
+			hint, refused := RetryAfterOf(err)
+			if i < 2 {
+				// Within the quota: answered after its latency, with a plain failure.
+				if !errors.Is(err, ErrDependency) || errors.Is(err, ErrRefused) || refused || took != 5*time.Millisecond {
+					t.Errorf("call %d at %v: err %v after %v, want ErrDependency after 5ms", i, at, err, took)
+				}
+				continue
+			}
+			if !errors.Is(err, ErrRefused) || !refused || hint != time.Second || took != 0 {
+				t.Errorf("call %d at %v: err %v (hint %v, %v) after %v, want a refusal at once with a 1s hint", i, at, err, hint, refused, took)
+			}
+			if errors.Is(err, ErrQuotaExceeded) || errors.Is(err, ErrDependency) {
+				t.Errorf("call %d at %v: the refusal %v is also a 503 or a failure", i, at, err)
+			}
+		}
+	}
+}
+
+// TestDependencyQuota429AtTheUsersNumbers drives the quota-429 script's dependency at its
+// offered rate through its quota phase: each second answers its 50 calls, about 2% of them
+// with a plain failure, and refuses the other 150 with Retry-After 1 s.
+func TestDependencyQuota429AtTheUsersNumbers(t *testing.T) {
+	i := slices.IndexFunc(Scripts(), func(s Script) bool { return s.Name == "quota-429" })
+	if i < 0 {
+		t.Fatal("no quota-429 script")
+	}
+	s := Scripts()[i]
+	clock := &FakeClock{}
+	dep := NewDependency(s, clock, 11, context.Background())
+	quota := s.Phases[1]
+	start, end := s.Start(1), s.Start(2)
+	interval := time.Duration(float64(time.Second) / s.OfferedRate())
+	type count struct{ answered, failed, refused int }
+	perSecond := map[time.Duration]*count{}
+	for at := start; at < end; at += interval {
+		clock.Advance(at - clock.Now())
+		c := perSecond[at.Truncate(time.Second)]
+		if c == nil {
+			c = &count{}
+			perSecond[at.Truncate(time.Second)] = c
+		}
+		err := dep.Call(context.Background())
+		hint, refused := RetryAfterOf(err)
+		switch {
+		case refused:
+			c.refused++
+			if hint != time.Second {
+				t.Fatalf("refusal at %v with hint %v, want 1s", at, hint)
+			}
+		case err != nil:
+			c.answered++
+			c.failed++
+			if !errors.Is(err, ErrDependency) {
+				t.Fatalf("call at %v: %v, want a plain failure", at, err)
+			}
+		default:
+			c.answered++
+		}
+	}
+	if len(perSecond) != 10 || quota.Duration != 10*time.Second {
+		t.Fatalf("%d seconds of quota, want 10", len(perSecond))
+	}
+	failed := 0
+	for sec, c := range perSecond {
+		if c.answered != 50 || c.refused != 150 {
+			t.Errorf("second %v: %d answered, %d refused; want 50 and 150", sec, c.answered, c.refused)
+		}
+		failed += c.failed
+	}
+	if failed < 5 || failed > 20 {
+		t.Errorf("%d of the 500 calls answered failed, want about 2%%", failed)
 	}
 }

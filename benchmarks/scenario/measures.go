@@ -37,6 +37,10 @@ type Measures struct {
 	// failed), per second of the phase, so that phases of different lengths compare; NaN for
 	// a phase of no length.
 	Goodput []float64
+	// Sent, Failed and Refused count, per phase, the calls that started in it and that the
+	// guard admitted (sent to the dependency), those of them that failed (refusals included:
+	// their callers got an error) and those the dependency refused (a 429).
+	Sent, Failed, Refused []int
 	// PeakGoroutines is the most goroutines the calls held at once: callers waiting plus
 	// dependency calls their caller had already given up on.
 	PeakGoroutines int
@@ -53,6 +57,7 @@ func Measure(tl Timeline) Measures {
 		Detection: -1, Recovery: -1,
 		Trips: make([]int, n), Changes: make([]int, n),
 		ErrorRate: make([]float64, n), Goodput: make([]float64, n),
+		Sent: make([]int, n), Failed: make([]int, n), Refused: make([]int, n),
 		P50: make([]time.Duration, n), P99: make([]time.Duration, n),
 		PeakGoroutines: tl.PeakGoroutines,
 	}
@@ -63,6 +68,7 @@ func Measure(tl Timeline) Measures {
 		}
 		m.P50[i], m.P99[i] = Percentile(p.Latencies, 0.50), Percentile(p.Latencies, 0.99)
 		m.Goodput[i] = Goodput(p.Bucket, tl.Script.Phases[i].Duration)
+		m.Sent[i], m.Failed[i], m.Refused[i] = p.Admitted, p.Failed, p.Refused
 	}
 	for _, t := range tl.Transitions {
 		i := tl.Script.PhaseAt(t.At)

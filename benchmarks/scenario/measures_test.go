@@ -169,23 +169,42 @@ func TestMeasureGoodputPerPhase(t *testing.T) {
 // the library rejected counts as goodput.
 func TestRecorderGoodput(t *testing.T) {
 	tests := []struct {
-		name             string
-		admitted, failed bool
-		want             float64 // calls per second of the 1 s "ok" phase
+		name string
+		give Outcome
+		want float64 // calls per second of the 1 s "ok" phase
 	}{
-		{"admitted and answered", true, false, 1},
-		{"admitted and failed", true, true, 0},
-		{"rejected", false, false, 0},
-		{"rejected, whatever the failed flag says", false, true, 0},
+		{"admitted and answered", Succeeded, 1},
+		{"admitted and failed", Failed, 0},
+		{"admitted and refused by the dependency", Refused, 0},
+		{"rejected", Rejected, 0},
 	}
 	for _, tt := range tests {
 		rec := NewRecorder(testScript(), 100*ms)
 		rec.Start(500 * ms)
-		rec.End(500*ms, tt.admitted, tt.failed, ms)
+		rec.End(500*ms, tt.give, ms)
 		m := Measure(rec.Timeline())
 		if want := []float64{tt.want, 0, 0}; !equalFloats(m.Goodput, want) {
 			t.Errorf("%s: goodput %v, want %v", tt.name, m.Goodput, want)
 		}
+	}
+}
+
+// TestRecorderCountsRefusalsApart: a call the dependency refused is sent and failed, as any
+// failure is to its caller, and counted as refused too; a plain failure is not.
+func TestRecorderCountsRefusalsApart(t *testing.T) {
+	rec := NewRecorder(testScript(), 100*ms)
+	for _, o := range []Outcome{Succeeded, Refused, Refused, Failed, Rejected} {
+		rec.Start(1500 * ms)
+		rec.End(1500*ms, o, ms)
+	}
+	tl := rec.Timeline()
+	want := Bucket{Offered: 5, Admitted: 4, Rejected: 1, Failed: 3, Refused: 2}
+	if tl.Buckets[15] != want || tl.Phases[1].Bucket != want {
+		t.Errorf("bucket %+v, phase %+v; want %+v", tl.Buckets[15], tl.Phases[1].Bucket, want)
+	}
+	m := Measure(tl)
+	if !equal(m.Sent, []int{0, 4, 0}) || !equal(m.Failed, []int{0, 3, 0}) || !equal(m.Refused, []int{0, 2, 0}) {
+		t.Errorf("sent %v, failed %v, refused %v; want 4, 3 and 2 in the down phase", m.Sent, m.Failed, m.Refused)
 	}
 }
 

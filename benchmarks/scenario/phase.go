@@ -13,7 +13,8 @@ type Phase struct {
 	// Down marks the phases during which the dependency is unhealthy: calls admitted then are
 	// "sent while down", and healing is the end of the last Down phase.
 	Down bool
-	// ErrorRate is the chance that a call fails (after its latency).
+	// ErrorRate is the chance that a call fails (after its latency) with ErrDependency: a
+	// failure with no hint, as a plain 503 is.
 	ErrorRate float64
 	// Latency is the time a call takes before it answers.
 	Latency Latency
@@ -28,8 +29,13 @@ type Phase struct {
 	// QuotaPerSecond, when positive, answers only the first QuotaPerSecond calls of each
 	// second of the run's clock (counted from the start of the run, whatever the phase); the
 	// later calls of that second fail at once with ErrQuotaExceeded, as a backend's per-second
-	// quota does with a 503.
+	// quota does with a 503. A call within the quota counts against it whether it then
+	// succeeds or fails.
 	QuotaPerSecond int
+	// QuotaRetryAfter, when positive, refuses the calls beyond QuotaPerSecond instead: each
+	// fails at once with a *Refusal whose RetryAfter is this, as an API's quota answers with a
+	// 429 and Retry-After.
+	QuotaRetryAfter time.Duration
 	// AlternateEvery, when positive, makes the phase alternate every AlternateEvery from its
 	// start between answering by ErrorRate (first) and answering without errors: with
 	// ErrorRate 1, a dependency that flaps between down and up.
@@ -44,10 +50,24 @@ type Latency struct {
 	Tail         time.Duration
 }
 
-// Script is a scenario: its phases, in order, from the start of the run.
+// DefaultRate is the calls per second a script offers unless it says otherwise.
+const DefaultRate = 200
+
+// Script is a scenario: its phases, in order, from the start of the run, and the calls per
+// second offered throughout.
 type Script struct {
 	Name   string
 	Phases []Phase
+	// Rate is the calls per second offered, in every phase; 0 means DefaultRate.
+	Rate float64
+}
+
+// OfferedRate is the calls per second the script offers: Rate, or DefaultRate.
+func (s Script) OfferedRate() float64 {
+	if s.Rate > 0 {
+		return s.Rate
+	}
+	return DefaultRate
 }
 
 // Total is the length of the whole script.
@@ -107,6 +127,9 @@ func (s Script) Validate(bucket time.Duration) error {
 	if len(s.Phases) == 0 {
 		return fmt.Errorf("scenario %q: no phases", s.Name)
 	}
+	if s.Rate < 0 {
+		return fmt.Errorf("scenario %q: a negative rate", s.Name)
+	}
 	for _, p := range s.Phases {
 		if p.Duration <= 0 || p.Duration%bucket != 0 {
 			return fmt.Errorf("scenario %q: phase %q lasts %v, not a positive multiple of %v", s.Name, p.Name, p.Duration, bucket)
@@ -114,8 +137,11 @@ func (s Script) Validate(bucket time.Duration) error {
 		if p.ErrorRate < 0 || p.ErrorRate > 1 || p.Latency.TailProb < 0 || p.Latency.TailProb > 1 {
 			return fmt.Errorf("scenario %q: phase %q: probabilities must be in [0, 1]", s.Name, p.Name)
 		}
-		if p.QuotaPerSecond < 0 || p.AlternateEvery < 0 {
-			return fmt.Errorf("scenario %q: phase %q: a negative quota or alternation", s.Name, p.Name)
+		if p.QuotaPerSecond < 0 || p.QuotaRetryAfter < 0 || p.AlternateEvery < 0 {
+			return fmt.Errorf("scenario %q: phase %q: a negative quota, retry hint or alternation", s.Name, p.Name)
+		}
+		if p.QuotaRetryAfter > 0 && p.QuotaPerSecond == 0 {
+			return fmt.Errorf("scenario %q: phase %q: a retry hint for refusals, but no quota to refuse beyond", s.Name, p.Name)
 		}
 	}
 	return nil

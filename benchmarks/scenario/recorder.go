@@ -5,10 +5,30 @@ import (
 	"time"
 )
 
-// Bucket counts the calls that started in one fixed slice of time.
+// Bucket counts the calls that started in one fixed slice of time: offered, admitted (run by
+// the library) or rejected (refused by the library without running them), and of the admitted
+// those that failed (the caller got an error), of which those the dependency refused (a 429).
 type Bucket struct {
 	Offered, Admitted, Rejected, Failed int
+	// Refused is the failed calls the dependency refused: each is in Failed too, as its caller
+	// got an error, and Refused ≤ Failed.
+	Refused int
 }
+
+// Outcome is how a call ended, as the recorder counts it.
+type Outcome int
+
+const (
+	// Rejected: the library refused the call without running it.
+	Rejected Outcome = iota
+	// Succeeded: the library ran the call and its caller got no error.
+	Succeeded
+	// Failed: the library ran the call and its caller got an error.
+	Failed
+	// Refused: the library ran the call and the dependency refused it (ErrRefused); its caller
+	// got an error, so it counts as failed too.
+	Refused
+)
 
 // Succeeded is the calls the library admitted that did not fail: the goodput. A rejected call
 // and a failed one are both errors to their caller.
@@ -74,30 +94,33 @@ func (r *Recorder) Start(t time.Duration) {
 	r.notePeak()
 }
 
-// End records the outcome of the call offered at t: whether the library admitted it, whether
-// the caller got an error from the dependency (failed), and how long the caller waited.
-func (r *Recorder) End(t time.Duration, admitted, failed bool, waited time.Duration) {
+// End records how the call offered at t ended and how long its caller waited.
+func (r *Recorder) End(t time.Duration, o Outcome, waited time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b, p := &r.buckets[r.bucketAt(t)], &r.phases[r.script.PhaseAt(t)]
-	switch {
-	case !admitted:
-		b.Rejected++
-		p.Rejected++
-	case failed:
-		b.Admitted++
-		p.Admitted++
-		b.Failed++
-		p.Failed++
-	default:
-		b.Admitted++
-		p.Admitted++
-	}
-	if admitted {
+	b.count(o)
+	p.count(o)
+	if o != Rejected {
 		r.keep(func() { r.admittedAt = append(r.admittedAt, t) }, len(r.admittedAt))
 	}
 	r.keep(func() { p.Latencies = append(p.Latencies, waited) }, len(p.Latencies))
 	r.callers--
+}
+
+// count adds one call that ended with o.
+func (b *Bucket) count(o Outcome) {
+	if o == Rejected {
+		b.Rejected++
+		return
+	}
+	b.Admitted++
+	if o == Failed || o == Refused {
+		b.Failed++
+	}
+	if o == Refused {
+		b.Refused++
+	}
 }
 
 // keep runs add unless the list it grows already holds maxEvents.

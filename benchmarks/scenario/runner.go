@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,7 +13,7 @@ import (
 // clients do), a simulated dependency and a recorder.
 type Run struct {
 	Script Script
-	Rate   float64 // calls per second offered
+	Rate   float64 // calls per second offered; 0 takes the script's (Script.OfferedRate)
 	Seed   uint64  // seeds the dependency's draws
 	Clock  Clock
 	// Spawn starts a call; nil means a new goroutine per call. The tests pass a function that
@@ -34,7 +35,11 @@ func (r Run) Execute(guard Guard, rec *Recorder) Timeline {
 	}
 
 	var wg sync.WaitGroup
-	interval := time.Duration(float64(time.Second) / r.Rate)
+	rate := r.Rate
+	if rate <= 0 {
+		rate = r.Script.OfferedRate()
+	}
+	interval := time.Duration(float64(time.Second) / rate)
 	total := r.Script.Total()
 	for at := time.Duration(0); at < total; at += interval {
 		if wait := at - r.Clock.Now(); wait > 0 {
@@ -78,6 +83,7 @@ func afterOn(c Clock, d time.Duration) <-chan struct{} {
 const (
 	depStarted int32 = 1 << iota
 	depEnded
+	depRefused // the dependency refused the call (set with depEnded)
 	callerReturned
 )
 
@@ -94,15 +100,34 @@ func (r Run) call(guard Guard, dep *Dependency, rec *Recorder, at time.Duration)
 			rec.Orphan(true)
 		}
 		err := dep.Call(ctx)
-		if old := st.Or(depEnded); old&callerReturned != 0 {
+		ended := depEnded
+		if errors.Is(err, ErrRefused) {
+			ended |= depRefused
+		}
+		if old := st.Or(ended); old&callerReturned != 0 {
 			rec.Orphan(false)
 		}
 		return err
 	})
 	waited := r.Clock.Now() - begin
 	old := st.Or(callerReturned)
-	rec.End(at, admitted, admitted && err != nil, waited)
+	rec.End(at, outcomeOf(admitted, err, old&depRefused != 0), waited)
 	if old&depStarted != 0 && old&depEnded == 0 {
 		rec.Orphan(true) // after End, so the caller and its orphan are not counted together
 	}
+}
+
+// outcomeOf is how a call ended for the recorder: whether the library admitted it, the error
+// its caller got, and whether the dependency refused it. A refusal is counted by what the
+// dependency answered, not by the error the library handed back, which may wrap it or not.
+func outcomeOf(admitted bool, err error, refused bool) Outcome {
+	switch {
+	case !admitted:
+		return Rejected
+	case err == nil:
+		return Succeeded
+	case refused:
+		return Refused
+	}
+	return Failed
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -52,7 +53,7 @@ func TestRunCountersAddUp(t *testing.T) {
 	}
 	var sum Bucket
 	for i, b := range tl.Buckets {
-		if b.Admitted+b.Rejected != b.Offered || b.Failed > b.Admitted {
+		if b.Admitted+b.Rejected != b.Offered || b.Failed > b.Admitted || b.Refused > b.Failed {
 			t.Errorf("bucket %d: %+v", i, b)
 		}
 		sum.Offered += b.Offered
@@ -133,17 +134,76 @@ func TestRecorderOrphans(t *testing.T) {
 	rec := NewRecorder(testScript(), 100*time.Millisecond)
 	rec.Start(0)
 	rec.Start(0)
-	rec.End(0, true, true, 0)
+	rec.End(0, Failed, 0)
 	rec.Orphan(true) // the first call's work goes on
 	rec.Start(time.Millisecond)
 	if got := rec.Timeline().PeakGoroutines; got != 3 {
 		t.Errorf("peak %d, want 3 (two callers and an orphan)", got)
 	}
 	rec.Orphan(false)
-	rec.End(0, false, false, 0)
-	rec.End(time.Millisecond, true, false, 0)
+	rec.End(0, Rejected, 0)
+	rec.End(time.Millisecond, Succeeded, 0)
 	rec.Start(2 * time.Millisecond)
 	if got := rec.Timeline().PeakGoroutines; got != 3 {
 		t.Errorf("peak %d after all returned, want it kept at 3", got)
+	}
+}
+
+// opaqueGuard runs every call and hands its caller an error of its own for any failure, as a
+// library that wraps or replaces errors might.
+type opaqueGuard struct{}
+
+func (opaqueGuard) Call(ctx context.Context, fn func(context.Context) error) (bool, error) {
+	if fn(ctx) != nil {
+		return true, errors.New("opaque: the call failed")
+	}
+	return true, nil
+}
+
+func (opaqueGuard) Close() {}
+
+// TestRunCountsRefusals: the calls the dependency refuses are counted as refused, and as
+// failed, by what the dependency answered, whatever error the guard handed its caller; a run
+// without a rate of its own offers the script's.
+func TestRunCountsRefusals(t *testing.T) {
+	s := Script{Name: "refusing", Phases: []Phase{
+		{Name: "quota", Duration: time.Second, Down: true, QuotaPerSecond: 50, QuotaRetryAfter: time.Second,
+			Latency: Latency{Base: 5 * time.Millisecond}},
+	}}
+	clock := &FakeClock{}
+	run := Run{Script: s, Seed: 1, Clock: clock, Spawn: func(f func()) { f() }}
+	tl := run.Execute(opaqueGuard{}, NewRecorder(s, 100*time.Millisecond))
+	want := Bucket{Offered: 200, Admitted: 200, Failed: 150, Refused: 150}
+	if tl.Phases[0].Bucket != want {
+		t.Errorf("phase %+v, want %+v", tl.Phases[0].Bucket, want)
+	}
+	// The first 50 calls of the second, those of its first 250 ms, are answered.
+	if b := tl.Buckets[2]; b.Refused != 10 || b.Failed != 10 {
+		t.Errorf("bucket at 200 ms %+v: want its last 10 calls refused", b)
+	}
+	if m := Measure(tl); m.Goodput[0] != 50 || m.Refused[0] != 150 || m.Sent[0] != 200 {
+		t.Errorf("goodput %v, refused %v, sent %v; want 50, 150 and 200", m.Goodput, m.Refused, m.Sent)
+	}
+}
+
+// TestRunOffersTheScriptsRate: a script of 10 calls a second offers one call per 100 ms
+// bucket when the run leaves the rate to it, and the run's own rate when it names one.
+func TestRunOffersTheScriptsRate(t *testing.T) {
+	s := testScript()
+	s.Rate = 10
+	for _, tt := range []struct {
+		give float64
+		want int
+	}{{0, 40}, {200, 800}} {
+		clock := &FakeClock{}
+		run := Run{Script: s, Rate: tt.give, Seed: 1, Clock: clock, Spawn: func(f func()) { f() }}
+		tl := run.Execute(opaqueGuard{}, NewRecorder(s, 100*time.Millisecond))
+		offered := 0
+		for _, b := range tl.Buckets {
+			offered += b.Offered
+		}
+		if offered != tt.want || tt.give == 0 && tl.Buckets[7].Offered != 1 {
+			t.Errorf("run rate %v: %d calls offered (bucket 7: %d), want %d", tt.give, offered, tl.Buckets[7].Offered, tt.want)
+		}
 	}
 }

@@ -40,13 +40,23 @@ func TestPhaseAtFollowsTheScript(t *testing.T) {
 }
 
 func TestScriptsAreValid(t *testing.T) {
+	var all time.Duration
+	names := map[string]bool{}
 	for _, s := range Scripts() {
 		if err := s.Validate(100 * time.Millisecond); err != nil {
 			t.Error(err)
 		}
-		if s.Total() > 10*time.Second {
+		if s.Total() > 30*time.Second {
 			t.Errorf("%s lasts %v: the whole set must run in minutes", s.Name, s.Total())
 		}
+		if names[s.Name] {
+			t.Errorf("two scripts named %s: -only and the plots need each name once", s.Name)
+		}
+		names[s.Name] = true
+		all += s.Total()
+	}
+	if all > 2*time.Minute {
+		t.Errorf("the scripts last %v together: a repetition must stay within two minutes", all)
 	}
 	bad := Script{Name: "bad", Phases: []Phase{{Name: "odd", Duration: 150 * time.Millisecond}}}
 	if bad.Validate(100*time.Millisecond) == nil {
@@ -54,6 +64,24 @@ func TestScriptsAreValid(t *testing.T) {
 	}
 	if (Script{Name: "empty"}).Validate(100*time.Millisecond) == nil {
 		t.Error("a script without phases passed Validate")
+	}
+	hintAlone := Script{Name: "hint", Phases: []Phase{{Name: "refusing", Duration: time.Second, QuotaRetryAfter: time.Second}}}
+	if hintAlone.Validate(100*time.Millisecond) == nil {
+		t.Error("a retry hint for refusals without a quota passed Validate")
+	}
+	backwards := Script{Name: "backwards", Rate: -1, Phases: []Phase{{Name: "all", Duration: time.Second}}}
+	if backwards.Validate(100*time.Millisecond) == nil {
+		t.Error("a negative rate passed Validate")
+	}
+}
+
+// TestOfferedRate: a script offers DefaultRate unless it names a rate of its own.
+func TestOfferedRate(t *testing.T) {
+	if got := testScript().OfferedRate(); got != DefaultRate {
+		t.Errorf("a script without a rate offers %v, want %v", got, DefaultRate)
+	}
+	if got := (Script{Name: "quiet", Rate: 10}).OfferedRate(); got != 10 {
+		t.Errorf("a script of 10 calls/s offers %v", got)
 	}
 }
 

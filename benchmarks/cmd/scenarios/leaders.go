@@ -23,9 +23,9 @@ type ranking struct {
 
 // leaders writes, for each measure that ranks the guards, who leads: the fewest calls sent
 // before the trip and the soonest recovery, both among the guards that tripped (one that
-// never did sent the whole outage and recovered from nothing), the soonest detection, and the
-// most goodput in each phase. Guards on
-// the same median lead together; the recommended guard's own value follows where it does not
+// never did sent the whole outage and recovered from nothing), the soonest detection, the
+// most goodput in each phase and the fewest failed calls in each down phase. Guards on the
+// same median lead together; the recommended guard's own value follows where it does not
 // lead.
 func leaders(b *strings.Builder, r scenarioResult) {
 	fmt.Fprintf(b, "Who leads (medians; ties lead together; %s's own value where it does not):\n\n", recommended)
@@ -62,6 +62,13 @@ func rankings(r scenarioResult) []ranking {
 	}
 	for p, phase := range r.script.Phases {
 		ks = append(ks, ranking{"goodput in " + phase.Name, per(func(m scenario.Measures) float64 { return m.Goodput[p] }), false, count})
+	}
+	// Failed calls rank only where the dependency is down: elsewhere they are its noise,
+	// the same whoever sends them.
+	for p, phase := range r.script.Phases {
+		if phase.Down {
+			ks = append(ks, ranking{"failed calls in " + phase.Name, per(func(m scenario.Measures) float64 { return float64(m.Failed[p]) }), true, count})
+		}
 	}
 	return ks
 }

@@ -19,10 +19,8 @@ import (
 	"github.com/halfopen/breaker/benchmarks/scenario/libs"
 )
 
-const (
-	rate   = 200                    // calls per second offered, in every scenario
-	bucket = 100 * time.Millisecond // the recorder's bucket
-)
+// bucket is the recorder's bucket.
+const bucket = 100 * time.Millisecond
 
 func main() {
 	reps := flag.Int("reps", 5, "repetitions of each scenario; the table gives medians")
@@ -153,7 +151,7 @@ func runOne(script scenario.Script, lib scenario.Library, name string, seed uint
 	// bucket puts the edges where an outage would find them, anywhere.
 	time.Sleep(time.Duration(seed%uint64(bucket/time.Millisecond)) * time.Millisecond)
 	clock = scenario.NewRealClock()
-	run := scenario.Run{Script: script, Rate: rate, Seed: seed, Clock: clock}
+	run := scenario.Run{Script: script, Seed: seed, Clock: clock} // at the script's rate
 	return run.Execute(guard, rec)
 }
 

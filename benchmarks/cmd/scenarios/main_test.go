@@ -124,7 +124,8 @@ func TestWarmingGoodputNeedsItsPhaseAndAPeer(t *testing.T) {
 
 // TestLeaders: a guard leads a measure on its median; guards on the same median lead
 // together; breaker+protect's own value follows where it does not lead; a guard that never
-// tripped takes no part in recovery (hystrix recovered "at once" from an outage it never saw).
+// tripped takes no part in recovery (hystrix recovered "at once" from an outage it never saw);
+// the fewest failed calls lead in a down phase, and only there.
 func TestLeaders(t *testing.T) {
 	ms := time.Millisecond
 	r := scenarioResult{script: scenario.Script{Name: "outage", Phases: []scenario.Phase{
@@ -133,24 +134,24 @@ func TestLeaders(t *testing.T) {
 	}}}
 	runs := map[string][]scenario.Measures{
 		"breaker": {
-			{SentBeforeTrip: 90, Detection: 450 * ms, Recovery: 200 * ms, Goodput: []float64{0, 180}},
-			{SentBeforeTrip: 96, Detection: 470 * ms, Recovery: 400 * ms, Goodput: []float64{0, 170}},
-			{SentBeforeTrip: 94, Detection: 460 * ms, Recovery: 100 * ms, Goodput: []float64{0, 175}},
+			{SentBeforeTrip: 90, Detection: 450 * ms, Recovery: 200 * ms, Failed: []int{90, 0}, Goodput: []float64{0, 180}},
+			{SentBeforeTrip: 96, Detection: 470 * ms, Recovery: 400 * ms, Failed: []int{96, 0}, Goodput: []float64{0, 170}},
+			{SentBeforeTrip: 94, Detection: 460 * ms, Recovery: 100 * ms, Failed: []int{94, 0}, Goodput: []float64{0, 175}},
 		},
 		"breaker+protect": {
-			{SentBeforeTrip: 30, Detection: 140 * ms, Recovery: 300 * ms, Goodput: []float64{0, 182}},
-			{SentBeforeTrip: 28, Detection: 130 * ms, Recovery: 300 * ms, Goodput: []float64{0, 186}},
-			{SentBeforeTrip: 29, Detection: 150 * ms, Recovery: 500 * ms, Goodput: []float64{0, 181}},
+			{SentBeforeTrip: 30, Detection: 140 * ms, Recovery: 300 * ms, Failed: []int{30, 0}, Goodput: []float64{0, 182}},
+			{SentBeforeTrip: 28, Detection: 130 * ms, Recovery: 300 * ms, Failed: []int{28, 0}, Goodput: []float64{0, 186}},
+			{SentBeforeTrip: 29, Detection: 150 * ms, Recovery: 500 * ms, Failed: []int{29, 0}, Goodput: []float64{0, 181}},
 		},
 		"gobreaker": {
-			{SentBeforeTrip: 93, Detection: 466 * ms, Recovery: 200 * ms, Goodput: []float64{0, 186}},
-			{SentBeforeTrip: 95, Detection: 470 * ms, Recovery: 100 * ms, Goodput: []float64{0, 186}},
-			{SentBeforeTrip: 94, Detection: 468 * ms, Recovery: 300 * ms, Goodput: []float64{0, 190}},
+			{SentBeforeTrip: 93, Detection: 466 * ms, Recovery: 200 * ms, Failed: []int{93, 0}, Goodput: []float64{0, 186}},
+			{SentBeforeTrip: 95, Detection: 470 * ms, Recovery: 100 * ms, Failed: []int{95, 0}, Goodput: []float64{0, 186}},
+			{SentBeforeTrip: 94, Detection: 468 * ms, Recovery: 300 * ms, Failed: []int{94, 0}, Goodput: []float64{0, 190}},
 		},
 		"hystrix": {
-			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Goodput: []float64{0, 200}},
-			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Goodput: []float64{0, 200}},
-			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Goodput: []float64{0, 186}},
+			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Failed: []int{200, 0}, Goodput: []float64{0, 200}},
+			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Failed: []int{200, 0}, Goodput: []float64{0, 200}},
+			{SentBeforeTrip: 200, Detection: scenario.Inf, Recovery: 0, Failed: []int{200, 0}, Goodput: []float64{0, 186}},
 		},
 	}
 	for _, name := range []string{"breaker", "breaker+protect", "gobreaker", "hystrix"} {
@@ -164,7 +165,8 @@ func TestLeaders(t *testing.T) {
 		"- detection: breaker+protect (140 ms)\n" +
 		"- recovery: breaker, gobreaker (200 ms); breaker+protect 300 ms\n" +
 		"- goodput in down: every guard (0)\n" +
-		"- goodput in healed: hystrix (200); breaker+protect 182\n\n"
+		"- goodput in healed: hystrix (200); breaker+protect 182\n" +
+		"- failed calls in down: breaker+protect (29)\n\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
@@ -176,13 +178,16 @@ func TestLeadersNoTrip(t *testing.T) {
 	r := scenarioResult{script: scenario.Script{Name: "overload", Phases: []scenario.Phase{
 		{Name: "overload", Duration: time.Second, Down: true},
 	}}}
-	for name, sent := range map[string]float64{"breaker+protect": 200, "kratos-sre": 199} {
+	for _, name := range []string{"breaker+protect", "kratos-sre"} {
+		sent := map[string]float64{"breaker+protect": 200, "kratos-sre": 199}[name]
 		r.libs = append(r.libs, scenario.Library{Name: name})
-		r.measures = append(r.measures, []scenario.Measures{{SentBeforeTrip: sent, Detection: scenario.Inf, Recovery: 0, Goodput: []float64{120}}})
+		r.measures = append(r.measures, []scenario.Measures{{SentBeforeTrip: sent, Detection: scenario.Inf, Recovery: 0,
+			Goodput: []float64{120}, Failed: []int{int(sent) - 120}}})
 	}
 	var b strings.Builder
 	leaders(&b, r)
-	for _, want := range []string{"- sent before trip: —\n", "- detection: every guard (never)\n", "- recovery: —\n"} {
+	for _, want := range []string{"- sent before trip: —\n", "- detection: every guard (never)\n", "- recovery: —\n",
+		"- failed calls in overload: kratos-sre (79); breaker+protect 80\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("got\n%s\nwant a line %q", b.String(), want)
 		}
@@ -194,5 +199,54 @@ func TestCount(t *testing.T) {
 		if got := count(x); got != want {
 			t.Errorf("count(%v) = %q, want %q", x, got, want)
 		}
+	}
+}
+
+// TestCallsTable: each cell is the medians of the calls sent and failed in the phase, and of
+// those refused where the script's dependency refuses calls.
+func TestCallsTable(t *testing.T) {
+	r := scenarioResult{script: scenario.Script{Name: "quota", Phases: []scenario.Phase{
+		{Name: "healthy", Duration: time.Second},
+		{Name: "quota", Duration: time.Second, Down: true, QuotaPerSecond: 50},
+	}}, libs: []scenario.Library{{Name: "breaker"}, {Name: "gobreaker"}}}
+	r.measures = [][]scenario.Measures{
+		{
+			{Sent: []int{200, 90}, Failed: []int{0, 40}, Refused: []int{0, 38}},
+			{Sent: []int{200, 70}, Failed: []int{1, 20}, Refused: []int{0, 19}},
+			{Sent: []int{198, 80}, Failed: []int{0, 30}, Refused: []int{0, 29}},
+		},
+		{{Sent: []int{200, 200}, Failed: []int{0, 150}, Refused: []int{0, 147}}},
+	}
+	var b strings.Builder
+	callsTable(&b, r)
+	want := "| calls: sent · failed | healthy | quota | \n|---|---:|---:|\n" +
+		"| breaker | 200 · 0 | 80 · 30 | \n" +
+		"| gobreaker | 200 · 0 | 200 · 150 | \n\n"
+	if b.String() != want {
+		t.Errorf("a quota that answers with 503s: got\n%s\nwant\n%s", b.String(), want)
+	}
+	r.script.Phases[1].QuotaRetryAfter = time.Second
+	b.Reset()
+	callsTable(&b, r)
+	want = "| calls: sent · failed · refused (429) | healthy | quota | \n|---|---:|---:|\n" +
+		"| breaker | 200 · 0 · 0 | 80 · 30 · 29 | \n" +
+		"| gobreaker | 200 · 0 · 0 | 200 · 150 · 147 | \n\n"
+	if b.String() != want {
+		t.Errorf("a quota that refuses: got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestPhaseLine: the line under each scenario's title gives its offered rate and phases.
+func TestPhaseLine(t *testing.T) {
+	s := scenario.Script{Name: "low", Rate: 10, Phases: []scenario.Phase{
+		{Name: "healthy", Duration: time.Second},
+		{Name: "down", Duration: 2 * time.Second, Down: true},
+	}}
+	if got, want := phaseLine(s), "10 calls/s offered. Phases: healthy (1s) → down (2s, down)."; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	s.Rate = 0
+	if got := phaseLine(s); !strings.HasPrefix(got, "200 calls/s offered.") {
+		t.Errorf("a script at the default rate: %q", got)
 	}
 }

@@ -37,13 +37,14 @@ func report(results []scenarioResult, reps int, sequential bool, wall time.Durat
 		headline(&b, r)
 		perPhase(&b, r)
 		goodputTable(&b, r)
+		callsTable(&b, r)
 		warmingGoodput(&b, r)
 		leaders(&b, r)
 	}
 	return b.String()
 }
 
-// phaseLine describes the script's phases in one line.
+// phaseLine describes the script's rate and phases in one line.
 func phaseLine(s scenario.Script) string {
 	parts := make([]string, len(s.Phases))
 	for i, p := range s.Phases {
@@ -53,7 +54,7 @@ func phaseLine(s scenario.Script) string {
 		}
 		parts[i] = fmt.Sprintf("%s (%v%s)", p.Name, p.Duration, down)
 	}
-	return "Phases: " + strings.Join(parts, " → ") + "."
+	return fmt.Sprintf("%s calls/s offered. Phases: %s.", count(s.OfferedRate()), strings.Join(parts, " → "))
 }
 
 func headline(b *strings.Builder, r scenarioResult) {
@@ -131,6 +132,41 @@ func goodputTable(b *strings.Builder, r scenarioResult) {
 		fmt.Fprintf(b, "| %s | ", lib.Name)
 		for k := range r.script.Phases {
 			fmt.Fprintf(b, "%s | ", count(medianGoodput(r.measures[i], k)))
+		}
+		fmt.Fprintln(b)
+	}
+	fmt.Fprintln(b)
+}
+
+// callsTable gives, per library and phase, the medians of the calls sent to the dependency
+// (admitted) and of those that failed, and, for a script whose dependency refuses calls, of
+// those it refused (a 429; refusals are failures to their callers, so they are counted in
+// both).
+func callsTable(b *strings.Builder, r scenarioResult) {
+	refuses := slices.ContainsFunc(r.script.Phases, func(p scenario.Phase) bool { return p.QuotaRetryAfter > 0 })
+	head := "calls: sent · failed"
+	if refuses {
+		head += " · refused (429)"
+	}
+	fmt.Fprintf(b, "| %s | ", head)
+	for _, p := range r.script.Phases {
+		fmt.Fprintf(b, "%s | ", p.Name)
+	}
+	fmt.Fprint(b, "\n|---|")
+	for range r.script.Phases {
+		fmt.Fprint(b, "---:|")
+	}
+	fmt.Fprintln(b)
+	for i, lib := range r.libs {
+		ms := r.measures[i]
+		fmt.Fprintf(b, "| %s | ", lib.Name)
+		for k := range r.script.Phases {
+			cell := count(medianOf(ms, func(m scenario.Measures) float64 { return float64(m.Sent[k]) })) + " · " +
+				count(medianOf(ms, func(m scenario.Measures) float64 { return float64(m.Failed[k]) }))
+			if refuses {
+				cell += " · " + count(medianOf(ms, func(m scenario.Measures) float64 { return float64(m.Refused[k]) }))
+			}
+			fmt.Fprintf(b, "%s | ", cell)
 		}
 		fmt.Fprintln(b)
 	}

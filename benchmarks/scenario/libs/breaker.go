@@ -11,7 +11,8 @@ import (
 // Breaker is this library with the rules a user would pick for a dependency that may fail or
 // slow down: an ErrorRatio rule and a SlowRequestRatio rule on one resource, and the
 // resource's own Timeout. With probes, each rule also wants ProbeNum probes in a row and backs
-// off up to MaxRetryTimeout.
+// off up to MaxRetryTimeout. Every variant counts the dependency's answers as breakerhttp's
+// NewTransport does by default (countAsTransport): a refusal as breaker.Refused with its hint.
 func Breaker(c Common, probes bool) scenario.Library {
 	if !probes {
 		return breakerLibrary("breaker", c, func(*breaker.Rule) {})
@@ -61,8 +62,22 @@ type breakerGuard struct {
 }
 
 func (g *breakerGuard) Call(ctx context.Context, fn func(context.Context) error) (bool, error) {
-	err := g.r.Do(ctx, fn)
+	err := g.r.Do(ctx, func(ctx context.Context) error { return countAsTransport(fn(ctx)) })
 	return !errors.Is(err, breaker.ErrBlocked), err
+}
+
+// countAsTransport marks the dependency's answer as breakerhttp's NewTransport marks what it
+// records, by default: a refusal (a 429) as breaker.Refused, with its Retry-After as
+// breaker.RetryAfter; any other error stays a plain failure, a 503 without a hint included.
+func countAsTransport(err error) error {
+	hint, refused := scenario.RetryAfterOf(err)
+	if !refused {
+		return err
+	}
+	if hint > 0 {
+		err = breaker.RetryAfter(err, hint)
+	}
+	return breaker.CountAs(err, breaker.Refused)
 }
 
 func (g *breakerGuard) Close() { g.remove() }

@@ -14,7 +14,8 @@ import (
 // Failsafe is failsafe-go's time-based failure-rate breaker (rate, minimum executions, period),
 // a fixed delay in open, one trial execution in half-open (success threshold 1; by default it
 // would allow as many as the minimum executions at once), and its own Timeout policy inside the
-// breaker, so a timeout counts as a failure. It has no notion of a slow call.
+// breaker, so a timeout counts as a failure. Every error is a failure to it (no HandleErrors
+// is set), a refusal included. It has no notion of a slow call.
 func Failsafe(c Common) scenario.Library {
 	return scenario.Library{Name: "failsafe", New: func(_ string, changed func(scenario.State)) scenario.Guard {
 		cb := circuitbreaker.NewBuilder[any]().

@@ -12,7 +12,8 @@ import (
 // Gobreaker is sony/gobreaker with the common error rule as its ReadyToTrip over a rolling
 // window (Interval with BucketPeriod), one request in half-open (MaxRequests 1), and Timeout as
 // the open period. It has no call timeout and no notion of a slow call, so the caller's context
-// carries the common timeout and a timed-out call fails.
+// carries the common timeout and a timed-out call fails. Every error is a failure to it (its
+// default IsSuccessful), a refusal included.
 func Gobreaker(c Common) scenario.Library {
 	return scenario.Library{Name: "gobreaker", New: func(name string, changed func(scenario.State)) scenario.Guard {
 		cb := gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{

@@ -22,9 +22,11 @@ import (
 //
 // It is called as go-zero's gRPC client interceptor calls it: DoWithAcceptableCtx, with an
 // Acceptable that says which errors count as failures (the interceptor's counts deadline
-// exceeded, unavailable, internal and the like; here every error is a failure, the dependency
-// answering nothing else). Its HTTP middleware's Allow, then promise Accept or Reject, is the
-// same bookkeeping. It has no call timeout: the caller's context carries the common one, and a
+// exceeded, unavailable, internal, resource exhausted and the like; here every error is a
+// failure, the dependency answering nothing else: a refusal is RESOURCE_EXHAUSTED to it). Its
+// HTTP middleware's Allow, then promise Accept or Reject, is the same bookkeeping. Its HTTP
+// client (rest/httpc) would differ on refusals: it accepts every status below 500, a 429
+// included. It has no call timeout: the caller's context carries the common one, and a
 // timed-out call fails. A rejection is ErrServiceUnavailable, which the breaker counts as a
 // drop in its window.
 //

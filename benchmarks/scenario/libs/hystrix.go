@@ -19,7 +19,8 @@ const hystrixPoll = 5 * time.Millisecond
 // period as SleepWindow, and the common timeout as its own Timeout. Its rolling window is fixed
 // at 10 s in hystrix-go, not the common 1 s. Its timeout answers the caller but leaves the work
 // goroutine running until the dependency returns, since it does not cancel the context it
-// passes. MaxConcurrentRequests is set high so that its semaphore never rejects.
+// passes. MaxConcurrentRequests is set high so that its semaphore never rejects. Every error
+// the function returns is a failure to it, a refusal included.
 func Hystrix(c Common) scenario.Library {
 	hystrixQuiet.Do(func() { hystrix.SetLogger(quietHystrix{}) })
 	return scenario.Library{Name: "hystrix", New: func(name string, changed func(scenario.State)) scenario.Guard {

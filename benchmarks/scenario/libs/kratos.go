@@ -23,10 +23,10 @@ var errKratosRejected = errors.New("kratos-sre: request failed due to circuit br
 //
 // It is called as that middleware calls it: Allow; when Allow rejects, MarkFailed (Kratos marks
 // its own rejections, so that the drop ratio rises) and the caller gets an error without a
-// call; otherwise the call, then MarkFailed if it failed (the middleware counts internal
-// errors, 503 and 504, and a plain error is an internal error to Kratos; every error here
-// is one of those) or MarkSuccess. It has no call timeout: the caller's context carries the
-// common one, and a timed-out call fails (a 504 to Kratos).
+// call; otherwise the call, then MarkFailed if it failed as the middleware counts failures
+// (kratosFailed), else MarkSuccess: a refusal is a 429 to Kratos, which its middleware marks
+// a success. It has no call timeout: the caller's context carries the common one, and a
+// timed-out call fails (a 504 to Kratos).
 func KratosSRE(c Common) scenario.Library {
 	return scenario.Library{Name: "kratos-sre", Throttler: true, New: func(string, func(scenario.State)) scenario.Guard {
 		return &kratosGuard{b: sre.NewBreaker(), c: c}
@@ -46,12 +46,21 @@ func (g *kratosGuard) Call(ctx context.Context, fn func(context.Context) error) 
 	ctx, cancel := context.WithTimeout(ctx, g.c.Timeout)
 	defer cancel()
 	err := fn(ctx)
-	if err != nil {
+	if kratosFailed(err) {
 		g.b.MarkFailed()
 	} else {
 		g.b.MarkSuccess()
 	}
 	return true, err
+}
+
+// kratosFailed says whether Kratos' client middleware marks a call that returned err failed: it
+// marks only a 500, a 503 and a 504. A plain error is a 500 to Kratos (its errors.FromError
+// gives an error it does not know code 500), the dependency's failures are 500s and 503s, a
+// timeout a 504 (a 500 over HTTP); a refusal is a 429, over HTTP or as gRPC's
+// RESOURCE_EXHAUSTED, which the middleware marks a success like any other code.
+func kratosFailed(err error) bool {
+	return err != nil && !errors.Is(err, scenario.ErrRefused)
 }
 
 func (g *kratosGuard) Close() {}

@@ -13,7 +13,8 @@ import (
 
 // Sentinel is sentinel-golang with the same two rules as breaker (ErrorRatio and
 // SlowRequestRatio, the same window, minimum and retry timeout). It has no call timeout, so the
-// caller's context carries the common timeout; a timed-out call is traced as an error.
+// caller's context carries the common timeout; a timed-out call is traced as an error, as is
+// every error the call returns, a refusal included (sentinel counts what its user traces).
 // sentinel-golang keeps its rules and listeners process-wide: each run has its own resource
 // name, its rules are cleared at Close, and one listener hands changes to the run's guard.
 func Sentinel(c Common) scenario.Library {
