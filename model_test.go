@@ -876,10 +876,10 @@ func (m *model) countSlow(b *modelBreaker, f *modelFlight, n int) {
 // once its last bucket lies a window back, and a bucket of pacing (not its first) that ended
 // with a loss and no success opens the breaker.
 // Buckets are known by their start, however far apart.
-// A refusal is a loss that keeps pacing's bucket alive; its hint holds every call back until
-// it ends (within a window), as their RetryAt, and buckets that held calls back for it pass on
-// the successes of the bucket before them. While a hold ended less than a window before a
-// bucket, that bucket taking the whole flow does not end pacing.
+// A refusal is a loss that keeps pacing's bucket alive. Its hint holds calls back until it ends
+// (within a window), as their RetryAt, but for the first call of each bucket; a success ends
+// the hold; after the hold pacing admits every call; and while a hold ended less than a window
+// before a bucket, that bucket taking the whole flow does not end pacing.
 type modelRamp struct {
 	closed, length, span         time.Duration
 	paced                        bool // pacing: entered on a trip, it lasts while the rule paces
@@ -899,15 +899,15 @@ const (
 )
 
 func newModelRamp(now, length, span time.Duration) *modelRamp {
-	r := &modelRamp{closed: now, length: length, span: span, resume: now - span}
+	r := &modelRamp{closed: now, length: length, span: span, resume: now - 2*span}
 	r.start, r.succeeded = r.floor(now), 1 // the probe, a success of its own bucket
 	return r
 }
 
 // newModelPace starts pacing; a refusal that started it holds the calls back for hold (-1:
-// the call was no refusal).
+// the call was no refusal with a hint).
 func newModelPace(now, length, span time.Duration, calls, succeeded, before int, refused bool, hold time.Duration) *modelRamp {
-	r := &modelRamp{closed: now, length: length, span: span, paced: true, resume: now - span}
+	r := &modelRamp{closed: now, length: length, span: span, paced: true, resume: now - 2*span}
 	r.start = r.floor(now)
 	r.offered, r.admitted, r.succeeded, r.lost, r.refused = calls, calls, succeeded, true, refused
 	r.before = before
@@ -920,8 +920,11 @@ func newModelPace(now, length, span time.Duration, calls, succeeded, before int,
 // refuse notes a refusal now with the retry hint hint.
 func (r *modelRamp) refuse(now, hint time.Duration) { r.resume = max(r.resume, now+min(hint, r.span)) }
 
-// holds reports whether pacing holds every call back at now for a refusal's hint.
+// holds reports whether pacing holds calls back at now for a refusal's hint.
 func (r *modelRamp) holds(now time.Duration) bool { return r.paced && r.resume > now }
+
+// followsHints reports whether a hold lasted less than a window before at.
+func (r *modelRamp) followsHints(at time.Duration) bool { return r.paced && at-r.resume < r.span }
 
 // over reports whether the ramp is over at now by the rule as loaded now.
 func (r *modelRamp) over(now time.Duration, rule breaker.Rule) bool {
@@ -951,18 +954,15 @@ func (r *modelRamp) step(now time.Duration, rule breaker.Rule) int {
 		r.done = true
 		return modelRampOver
 	case r.paced && r.start == r.floor(r.closed): // pacing's first bucket neither ends nor dies
-	case r.paced && r.lost && r.succeeded == 0 && !r.refused:
+	case r.paced && r.lost && r.succeeded == 0 && !r.refused && !r.hinted:
 		return modelRampDead
-	case r.offered > 0 && r.admitted == r.offered && !(r.paced && r.start-r.resume < r.span):
+	case r.offered > 0 && r.admitted == r.offered && !r.followsHints(r.start):
 		r.done = true
 		return modelRampOver
 	}
 	before := 0
 	if start-r.start == r.length {
 		before = r.succeeded
-		if r.hinted {
-			before = max(before, r.before)
-		}
 	}
 	*r = modelRamp{closed: r.closed, length: r.length, span: r.span, paced: r.paced, start: start, before: before,
 		resume: r.resume}
@@ -981,9 +981,16 @@ func (r *modelRamp) admit(now time.Duration, rule breaker.Rule) (bool, int) {
 		return true, step
 	}
 	r.offered++
-	if r.holds(max(now, r.start)) {
+	if at := max(now, r.start); r.holds(at) {
 		r.hinted = true
-		return false, modelRampOn
+		if r.admitted > 0 {
+			return false, modelRampOn
+		}
+		r.admitted++ // the first call of the bucket, which may end the hold
+		return true, modelRampOn
+	} else if r.followsHints(at) {
+		r.admitted++
+		return true, modelRampOn
 	}
 	s := max(r.before, r.succeeded)
 	// after a loss, the fewer successes of the two buckets, or the bucket before's spread
@@ -1009,7 +1016,11 @@ func (r *modelRamp) giveBack(now time.Duration) {
 }
 
 func (r *modelRamp) completed(now time.Duration, rule breaker.Rule, bad, refused bool, hint time.Duration) int {
-	if refused && r.paced {
+	switch {
+	case !r.paced:
+	case !bad:
+		r.resume = min(r.resume, now) // a success ends a hold
+	case refused && hint > 0:
 		r.refuse(now, hint)
 	}
 	if step := r.step(now, rule); step != modelRampOn {
@@ -1386,7 +1397,7 @@ func (m *model) countN(b *modelBreaker, n int, bad, refused bool, hint time.Dura
 	case paces && b.ramp == nil: // a ramp or pacing already on goes on
 		newest, two := b.countsSince(b.head-length), b.countsSince(b.head-2*length)
 		hold := time.Duration(-1)
-		if refused {
+		if refused && hint > 0 {
 			hold = hint
 		}
 		b.ramp = newModelPace(m.now, length, id.StatInterval, int(newest.Total), int(newest.Total-newest.Bad),

@@ -41,12 +41,15 @@ import (
 // refused (not the bucket it started in) is a dependency that died while paced: at its end the
 // breaker opens (ThresholdExceeded), however few calls that was.
 //
-// A refusal (Outcome Refused) is a live dependency saying how much it takes, as a quota does:
-// pacing counts it as a loss, and its retry hint (RetryAfter, within a window) holds every call
-// back until the dependency said it takes calls again, with that time as their RetryAt; from
-// then on pacing admits as before, by the successes the dependency showed before the hold.
-// While a refusal came within the last window, a bucket that took the whole flow does not end
-// pacing: a quota takes the whole flow at the start of each of its periods.
+// A refusal (Outcome Refused) is a live dependency saying how much it takes, as a quota does,
+// and a bucket whose calls it refused is alive. Without a retry hint it is a loss, as a
+// failure is. With one (RetryAfter), the dependency said when it takes calls again: pacing
+// holds calls back until then (within a window), with that time as their RetryAt, and admits
+// the first call of each bucket meanwhile, as it always admits one; the first of them to
+// succeed ends the hold, since a quota's Retry-After is a whole number of seconds that may
+// outlast the quota's period. Once the hold ends, pacing admits every call until the next
+// refusal: the dependency says itself how much it takes. While a hold ended within the last
+// window, pacing goes on: a quota takes the whole flow at the start of each of its periods.
 //
 // Buckets are known by their start, on the window's grid of bucket starts, never by a number
 // that wraps: after any quiet spell, the first call finds its bucket fresh. A reading of the
@@ -83,7 +86,7 @@ type rampCounts struct {
 	succeeded         uint16
 	lost              bool // a call the ramp admitted failed or was refused in this bucket, or was counted slow in flight
 	refused           bool // a call the ramp admitted was refused in this bucket: the dependency is alive
-	hinted            bool // a call was held back in this bucket for a refusal's hint
+	hinted            bool // calls were held back in this bucket for a refusal's hint: the dependency is alive
 }
 
 const maxRampCount = 1<<15 - 1
@@ -128,7 +131,7 @@ func newBucket(start int64, before uint16, b rampCounts) *rampBucket {
 // the bucket before had none.
 func newRamp(now, length, span int64) *ramp {
 	r := &ramp{closed: now, length: length, span: span}
-	r.resume.Store(now - span)
+	r.resume.Store(now - 2*span) // no hold: a reading of the ramp's time is never a window before it
 	r.current.Store(newBucket(r.startOf(now), 0, rampCounts{succeeded: 1}))
 	return r
 }
@@ -136,10 +139,11 @@ func newRamp(now, length, span int64) *ramp {
 // newPace starts pacing at now, over buckets of length in a window of span, for a breaker whose
 // window tripped: the bucket of now has seen newest (its calls, all admitted, and their
 // successes, with a loss among them), and the bucket before it before. A refusal that tripped
-// it holds the calls back for hold (refusalHold; noRefusal when the call was none).
+// it holds the calls back for hold (refusalHold; noRefusal when the call was no refusal with a
+// hint).
 func newPace(now, length, span int64, newest, before window.Counts, hold int64) *ramp {
 	r := &ramp{closed: now, length: length, span: span, paced: true}
-	r.resume.Store(now - span)
+	r.resume.Store(now - 2*span) // no hold: a reading of the ramp's time is never a window before it
 	if hold != noRefusal {
 		r.refuse(now, hold)
 	}
@@ -150,20 +154,20 @@ func newPace(now, length, span int64, newest, before window.Counts, hold int64) 
 	return r
 }
 
-// noRefusal is the hold of a call that was not refused (refusalHold).
+// noRefusal is the hold of a call that was no refusal with a retry hint (refusalHold).
 const noRefusal = -1
 
 // refusalHold is how long pacing holds its calls back after a call marked m with the retry hint
-// hint: the hint of a refusal (0 when it gave none), else noRefusal.
+// hint: the hint of a refusal that gave one, else noRefusal.
 func refusalHold(m window.Mark, hint int64) int64 {
-	if m != window.Refused {
+	if m != window.Refused || hint <= 0 {
 		return noRefusal
 	}
 	return hint
 }
 
-// refuse notes a refusal at now whose retry hint is hint: pacing holds every call back until
-// now+hint, within a window, and a refusal this recent keeps it pacing.
+// refuse notes a refusal at now whose retry hint is hint: pacing holds calls back until
+// now+hint, within a window, and follows the dependency's word for a window after (followsHints).
 func (r *ramp) refuse(now, hint int64) {
 	end := after(now, min(hint, r.span))
 	for {
@@ -174,11 +178,22 @@ func (r *ramp) refuse(now, hint int64) {
 	}
 }
 
-// holds reports whether pacing holds every call back at now, for a refusal's hint.
+// resumeAt ends a hold at now, if one lasts: a call succeeded, so the dependency takes calls.
+func (r *ramp) resumeAt(now int64) {
+	for {
+		old := r.resume.Load()
+		if old-now <= 0 || r.resume.CompareAndSwap(old, now) {
+			return
+		}
+	}
+}
+
+// holds reports whether pacing holds calls back at now, for a refusal's hint.
 func (r *ramp) holds(now int64) bool { return r.paced && r.resume.Load()-now > 0 }
 
-// refusedLately reports whether a refusal's hold ended less than a window before at.
-func (r *ramp) refusedLately(at int64) bool { return r.paced && at-r.resume.Load() < r.span }
+// followsHints reports whether a refusal's hold lasted less than a window before at: pacing then goes
+// by the dependency's hints.
+func (r *ramp) followsHints(at int64) bool { return r.paced && at-r.resume.Load() < r.span }
 
 // rampCount is n as a ramp counts it, saturated.
 func rampCount(n uint64) uint16 { return uint16(min(n, maxRampCount)) }
@@ -208,9 +223,9 @@ func (r *ramp) next(now, start int64, q *rampBucket, b rampCounts, t *tuning) ra
 	case r.paced && q.start == r.startOf(r.closed):
 		// The bucket pacing started in, whose calls before the start it did not pace, neither
 		// took the whole flow nor died.
-	case r.paced && b.lost && b.succeeded == 0 && !b.refused:
+	case r.paced && b.lost && b.succeeded == 0 && !b.refused && !b.hinted:
 		return rampDead
-	case b.offered > 0 && b.admitted == b.offered && !r.refusedLately(q.start):
+	case b.offered > 0 && b.admitted == b.offered && !r.followsHints(q.start):
 		return rampOver // a whole bucket took the flow
 	}
 	return rampOn
@@ -241,11 +256,6 @@ func (r *ramp) bucketAt(now int64, t *tuning) (*rampBucket, uint64, rampStep) {
 		before := uint16(0)
 		if start-q.start == r.length {
 			before = b.succeeded
-			if b.hinted {
-				// Calls were held back for a refusal's hint: the bucket shows less than the
-				// dependency serves, and passes on what the bucket before it showed.
-				before = max(before, q.before)
-			}
 		}
 		r.current.CompareAndSwap(q, newBucket(start, before, rampCounts{}))
 	}
@@ -279,9 +289,16 @@ func (r *ramp) admit(now int64, t *tuning) (bool, rampStep) {
 		}
 		b := unpackRamp(old)
 		b.offered = min(b.offered+1, maxRampCount)
-		hold := r.holds(later(now, q.start))
-		admitted := !hold && b.allows(q.before, now, r.length, r.paced)
-		b.hinted = b.hinted || hold
+		at := later(now, q.start)
+		var admitted bool
+		switch hold := r.holds(at); {
+		case hold:
+			admitted, b.hinted = b.admitted == 0, true // one call a bucket, which may end the hold
+		case r.followsHints(at):
+			admitted = true // until the next refusal says otherwise
+		default:
+			admitted = b.allows(q.before, now, r.length, r.paced)
+		}
 		if admitted {
 			b.admitted = min(b.admitted+1, maxRampCount)
 		}
@@ -340,9 +357,14 @@ func (r *ramp) giveBack(now int64) {
 
 // completed counts the end, at now, of a call the breaker counted as m, with the retry hint
 // hint, or of calls counted slow while still in flight (bad), and reports what the ramp found
-// (admit). A refusal holds pacing's calls back for its hint (refuse).
+// (admit). A refusal with a hint holds pacing's calls back for it (refuse); a success ends a
+// hold (resumeAt).
 func (r *ramp) completed(now int64, t *tuning, m window.Mark, hint int64) rampStep {
-	if m == window.Refused && r.paced {
+	switch {
+	case !r.paced:
+	case m == window.Good:
+		r.resumeAt(now)
+	case m == window.Refused && hint > 0:
 		r.refuse(now, hint)
 	}
 	for {

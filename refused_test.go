@@ -149,9 +149,11 @@ func quotaRule() breaker.Rule {
 	return r
 }
 
-// Given a rule that paces, when refusals with a hint start pacing, then every call is held back
-// until the hint says the dependency takes calls again, with that time as RetryAt; a hint
-// longer than the window holds the calls back for the window only.
+// Given a rule that paces, when refusals with a hint start pacing, then calls are held back
+// until the hint says the dependency takes calls again, with that time as RetryAt (a hint
+// longer than the window holds them for the window only); each bucket meanwhile lets its first
+// call through, and the first of them to succeed ends the hold, as a quota's Retry-After is
+// rounded up to whole seconds.
 func TestRefusalHintHoldsPacing(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -164,19 +166,26 @@ func TestRefusalHintHoldsPacing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, quotaRule())
 			h.completeN("svc", 2, nil)
-			for range 2 {
-				require.NoError(t, h.complete("svc", 0, refusedFor(tt.hint)))
-			}
+			h.completeN("svc", 2, refusedFor(tt.hint))
 			require.Equal(t, []string{pacingStarted}, h.events.transitions())
 			resume := h.clock.Now().Add(tt.want)
 
-			h.clock.Advance(tt.want - time.Millisecond)
 			err := h.complete("svc", 0, nil)
-			require.ErrorIs(t, err, breaker.ErrPacing, "held back until the hint ends")
+			require.ErrorIs(t, err, breaker.ErrPacing, "held back for the rest of the bucket")
 			assert.Equal(t, resume, blockOf(t, err).RetryAt)
 
-			h.clock.Set(resume)
-			require.NoError(t, h.complete("svc", 0, nil), "admitted from then on")
+			h.clock.Advance(100 * time.Millisecond)
+			require.NoError(t, h.complete("svc", 0, refusedFor(tt.hint)), "the bucket's first call")
+			err = h.complete("svc", 0, nil)
+			require.ErrorIs(t, err, breaker.ErrPacing, "and no more")
+			assert.Equal(t, h.clock.Now().Add(tt.want), blockOf(t, err).RetryAt, "held longer, by the new hint")
+
+			h.clock.Advance(100 * time.Millisecond)
+			require.NoError(t, h.complete("svc", 0, nil), "the first call of the next bucket succeeds")
+			for i := range 10 {
+				require.NoError(t, h.complete("svc", 0, nil), "then every call passes: call %d", i)
+			}
+			assert.True(t, h.stats().Pacing, "until the next refusal says otherwise")
 		})
 	}
 }
