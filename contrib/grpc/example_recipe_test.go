@@ -17,10 +17,11 @@ import (
 )
 
 // The recipe for an internal gRPC service (docs/recipes.md): the README's recommended rules
-// under a template for every method of the service, a Timeout for each method, and the client
-// interceptors' defaults: the caller's mistakes count as successes, ResourceExhausted as a
-// refusal, and Unavailable, DeadlineExceeded, Internal and Unknown as failures. An RPC that runs
-// past its Timeout fails; an outage opens the breaker, which then rejects without sending.
+// under a template for every method of the service, with a MaxRetryTimeout for the service's
+// retry hints, a Timeout for each method, and the client interceptors' defaults: the caller's
+// mistakes count as successes, ResourceExhausted as a refusal, and Unavailable,
+// DeadlineExceeded, Internal and Unknown as failures. An RPC that runs past its Timeout fails;
+// an outage opens the breaker, which then rejects without sending.
 func Example_internalService() {
 	clk := newClock() // a fake clock, so the output does not change
 	var last breaker.CallInfo
@@ -29,7 +30,7 @@ func Example_internalService() {
 	err := m.LoadRules([]breaker.Rule{
 		{Resource: "/test.Echo/*", Strategy: breaker.ErrorRatio, Threshold: 0.5,
 			FastBuckets: 2, RetryTimeout: 5 * time.Second, RetryJitter: 0.2, RampUp: 20 * time.Second,
-			Pace: true},
+			Pace: true, MaxRetryTimeout: 30 * time.Second}, // room for the service's RetryInfo
 		{Resource: "/test.Echo/*", Strategy: breaker.SlowRequestRatio, Threshold: 0.5,
 			MaxAllowedRT: 300 * time.Millisecond, FastBuckets: 2, RetryTimeout: 5 * time.Second,
 			RetryJitter: 0.2, RampUp: 20 * time.Second, Pace: true},
@@ -55,7 +56,7 @@ func Example_internalService() {
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// WithRetryHints: the service's own breakers, behind its server interceptors, say when
-		// to call again, and an internal service is trusted to say it.
+		// to call again (within MaxRetryTimeout), and an internal service is trusted to say it.
 		grpc.WithChainUnaryInterceptor(breakergrpc.UnaryClientInterceptor(m, breakergrpc.WithRetryHints())),
 		grpc.WithChainStreamInterceptor(breakergrpc.StreamClientInterceptor(m, breakergrpc.WithRetryHints())))
 	if err != nil {
