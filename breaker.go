@@ -663,7 +663,8 @@ func (c *circuit) judge(p *period, head, now, hint int64, m window.Mark) {
 // serves some; its newest buckets still trip it. Pacing that holds no good call in its window
 // trips it whatever the count: paced to a call a bucket, it may never reach MinRequestAmount.
 // The fast threshold judges failures alone: a refusal is a live dependency saying how much it
-// takes, not a hard outage. The call that ended at now was marked m, with the retry hint hint:
+// takes, not a hard outage. Newest buckets that fail like a hard outage's open the breaker
+// rather than let it pace, however few calls they hold. The call that ended at now was marked m, with the retry hint hint:
 // a trip stays OPEN at least hint, and pacing started by a refusal holds its calls back until
 // the hint says the dependency takes calls again.
 func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, hint int64, m window.Mark) {
@@ -673,7 +674,9 @@ func (c *circuit) decide(p *period, t *tuning, all, newest window.Counts, now, h
 	reason, measure, trips := ThresholdExceeded, 0.0, false
 	measure, trips = c.kind.measure(t, all)
 	paces := trips && t.pace && all.Bad < all.Total
-	if (!trips || paces) && t.fastSpan > 0 && newest.Total >= t.minCalls {
+	// Where the window would pace, the newest buckets need no MinRequestAmount of their own to
+	// open it: the window met its own, and a low traffic's hard outage fills few buckets.
+	if (!trips || paces) && t.fastSpan > 0 && (newest.Total >= t.minCalls || paces && newest.Total > 0) {
 		if fast := float64(newest.Failed()) / float64(newest.Total); fast >= t.fastRatio {
 			reason, measure, paces = FastTrip, fast, false
 			trips = true

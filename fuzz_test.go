@@ -300,6 +300,10 @@ func FuzzStateMachine(f *testing.F) {
 // Seeds that reach every transition: trips, probes that succeed, fail, time out, are blocked
 // or canceled, reloads with calls in flight, and a clock that steps back.
 var fuzzSeeds = [][]byte{
+	// Low traffic: a-ratio-pace (set 15) sees a success, then a failure a bucket later: the
+	// window meets its threshold and would pace, but its newest bucket failed whole, and opens
+	// it however few calls it holds.
+	{0, opLoad, 15, opDo, 0x00, 0x00, opAdvance, 0x29, opDo, 0x00, 0x01, opAdvance, 0x29, opDo, 0x00, 0x00},
 	// Refusals (0xd0: without a retry hint; 0xd8: with one of 700ms). b paces on two successes and
 	// two refusals with a hint, and holds every call back until the hint ends; a refusal alone
 	// in a bucket keeps pacing alive. b-ratio-fast (set 10) trips on refusals by its window,

@@ -1387,7 +1387,8 @@ func (m *model) countN(b *modelBreaker, n int, bad, refused bool, hint time.Dura
 		// The newest FastBuckets buckets, judged on their own.
 		// The newest FastBuckets buckets, judged on their own, by their failures alone.
 		fast := b.countsSince(b.head - time.Duration(id.FastBuckets)*length)
-		if ratio := float64(fast.Bad-fast.Refused) / float64(fast.Total); fast.Total >= id.MinRequestAmount && ratio >= id.FastThreshold {
+		enough := fast.Total >= id.MinRequestAmount || paces && fast.Total > 0 // the window met its own
+		if ratio := float64(fast.Bad-fast.Refused) / float64(fast.Total); enough && ratio >= id.FastThreshold {
 			m.move(b, breaker.Open, breaker.FastTrip, ratio)
 			m.lengthen(b, hint)
 			return

@@ -188,6 +188,26 @@ func TestPaceSlowCalls(t *testing.T) {
 	assert.True(t, h.stats().Pacing)
 }
 
+// Given the README's rule at low traffic (a call every 100ms: two buckets never hold
+// MinRequestAmount), when the dependency goes hard down, then the window that meets the
+// threshold while it still holds the healthy calls opens the breaker rather than pace: its
+// newest buckets failed whole, however few calls they hold.
+func TestPaceLeavesALowTrafficHardOutageToOpen(t *testing.T) {
+	r := errorRatio(0.5, 10)
+	r.Pace, r.FastBuckets = true, 2
+	h := newHarness(t, r)
+	for range 10 {
+		require.NoError(t, h.complete("svc", 0, nil))
+		h.clock.Advance(100 * time.Millisecond)
+	}
+	for i := range 5 {
+		require.NoError(t, h.complete("svc", 0, errDown), "failure %d", i)
+		h.clock.Advance(100 * time.Millisecond)
+	}
+	assert.Equal(t, []string{"CLOSED->OPEN FastTrip"}, h.events.transitions(), "at the fifth failure, 400ms in")
+	assert.Equal(t, breakertest.Start.Add(1400*time.Millisecond), h.events.last().At)
+}
+
 // Given a rule that paces and ramps up, when the window meets the threshold during the ramp
 // after recovery while calls succeed, then the ramp goes on instead of opening: it is the same
 // pacing, entered from HALF_OPEN. Without Pace the same calls open it.
