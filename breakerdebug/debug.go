@@ -167,19 +167,27 @@ type templateStatus struct {
 }
 
 type unruledStatus struct {
-	Resource string    `json:"resource"`
+	Resource string `json:"resource"`
+	// Side is the name's side, breakerview.Side.String(): "server" or "client"; "" and left
+	// out for the overflow, whose names may be of either side.
+	Side     string    `json:"side,omitempty"`
 	Overflow bool      `json:"overflow,omitempty"` // the calls of the names past the Recorder's bounds
 	Calls    callStats `json:"calls"`
 }
 
 type uncalledStatus struct {
 	Name       string   `json:"name"`
+	Side       string   `json:"side"`
 	Configured []string `json:"configured"`
 	Nearest    string   `json:"nearest,omitempty"`
 }
 
 type resourceStatus struct {
 	Resource string `json:"resource"`
+	// Side is the name's side, breakerview.Side.String(): "server" for a route
+	// breakerhttp.Middleware serves (its name begins with breakerhttp.ServerPrefix), "client"
+	// for a call the program makes.
+	Side     string `json:"side"`
 	Template string `json:"template,omitempty"` // the template rule that made its breakers
 	Worst    string `json:"worst"`              // what orders it: see worst
 	// Settings are those that apply to its calls, as loaded under SettingsFrom: its own name
@@ -206,6 +214,7 @@ type breakerStatus struct {
 	Generation    uint64       `json:"generation"`
 	Total         uint64       `json:"total"`
 	Bad           uint64       `json:"bad"`
+	Refused       uint64       `json:"refused"`         // of bad, those the dependency refused (Stats.Refused)
 	Ratio         *float64     `json:"ratio,omitempty"` // see ratioOf
 	RetryAt       time.Time    `json:"retryAt,omitzero"`
 	ProbeDeadline time.Time    `json:"probeDeadline,omitzero"`
@@ -216,6 +225,7 @@ type breakerStatus struct {
 type transition struct {
 	Seq      uint64 `json:"seq"`
 	Resource string `json:"resource"`
+	Side     string `json:"side"` // the resource's side, as a resource's row says it
 	// Rule and RuleText are left out of an Override change of a resource without rules.
 	Rule       *breaker.Rule `json:"rule,omitempty"`
 	RuleText   string        `json:"ruleText,omitempty"`
@@ -301,13 +311,15 @@ func (h *handler) status() *status {
 		st.Unruled = []unruledStatus{}
 		for _, c := range v.Called {
 			if c.Unruled && len(st.Unruled) < h.unruled {
-				st.Unruled = append(st.Unruled, unruledStatus{Resource: c.Name, Overflow: c.Overflow, Calls: callStatsOf(&c.Minute)})
+				st.Unruled = append(st.Unruled, unruledStatus{Resource: c.Name, Side: c.Side.String(), Overflow: c.Overflow,
+					Calls: callStatsOf(&c.Minute)})
 			}
 		}
 		if v.Uncalled != nil {
 			st.Uncalled = []uncalledStatus{}
 			for _, u := range v.Uncalled {
-				st.Uncalled = append(st.Uncalled, uncalledStatus{Name: u.Name, Configured: u.Configured, Nearest: u.Nearest})
+				st.Uncalled = append(st.Uncalled, uncalledStatus{Name: u.Name, Side: u.Side.String(), Configured: u.Configured,
+					Nearest: u.Nearest})
 			}
 			h.logUncalled(v.Uncalled)
 		}
@@ -322,7 +334,7 @@ func (h *handler) status() *status {
 
 // resourceStatusOf is the row of r.
 func (h *handler) resourceStatusOf(r *breakerview.Resource) resourceStatus {
-	res := resourceStatus{Resource: r.Name, Template: r.Template, Worst: worstOf(r).String(),
+	res := resourceStatus{Resource: r.Name, Side: r.Side.String(), Template: r.Template, Worst: worstOf(r).String(),
 		Breakers: make([]breakerStatus, 0, len(r.Breakers))}
 	if r.SettingsFrom != "" { // its own, or a template setting's
 		res.Settings, res.SettingsFrom = settingsStatusOf(r.Settings), r.SettingsFrom
@@ -337,6 +349,7 @@ func (h *handler) resourceStatusOf(r *breakerview.Resource) resourceStatus {
 			Generation:    b.Generation,
 			Total:         b.Total,
 			Bad:           b.Bad,
+			Refused:       b.Refused,
 			Ratio:         ratioOf(b),
 			RetryAt:       b.RetryAt,
 			ProbeDeadline: b.ProbeDeadline,
@@ -356,6 +369,7 @@ func transitionOf(c breaker.StateChange) transition {
 	t := transition{
 		Seq:        c.Seq,
 		Resource:   c.Resource,
+		Side:       breakerview.SideOf(c.Resource).String(),
 		From:       c.From.String(),
 		To:         c.To.String(),
 		Reason:     c.Reason.String(),

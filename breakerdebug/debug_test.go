@@ -132,27 +132,27 @@ func TestJSONShowsBreakersAndTransitions(t *testing.T) {
 		"now":    at(6100 * time.Millisecond),
 		"events": noSubscribers,
 		"resources": []any{
-			map[string]any{"resource": "inventory", "worst": "OPEN", "breakers": []any{
+			map[string]any{"resource": "inventory", "side": "client", "worst": "OPEN", "breakers": []any{
 				map[string]any{"rule": inventory, "ruleText": inventoryText, "state": "OPEN", "dryRun": false,
-					"generation": 3, "total": 0, "bad": 0,
+					"generation": 3, "total": 0, "bad": 0, "refused": 0,
 					"retryAt": at(5100*time.Millisecond + inventoryRule.RetryTimeout)},
 			}},
-			map[string]any{"resource": "payments", "worst": "CLOSED", "breakers": []any{
+			map[string]any{"resource": "payments", "side": "client", "worst": "CLOSED", "breakers": []any{
 				map[string]any{"rule": ruleJSON(t, paymentsErrors), "state": "CLOSED", "dryRun": false,
-					"generation": 0, "total": 3, "bad": 1, "ratio": 1. / 3, "ruleText": "errors ≥ 50% · min 5 calls in 1s · retry 10s"},
+					"generation": 0, "total": 3, "bad": 1, "refused": 0, "ratio": 1. / 3, "ruleText": "errors ≥ 50% · min 5 calls in 1s · retry 10s"},
 				map[string]any{"rule": ruleJSON(t, paymentsSlow), "state": "CLOSED", "dryRun": false,
-					"generation": 0, "total": 3, "bad": 0, "ratio": 0, "ruleText": "slow ≥ 50% (RT > 100ms) · min 5 calls in 1s · retry 10s"},
+					"generation": 0, "total": 3, "bad": 0, "refused": 0, "ratio": 0, "ruleText": "slow ≥ 50% (RT > 100ms) · min 5 calls in 1s · retry 10s"},
 			}},
 		},
 		"overrides": []any{},
 		"transitions": []any{
-			map[string]any{"seq": 3, "resource": "inventory", "rule": inventory, "ruleText": inventoryText,
+			map[string]any{"seq": 3, "resource": "inventory", "side": "client", "rule": inventory, "ruleText": inventoryText,
 				"from": "HALF_OPEN", "to": "OPEN", "reason": "ProbeFailed", "snapshot": 0,
 				"at": at(5100 * time.Millisecond), "generation": 3, "dryRun": false},
-			map[string]any{"seq": 2, "resource": "inventory", "rule": inventory, "ruleText": inventoryText,
+			map[string]any{"seq": 2, "resource": "inventory", "side": "client", "rule": inventory, "ruleText": inventoryText,
 				"from": "OPEN", "to": "HALF_OPEN", "reason": "RetryTimeoutElapsed", "snapshot": 0,
 				"at": at(5100 * time.Millisecond), "generation": 2, "dryRun": false},
-			map[string]any{"seq": 1, "resource": "inventory", "rule": inventory, "ruleText": inventoryText,
+			map[string]any{"seq": 1, "resource": "inventory", "side": "client", "rule": inventory, "ruleText": inventoryText,
 				"from": "CLOSED", "to": "OPEN", "reason": "ThresholdExceeded", "snapshot": 3,
 				"at": at(100 * time.Millisecond), "generation": 1, "dryRun": false},
 		},
@@ -183,7 +183,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 			give: func(t *testing.T, m *breaker.Manager, clk *breakertest.Clock) {
 				call(m, "inventory", fail)
 			},
-			want: map[string]any{"state": "CLOSED", "dryRun": false, "generation": 0, "total": 1, "bad": 1, "ratio": 1},
+			want: map[string]any{"state": "CLOSED", "dryRun": false, "generation": 0, "total": 1, "bad": 1, "refused": 0, "ratio": 1},
 		},
 		{
 			name: "OPEN: retryAt is the trip time + RetryTimeout",
@@ -194,7 +194,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 				}
 				clk.Advance(time.Second)
 			},
-			want: map[string]any{"state": "OPEN", "dryRun": false, "generation": 1, "total": 0, "bad": 0,
+			want: map[string]any{"state": "OPEN", "dryRun": false, "generation": 1, "total": 0, "bad": 0, "refused": 0,
 				"retryAt": stamp(5100 * time.Millisecond)},
 		},
 		{
@@ -209,7 +209,7 @@ func TestJSONTimesFollowTheState(t *testing.T) {
 				require.NoError(t, err)
 				t.Cleanup(probe.Exit)
 			},
-			want: map[string]any{"state": "HALF_OPEN", "dryRun": false, "generation": 2, "total": 0, "bad": 0,
+			want: map[string]any{"state": "HALF_OPEN", "dryRun": false, "generation": 2, "total": 0, "bad": 0, "refused": 0,
 				"retryAt": stamp(5100 * time.Millisecond), "probeDeadline": stamp(10300 * time.Millisecond)},
 		},
 	}
@@ -249,14 +249,14 @@ func TestJSONShowsPacing(t *testing.T) {
 
 	rule := ruleJSON(t, paceRule)
 	const text = "errors ≥ 50% · min 4 calls in 1s · retry 1s · pace instead of opening while calls still succeed"
-	started := map[string]any{"seq": 1, "resource": "svc", "rule": rule, "ruleText": text, "from": "CLOSED",
+	started := map[string]any{"seq": 1, "resource": "svc", "side": "client", "rule": rule, "ruleText": text, "from": "CLOSED",
 		"to": "CLOSED", "reason": "PacingStarted", "snapshot": 0.5, "at": at(0), "generation": 1, "dryRun": false}
 	want := map[string]any{
 		"now":    at(0),
 		"events": noSubscribers,
-		"resources": []any{map[string]any{"resource": "svc", "worst": "PACING", "breakers": []any{
+		"resources": []any{map[string]any{"resource": "svc", "side": "client", "worst": "PACING", "breakers": []any{
 			map[string]any{"rule": rule, "ruleText": text, "state": "CLOSED", "dryRun": false, "generation": 1,
-				"total": 4, "bad": 2, "ratio": 0.5, "pacing": true},
+				"total": 4, "bad": 2, "refused": 0, "ratio": 0.5, "pacing": true},
 		}}},
 		"overrides":   []any{},
 		"transitions": []any{started},
@@ -272,13 +272,13 @@ func TestJSONShowsPacing(t *testing.T) {
 	want = map[string]any{
 		"now":    at(200 * time.Millisecond),
 		"events": noSubscribers,
-		"resources": []any{map[string]any{"resource": "svc", "worst": "CLOSED", "breakers": []any{
+		"resources": []any{map[string]any{"resource": "svc", "side": "client", "worst": "CLOSED", "breakers": []any{
 			map[string]any{"rule": rule, "ruleText": text, "state": "CLOSED", "dryRun": false, "generation": 2,
-				"total": 6, "bad": 2, "ratio": 2. / 6},
+				"total": 6, "bad": 2, "refused": 0, "ratio": 2. / 6},
 		}}},
 		"overrides": []any{},
 		"transitions": []any{
-			map[string]any{"seq": 2, "resource": "svc", "rule": rule, "ruleText": text, "from": "CLOSED",
+			map[string]any{"seq": 2, "resource": "svc", "side": "client", "rule": rule, "ruleText": text, "from": "CLOSED",
 				"to": "CLOSED", "reason": "PacingEnded", "snapshot": 0, "at": at(200 * time.Millisecond),
 				"generation": 2, "dryRun": false},
 			started,

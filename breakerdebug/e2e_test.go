@@ -432,13 +432,15 @@ func wantCells(c callsJSON) []string {
 		return s
 	}
 	last := c.Last10s
-	return []string{rate10(last.Calls), pct(last.ErrorPercent, last.Ran), pct(last.SlowPercent, last.Ran),
-		rate(c.Calls), rate(c.Rejected["open"]), rate(c.Rejected["forced_open"]), rate(c.Rejected["concurrency_limit"]),
-		rate(c.Failures), rate(c.Slow), pct(c.ErrorPercent, c.Ran), pct(c.SlowPercent, c.Ran), rt(c.RTMax)}
+	return []string{rate10(last.Calls), pct(last.ErrorPercent, last.Ran), pct(last.RefusedPercent, last.Ran),
+		pct(last.SlowPercent, last.Ran), rate(c.Calls), rate(c.Rejected["open"]), rate(c.Rejected["forced_open"]),
+		rate(c.Rejected["concurrency_limit"]), rate(c.Failures), rate(c.Refused), rate(c.Slow),
+		pct(c.ErrorPercent, c.Ran), pct(c.SlowPercent, c.Ran), rt(c.RTMax)}
 }
 
-// Given traffic over ten seconds of a fake clock (calls that pass, fail, are slow, rejected by
-// an OPEN breaker, by force and by the concurrency limit, and calls under a misspelt name), an
+// Given traffic over ten seconds of a fake clock (calls that pass, fail, are refused, are slow,
+// rejected by an OPEN breaker, by force and by the concurrency limit, and calls under a
+// misspelt name), an
 // OPEN breaker past its retry time and a HALF_OPEN one past its probe deadline, when Chromium
 // renders the page, then every number in the calls tables is the JSON's, a few of them checked
 // against values worked out by hand, the sparkline has a point per second, the misspelt name is
@@ -491,6 +493,11 @@ func TestE2EDashboard(t *testing.T) {
 	}
 	const hostile = "<b>x</b>"
 	call(m, hostile, succeed)
+	at(4100 * time.Millisecond)
+	for _, err := range []error{breaker.CountAs(errDown, breaker.Refused), breaker.CountAs(errDown, breaker.Refused),
+		errDown, nil} {
+		call(m, "@server POST /quota", func(context.Context) error { return err })
+	}
 	at(11500 * time.Millisecond) // the last 10 s are seconds 2 to 11
 
 	srv := serveLocal(t, h)
@@ -504,7 +511,7 @@ func TestE2EDashboard(t *testing.T) {
 		require.NotNil(t, r.Calls, r.Resource)
 		assert.Equal(t, wantCells(*r.Calls), cellsOf(rowOf(t, calls, r.Resource)), r.Resource)
 	}
-	require.Len(t, st.Unruled, 2)
+	require.Len(t, st.Unruled, 3)
 	for _, u := range st.Unruled {
 		name := strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(u.Resource)
 		assert.Equal(t, wantCells(u.Calls), cellsOf(rowOf(t, unruled, name)), u.Resource)
@@ -516,18 +523,24 @@ func TestE2EDashboard(t *testing.T) {
 	// failed, 2 slow. inventory 5 calls, 2 rejected by its OPEN breaker, 3 that took no time,
 	// none in the last 10 s; legacy 3 rejected by force, none ran; limited 2 calls, 1 over the
 	// limit.
-	assert.Equal(t, []string{"1.00", "40%", "20%",
-		"0.37", "0.00", "0.00", "0.00", "0.07", "0.03", "18.2%", "9.1%", "150ms"},
+	assert.Equal(t, []string{"1.00", "40%", "0%", "20%",
+		"0.37", "0.00", "0.00", "0.00", "0.07", "0.00", "0.03", "18.2%", "9.1%", "150ms"},
 		cellsOf(rowOf(t, calls, "payments")))
-	assert.Equal(t, []string{"0.00", "—", "—",
-		"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "100%", "0%", "0s"},
+	assert.Equal(t, []string{"0.00", "—", "—", "—",
+		"0.08", "0.03", "0.00", "0.00", "0.05", "0.00", "0.00", "100%", "0%", "0s"},
 		cellsOf(rowOf(t, calls, "inventory")))
 	legacy := cellsOf(rowOf(t, calls, "legacy"))
-	assert.Equal(t, "0.05", legacy[5], "forced/s")
-	assert.Equal(t, []string{"—", "—"}, legacy[9:11], "no share of errors or slow calls: none ran")
-	assert.Equal(t, "0.02", cellsOf(rowOf(t, calls, "limited"))[6])
-	assert.Equal(t, "0.12", cellsOf(rowOf(t, unruled, "inventroy"))[3])
+	assert.Equal(t, "0.05", legacy[6], "forced/s")
+	assert.Equal(t, []string{"—", "—"}, legacy[11:13], "no share of errors or slow calls: none ran")
+	assert.Equal(t, "0.02", cellsOf(rowOf(t, calls, "limited"))[7])
+	assert.Equal(t, "0.12", cellsOf(rowOf(t, unruled, "inventroy"))[4])
 	assert.Contains(t, rowOf(t, unruled, "inventroy"), `<td class="muted">no rules</td>`)
+	// The route: 4 calls in second 4, 2 refused apart from the 1 that failed, each side marked.
+	assert.Equal(t, []string{"0.40", "25%", "50%", "0%", "0.07", "0.00", "0.00", "0.00", "0.02", "0.03", "0.00",
+		"25%", "0%", "0s"}, cellsOf(rowOf(t, unruled, "@server POST /quota")))
+	assert.Contains(t, unruled, `<tr data-side="server"><td class="resource">@server POST /quota</td>`)
+	assert.Contains(t, unruled, `<tr data-side="client"><td class="resource">inventroy</td>`)
+	assert.Contains(t, calls, `<tr data-side="client"><td class="resource">payments</td>`)
 
 	// The sparkline of payments: 60 points, its busiest second (12 calls, 10s ago) at the top.
 	points := regexp.MustCompile(`<polyline points="([^"]*)"`).FindStringSubmatch(rowOf(t, calls, "payments"))
@@ -555,6 +568,57 @@ func TestE2EDashboard(t *testing.T) {
 	row := rowOf(t, section(t, dom, "uncalled"), "paymnets")
 	assert.Contains(t, row, `<td class="warning">did you mean payments</td>`)
 	assert.Contains(t, row, `<td>rules</td>`)
+}
+
+// Given a route the program serves and a host it calls, each with an ErrorRatio rule whose
+// window holds bad calls, the route's refused among them (the status embedded in the page
+// edited to say one was refused, as Stats.Refused says it once the core counts it), when
+// Chromium renders that page, then the route's window shows its refused calls apart from its
+// failed ones, the host's window as before, and each row, the transitions' too, its side.
+func TestE2EWindowShowsRefusedAndSides(t *testing.T) {
+	chromium(t)
+	const route, host = "@server POST /orders", "POST partner.example:443"
+	rule := func(name string) breaker.Rule {
+		return breaker.Rule{ID: "errors", Resource: name, Strategy: breaker.ErrorRatio, Threshold: 0.9,
+			MinRequestAmount: 100, RetryTimeout: time.Minute}
+	}
+	const tripped = "@server GET /tripped"
+	m, _, h := newManager(t, rule(route), rule(host), breaker.Rule{Resource: tripped, Strategy: breaker.ErrorCount,
+		Threshold: 1, MinRequestAmount: 1, RetryTimeout: time.Minute})
+	refuse := func(context.Context) error { return breaker.CountAs(errDown, breaker.Refused) }
+	for _, fn := range []func(context.Context) error{fail, refuse, succeed} {
+		call(m, route, fn) // 2 bad of 3, 1 refused
+	}
+	for _, fn := range []func(context.Context) error{fail, succeed, succeed} {
+		call(m, host, fn) // 1 bad of 3
+	}
+	call(m, tripped, fail) // a transition of a route
+	page := get(h, http.MethodGet, path, nil)
+	require.Equal(t, http.StatusOK, page.Code)
+	body := regexp.MustCompile(`"bad":2,"refused":\d+`).ReplaceAllString(page.Body.String(), `"bad":2,"refused":1`)
+	require.Equal(t, 1, strings.Count(body, `"bad":2,"refused":1`), "the route's window, edited")
+	srv := serveLocal(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") == "events" {
+			http.NotFound(w, r) // the page keeps the status it carries
+			return
+		}
+		for k, v := range page.Header() {
+			w.Header()[k] = v
+		}
+		_, _ = io.WriteString(w, body)
+	}))
+
+	tab := startBrowser(t).open(srv.URL + path)
+	require.True(t, tab.waitFor(`document.querySelectorAll("#breakers td.window").length === 3`, 10*time.Second))
+	dom := tab.dom()
+	breakers := section(t, dom, "breakers")
+	assert.Contains(t, rowOf(t, breakers, route), `>1 failed + 1 refused of 3 <span class="ratio">(66.7%)</span></td>`)
+	assert.Contains(t, rowOf(t, breakers, host), `>1 failed of 3 <span class="ratio">(33.3%)</span></td>`)
+	assert.Contains(t, breakers, `data-side="server"><td class="resource">`+route+`</td>`)
+	assert.Contains(t, breakers, `data-side="client"><td class="resource">`+host+`</td>`)
+	assert.Contains(t, section(t, dom, "transitions"), `<tr data-side="server">`)
+	after := eval[string](tab, `getComputedStyle(document.querySelector('tr[data-side="server"] > td.resource'), "::after").content`)
+	assert.Equal(t, `"server"`, after, "the side shows after the name")
 }
 
 // Given an operator's override of a resource with rules, set over HTTP before the page loads,

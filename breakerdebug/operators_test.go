@@ -48,32 +48,32 @@ func TestJSONShowsSettingsForceAndDryRun(t *testing.T) {
 	// Worst first: the forced resources (legacy, search), then the rest (inventory, and payments,
 	// whose OPEN breaker is a dry run), each by name.
 	want := []string{
-		`{"resource": "legacy", "worst": "FORCED",
+		`{"resource": "legacy", "side": "client", "worst": "FORCED",
 		  "settings": {"force": "open", "timeout": "0s", "maxConcurrency": 0}, "settingsFrom": "legacy",
 		  "inFlight": 0, "breakers": []}`,
-		`{"resource": "search", "worst": "FORCED",
+		`{"resource": "search", "side": "client", "worst": "FORCED",
 		  "settings": {"force": "closed", "timeout": "0s", "maxConcurrency": 0}, "settingsFrom": "search",
 		  "inFlight": 0, "breakers": [{"rule": ` + string(ruleJSON(t, search)) + `,
 		  "ruleText": "errors ≥ 1 · min 1 call in 1s · retry 1m0s", "state": "OPEN",
-		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
-		`{"resource": "inventory", "worst": "CLOSED",
+		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "refused": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
+		`{"resource": "inventory", "side": "client", "worst": "CLOSED",
 		  "settings": {"force": "auto", "timeout": "2s", "maxConcurrency": 20}, "settingsFrom": "inventory",
 		  "inFlight": 1, "breakers": [{"rule": ` + string(ruleJSON(t, inventoryRule)) + `,
 		  "ruleText": "errors ≥ 3 · min 1 call in 1s · retry 5s", "state": "CLOSED",
-		  "dryRun": false, "generation": 0, "total": 0, "bad": 0}]}`,
-		`{"resource": "payments", "worst": "DRY_RUN", "breakers": [{"rule": ` + string(ruleJSON(t, shadow)) + `,
+		  "dryRun": false, "generation": 0, "total": 0, "bad": 0, "refused": 0}]}`,
+		`{"resource": "payments", "side": "client", "worst": "DRY_RUN", "breakers": [{"rule": ` + string(ruleJSON(t, shadow)) + `,
 		  "ruleText": "errors ≥ 2 · min 1 call in 1s · retry 1m0s", "state": "OPEN",
-		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
+		  "dryRun": true, "generation": 1, "total": 0, "bad": 0, "refused": 0, "retryAt": "` + stamp(61*time.Second) + `"}]}`,
 	}
 	for i, w := range want {
 		assert.JSONEq(t, w, string(got.Resources[i]), "resource %d", i)
 	}
 	require.Len(t, got.Transitions, 2)
-	assert.JSONEq(t, `{"seq": 2, "resource": "search", "rule": `+string(ruleJSON(t, search))+`,
+	assert.JSONEq(t, `{"seq": 2, "resource": "search", "side": "client", "rule": `+string(ruleJSON(t, search))+`,
 		"ruleText": "errors ≥ 1 · min 1 call in 1s · retry 1m0s", "from": "CLOSED",
 		"to": "OPEN", "reason": "ThresholdExceeded", "snapshot": 1, "at": "`+stamp(time.Second)+`",
 		"generation": 1, "dryRun": true}`, string(got.Transitions[0]))
-	assert.JSONEq(t, `{"seq": 1, "resource": "payments", "rule": `+string(ruleJSON(t, shadow))+`,
+	assert.JSONEq(t, `{"seq": 1, "resource": "payments", "side": "client", "rule": `+string(ruleJSON(t, shadow))+`,
 		"ruleText": "errors ≥ 2 · min 1 call in 1s · retry 1m0s", "from": "CLOSED",
 		"to": "OPEN", "reason": "ThresholdExceeded", "snapshot": 2, "at": "`+stamp(time.Second)+`",
 		"generation": 1, "dryRun": true}`, string(got.Transitions[1]))

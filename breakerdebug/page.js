@@ -76,6 +76,15 @@
     return b;
   }
 
+  // sided marks the row tr of a name with the name's side: "server" for a route the program
+  // serves (its name begins with breakerhttp.ServerPrefix), "client" for a call it makes;
+  // nothing for the overflow's names, which may be of either side. The stylesheet shows it
+  // after the name, so that the name's cell holds the name alone.
+  function sided(tr, side) {
+    if (side) tr.dataset.side = side;
+    return tr;
+  }
+
   // ruleCell shows a breaker's rule: its ID, if it has one, over the server's description of
   // what it trips on and how it recovers.
   function ruleCell(r, text) {
@@ -180,12 +189,14 @@
     return [
       td(perSecond(last.calls || 0, 10)),
       td(share(last.errorPercent, last.ran)),
+      td(share(last.refusedPercent, last.ran)),
       td(share(last.slowPercent, last.ran)),
       td(perSecond(c.calls)),
       td(perSecond(rejected.open || 0)),
       td(perSecond(rejected.forced_open || 0)),
       td(perSecond(rejected.concurrency_limit || 0)),
       td(perSecond(c.failures)),
+      td(perSecond(c.refused || 0)),
       td(perSecond(c.slow)),
       td(share(c.errorPercent, c.ran)),
       td(share(c.slowPercent, c.ran)),
@@ -203,7 +214,7 @@
     const state = cell("state", ...badges.filter((x) => x));
     if (!res.breakers || res.breakers.length === 0) state.append(el("span", "muted", "no rules"));
     tr.append(el("td", "resource", res.resource), state, ...callCells(res.calls));
-    return tr;
+    return sided(tr, res.side);
   }
 
   // uncalledRow is a configured name without calls in the minute, with the called name nearest
@@ -212,7 +223,7 @@
     const tr = el("tr", "row-open");
     const near = u.nearest ? el("td", "warning", "did you mean " + u.nearest) : el("td", "muted", "—");
     tr.append(el("td", "resource", u.name), el("td", null, (u.configured || []).join(", ")), near);
-    return tr;
+    return sided(tr, u.side);
   }
 
   // unruledRow is a name called without rules, or the calls of the names past the Recorder's
@@ -221,7 +232,7 @@
     const tr = el("tr");
     const what = u.overflow ? el("td", "muted", "names past the bound") : el("td", "muted", "no rules");
     tr.append(el("td", "resource", u.resource), what, ...callCells(u.calls));
-    return tr;
+    return sided(tr, u.side);
   }
 
   // badWord names what a breaker's bad calls are: slow for a SlowRequestRatio rule, failed for
@@ -236,9 +247,9 @@
   }
 
   // windowCell shows what a CLOSED breaker counts: its window's slow or failed calls of its
-  // calls, with their share ("ratio", which the server leaves out of an empty window); or for a
-  // ConsecutiveErrors rule, which keeps no window, its current run of failures, which has no
-  // share.
+  // calls, the refused ones apart ("2 failed + 1 refused of 10"), with their share ("ratio",
+  // which the server leaves out of an empty window); or for a ConsecutiveErrors rule, which
+  // keeps no window, its current run of failures, which has no share.
   function windowCell(b) {
     const td = el("td", "num window");
     if (b.state !== "CLOSED") {
@@ -247,10 +258,13 @@
       td.textContent = b.bad + " failed in a row";
     } else {
       const word = badWord(b);
-      td.textContent = b.bad + " " + word + " of " + b.total;
+      const refused = b.refused || 0;
+      td.textContent = refused > 0 ?
+        (b.bad - refused) + " " + word + " + " + refused + " refused of " + b.total :
+        b.bad + " " + word + " of " + b.total;
       if (typeof b.ratio === "number") {
         td.append(" ", el("span", "ratio", "(" + percent(b.ratio) + ")"));
-        td.title = "share of the calls in the window that were " + word;
+        td.title = "share of the calls in the window that were " + word + (refused > 0 ? " or refused" : "");
       }
     }
     return td;
@@ -319,7 +333,7 @@
       if (b.retryAt) retry.title = "retry at " + b.retryAt;
       const state = cell("state", ...[...marks(), badge(b.state), b.dryRun ? dryBadge() : null,
         b.pacing ? paceBadge() : null, b.rampingUp ? rampBadge() : null].filter((x) => x));
-      tr.append(
+      sided(tr, res.side).append(
         el("td", "resource", res.resource),
         ruleCell(b.rule, b.ruleText),
         state,
@@ -333,7 +347,7 @@
       // A resource with settings or an override and no rules: its force is all there is to show.
       const tr = el("tr", rowClass(force, null));
       const f = marks().filter((x) => x);
-      tr.append(
+      sided(tr, res.side).append(
         el("td", "resource", res.resource),
         el("td", "muted", "no rules"),
         f.length ? cell("state", ...f) : el("td", "muted", "auto"),
@@ -501,7 +515,7 @@
     const recorded = st.unruled !== undefined || withCalls.length > 0;
     document.getElementById("traffic").hidden = !recorded;
     if (recorded) {
-      replaceBody("#calls", withCalls.length ? withCalls.map((res) => callsRow(res, overrides)) : [emptyRow("No resources.", 15)]);
+      replaceBody("#calls", withCalls.length ? withCalls.map((res) => callsRow(res, overrides)) : [emptyRow("No resources.", 17)]);
       // Before the Recorder's first minute, "uncalled" is absent: no name has gone a minute
       // without calls yet.
       document.getElementById("uncalled-section").hidden = st.uncalled === undefined;
@@ -510,14 +524,14 @@
         [emptyRow("Every resource configured was called in the last minute.", 3)]);
       const unruled = (st.unruled || []).map(unruledRow);
       replaceBody("#unruled", unruled.length ? unruled :
-        [emptyRow("Every resource called in the last minute has rules or settings.", 15)]);
+        [emptyRow("Every resource called in the last minute has rules or settings.", 17)]);
     }
     replaceBody("#settings", settings.length ? settings : [emptyRow("No resource settings loaded.", 6)]);
     const overrideRows = (st.overrides || []).map((o) => overrideRow(o, now));
     replaceBody("#overrides", overrideRows.length ? overrideRows : [emptyRow("No overrides.", 5)]);
 
     const changes = (st.transitions || []).map((c) => {
-      const tr = el("tr");
+      const tr = sided(el("tr"), c.side);
       const rule = c.rule || {};
       // Both carry the ratio or count that met the threshold.
       const met = c.reason === "ThresholdExceeded" || c.reason === "PacingStarted";

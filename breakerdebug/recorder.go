@@ -10,8 +10,8 @@ import (
 
 // Recorder is a call observer that keeps each resource's last minute of calls for the
 // status page: pass r.Option() to breaker.NewManager, and r to Handler with WithRecorder. It
-// counts each second's calls, those rejected by each cause, those that failed and those that
-// were slow, and the longest response time, as breakerview does for every surface, at the
+// counts each second's calls, those rejected by each cause, those that failed, those the
+// dependency refused and those that were slow, and the longest response time, as breakerview does for every surface, at the
 // time the Manager reports each call: it reads no clock of its own.
 //
 // Its memory is bounded: it keeps the names within its limits (RecorderLimits: 1,000 names by
@@ -68,12 +68,15 @@ type callStats struct {
 	Calls uint64 `json:"calls"`
 	// Rejected counts the calls not let through, by cause, each cause's
 	// breaker.BlockKind.String: "open", "forced_open", "concurrency_limit", ...
-	Rejected     map[string]uint64 `json:"rejected"`
-	Ran          uint64            `json:"ran"`
-	Failures     uint64            `json:"failures"`
-	Slow         uint64            `json:"slow"`
-	ErrorPercent float64           `json:"errorPercent"`
-	SlowPercent  float64           `json:"slowPercent"`
+	Rejected map[string]uint64 `json:"rejected"`
+	Ran      uint64            `json:"ran"`
+	Failures uint64            `json:"failures"`
+	// Refused counts the calls the dependency refused (breaker.Refused), apart from Failures.
+	Refused        uint64  `json:"refused"`
+	Slow           uint64  `json:"slow"`
+	ErrorPercent   float64 `json:"errorPercent"`
+	RefusedPercent float64 `json:"refusedPercent"`
+	SlowPercent    float64 `json:"slowPercent"`
 	// RTMax is the longest response time of the calls that ran, to the microsecond, as
 	// time.Duration formats it; "" when none ran.
 	RTMax string `json:"rtMax"`
@@ -84,33 +87,38 @@ type callStats struct {
 	Last10s lastStats `json:"last10s"`
 }
 
-// lastStats is the calls of a resource's last seconds, and the shares of failed and slow calls
-// among those that ran.
+// lastStats is the calls of a resource's last seconds, and the shares of failed, refused and
+// slow calls among those that ran.
 type lastStats struct {
-	Calls        uint64  `json:"calls"`
-	Ran          uint64  `json:"ran"`
-	Failures     uint64  `json:"failures"`
-	Slow         uint64  `json:"slow"`
-	ErrorPercent float64 `json:"errorPercent"`
-	SlowPercent  float64 `json:"slowPercent"`
+	Calls          uint64  `json:"calls"`
+	Ran            uint64  `json:"ran"`
+	Failures       uint64  `json:"failures"`
+	Refused        uint64  `json:"refused"`
+	Slow           uint64  `json:"slow"`
+	ErrorPercent   float64 `json:"errorPercent"`
+	RefusedPercent float64 `json:"refusedPercent"`
+	SlowPercent    float64 `json:"slowPercent"`
 }
 
 // callStatsOf is the minute m as the status shows it.
 func callStatsOf(m *breakerview.Minute) callStats {
-	st := callStats{Calls: m.Calls, Rejected: map[string]uint64{}, Ran: m.Ran(), Failures: m.Failed, Slow: m.Slow,
-		PerSecond: m.PerSecond[:]}
+	st := callStats{Calls: m.Calls, Rejected: map[string]uint64{}, Ran: m.Ran(), Failures: m.Failed, Refused: m.Refused,
+		Slow: m.Slow, PerSecond: m.PerSecond[:]}
 	for i, kind := range breakerview.Causes {
 		st.Rejected[kind.String()] = m.Rejected[i]
 	}
 	if st.Ran > 0 {
 		st.ErrorPercent = percentOf(st.Failures, st.Ran)
+		st.RefusedPercent = percentOf(st.Refused, st.Ran)
 		st.SlowPercent = percentOf(st.Slow, st.Ran)
 		st.RTMax = m.Longest.Round(time.Microsecond).String()
 	}
 	last := &st.Last10s
-	last.Calls, last.Ran, last.Failures, last.Slow = m.Recent.Calls, m.Recent.Ran(), m.Recent.Failed, m.Recent.Slow
+	last.Calls, last.Ran, last.Failures, last.Refused, last.Slow = m.Recent.Calls, m.Recent.Ran(), m.Recent.Failed,
+		m.Recent.Refused, m.Recent.Slow
 	if last.Ran > 0 {
 		last.ErrorPercent = percentOf(last.Failures, last.Ran)
+		last.RefusedPercent = percentOf(last.Refused, last.Ran)
 		last.SlowPercent = percentOf(last.Slow, last.Ran)
 	}
 	return st

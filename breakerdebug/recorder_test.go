@@ -20,16 +20,18 @@ import (
 
 // callsJSON is the part of the JSON a Recorder adds to each resource.
 type callsJSON struct {
-	Calls        uint64            `json:"calls"`
-	Rejected     map[string]uint64 `json:"rejected"`
-	Ran          uint64            `json:"ran"`
-	Failures     uint64            `json:"failures"`
-	Slow         uint64            `json:"slow"`
-	ErrorPercent float64           `json:"errorPercent"`
-	SlowPercent  float64           `json:"slowPercent"`
-	RTMax        string            `json:"rtMax"`
-	PerSecond    []uint64          `json:"perSecond"`
-	Last10s      lastJSON          `json:"last10s"`
+	Calls          uint64            `json:"calls"`
+	Rejected       map[string]uint64 `json:"rejected"`
+	Ran            uint64            `json:"ran"`
+	Failures       uint64            `json:"failures"`
+	Refused        uint64            `json:"refused"`
+	Slow           uint64            `json:"slow"`
+	ErrorPercent   float64           `json:"errorPercent"`
+	RefusedPercent float64           `json:"refusedPercent"`
+	SlowPercent    float64           `json:"slowPercent"`
+	RTMax          string            `json:"rtMax"`
+	PerSecond      []uint64          `json:"perSecond"`
+	Last10s        lastJSON          `json:"last10s"`
 }
 
 // rejected is the "rejected" of callsJSON: every cause, with the counts of some.
@@ -43,25 +45,31 @@ func rejected(counts map[string]uint64) map[string]uint64 {
 
 // lastJSON is the part of callsJSON that counts the last 10 seconds.
 type lastJSON struct {
-	Calls        uint64  `json:"calls"`
-	Ran          uint64  `json:"ran"`
-	Failures     uint64  `json:"failures"`
-	Slow         uint64  `json:"slow"`
-	ErrorPercent float64 `json:"errorPercent"`
-	SlowPercent  float64 `json:"slowPercent"`
+	Calls          uint64  `json:"calls"`
+	Ran            uint64  `json:"ran"`
+	Failures       uint64  `json:"failures"`
+	Refused        uint64  `json:"refused"`
+	Slow           uint64  `json:"slow"`
+	ErrorPercent   float64 `json:"errorPercent"`
+	RefusedPercent float64 `json:"refusedPercent"`
+	SlowPercent    float64 `json:"slowPercent"`
 }
 
 type statusJSON struct {
 	Now       time.Time `json:"now"`
 	Resources []struct {
 		Resource string     `json:"resource"`
+		Side     string     `json:"side"`
 		Calls    *callsJSON `json:"calls"`
 		Breakers []struct {
-			State string `json:"state"`
+			State   string `json:"state"`
+			Bad     uint64 `json:"bad"`
+			Refused uint64 `json:"refused"`
 		} `json:"breakers"`
 	} `json:"resources"`
 	Unruled []struct {
 		Resource string    `json:"resource"`
+		Side     string    `json:"side"`
 		Overflow bool      `json:"overflow"`
 		Calls    callsJSON `json:"calls"`
 	} `json:"unruled"`

@@ -24,9 +24,11 @@
 //
 //	mw := breakerhttp.Middleware(m)
 //	mux := http.NewServeMux()
-//	mux.Handle("GET /orders/{id}", mw(orders)) // resource "GET /orders/{id}"
+//	mux.Handle("GET /orders/{id}", mw(orders)) // resource "@server GET /orders/{id}"
 //
-// A request that matches no pattern, or that the mux redirects, is [UnmatchedResource], one
+// A server's names begin with [ServerPrefix], so that a rule written for the hosts a program
+// calls ("POST *") never takes a route it serves, nor one written for its routes a host. A
+// request that matches no pattern, or that the mux redirects, is [UnmatchedResource], one
 // name for all of them, so a client cannot create resources by inventing paths; on the client
 // side, the hops of a redirect keep the first request's resource, so an upstream cannot either
 // by naming hosts. A resource's Timeout

@@ -119,7 +119,7 @@ func ExampleMiddleware() {
 	clk := breakertest.NewClock()
 	m := breaker.NewManager(breaker.WithClock(clk))
 	err := m.LoadRules([]breaker.Rule{{
-		Resource:         "GET /orders/{id}", // the ServeMux pattern
+		Resource:         breakerhttp.ServerPrefix + "GET /orders/{id}", // "@server " and the ServeMux pattern
 		Strategy:         breaker.ErrorCount,
 		Threshold:        1,
 		MinRequestAmount: 1,

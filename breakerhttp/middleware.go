@@ -3,31 +3,46 @@ package breakerhttp
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"reflect"
 	"strconv"
+	"sync"
 	"time"
+
+	"go.uber.org/atomic"
 
 	"github.com/halfopen/breaker"
 )
 
+// ServerPrefix begins every resource name Middleware makes: the ServeMux pattern follows it, as
+// in "@server GET /orders/{id}", and so does UnmatchedResource. It gives a server's names a
+// side of their own, apart from a client's from their first character: the names NewTransport
+// makes begin with a method ("POST partner.example:443"), and no HTTP method begins with "@",
+// which is not a token character. So a template key written for the hosts a program calls,
+// such as "POST *", never takes a route the program serves, and one written for its routes,
+// such as "@server POST *", never takes a host; "*" takes both. The status page and the
+// exporters show a name with this prefix as a server's (breakerview.SideOf).
+const ServerPrefix = "@server "
+
 // UnmatchedResource is the resource of a server request that matched no ServeMux pattern:
-// Middleware names every such request "unmatched", whatever its method and path, so that
-// clients cannot create resources (and with them breakers, metric series and status-page
-// rows) by sending requests to paths that do not exist. No ServeMux pattern can have this
+// Middleware names every such request "@server unmatched", whatever its method and path, so
+// that clients cannot create resources (and with them breakers, metric series and status-page
+// rows) by sending requests to paths that do not exist. No ServeMux pattern can make this
 // name, since every pattern holds a "/". Load rules for it like for any other resource, or
 // name such requests yourself with WithResource.
-const UnmatchedResource = "unmatched"
+const UnmatchedResource = ServerPrefix + "unmatched"
 
 // Middleware returns a middleware that makes each request to the handler it wraps a call of
 // m: it enters the request's resource, calls the handler if the breakers let it pass, and
 // counts the outcome. A nil m means breaker.Default(); a nil handler means
 // http.DefaultServeMux.
 //
-// The resource is the ServeMux pattern that matched the request, such as
-// "GET /orders/{id}", so that every order shares one resource; when there is none, it is
-// UnmatchedResource, one name for all such requests, never their method or path, which the
-// client chooses. WithResource replaces it. A ServeMux sets r.Pattern only once it has routed
+// The resource is ServerPrefix and the ServeMux pattern that matched the request, such as
+// "@server GET /orders/{id}", so that every order shares one resource, and no rule written for
+// the hosts the program calls takes it; when there is none, it is UnmatchedResource, one name
+// for all such requests, never their method or path, which the client chooses. WithResource
+// replaces it, with names used as they are. A ServeMux sets r.Pattern only once it has routed
 // the request, so either wrap each handler inside the mux:
 //
 //	mux.Handle("GET /orders/{id}", mw(orders))
@@ -74,6 +89,7 @@ func Middleware(m *breaker.Manager, opts ...Option) func(http.Handler) http.Hand
 		m = breaker.Default()
 	}
 	o := newOptions(opts)
+	names := &serverNames{} // shared by the handlers this middleware wraps
 	if o.serverFailure == nil {
 		o.serverFailure = serverFailure
 	}
@@ -84,7 +100,7 @@ func Middleware(m *breaker.Manager, opts ...Option) func(http.Handler) http.Hand
 		if next == nil {
 			next = http.DefaultServeMux
 		}
-		h := &handler{next: next, m: m, o: o}
+		h := &handler{next: next, m: m, o: o, names: names}
 		h.mux, _ = next.(*http.ServeMux)
 		return h
 	}
@@ -94,10 +110,11 @@ func Middleware(m *breaker.Manager, opts ...Option) func(http.Handler) http.Hand
 var redirectType = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
 
 type handler struct {
-	next http.Handler
-	mux  *http.ServeMux // next, when it is a ServeMux
-	m    *breaker.Manager
-	o    options
+	next  http.Handler
+	mux   *http.ServeMux // next, when it is a ServeMux
+	m     *breaker.Manager
+	o     options
+	names *serverNames
 }
 
 // serverFailure is the default failure decision of a server request: a 5xx.
@@ -150,13 +167,58 @@ func (h *handler) resource(r *http.Request) string {
 		// for one can be a path of the client's making (a CONNECT request's, cleaned).
 		next, pattern := h.mux.Handler(r)
 		if pattern != "" && reflect.TypeOf(next) != redirectType {
-			return pattern
+			return h.names.of(pattern)
 		}
 	}
 	if r.Pattern != "" {
-		return r.Pattern
+		return h.names.of(r.Pattern)
 	}
 	return UnmatchedResource
+}
+
+// maxServerNames bounds the names a serverNames keeps. A ServeMux's patterns are the
+// program's, so a program stays far below it; a pattern past it is named on each request.
+const maxServerNames = 1000
+
+// serverNames are the resource names of the patterns a Middleware has seen, ServerPrefix and
+// the pattern, each made once, so that naming a request allocates nothing. The zero value is
+// empty and ready; it is safe for concurrent use.
+type serverNames struct {
+	names atomic.Pointer[map[string]string] // pattern → name; copied on write, under mu
+	mu    sync.Mutex
+}
+
+// of returns the name of pattern.
+func (s *serverNames) of(pattern string) string {
+	if names := s.names.Load(); names != nil {
+		if name, ok := (*names)[pattern]; ok {
+			return name
+		}
+	}
+	return s.add(pattern)
+}
+
+// add is the slow path of of: it makes the name of pattern, and keeps it while there is room.
+// The key is the name's own tail, never the caller's string.
+func (s *serverNames) add(pattern string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var old map[string]string
+	if p := s.names.Load(); p != nil {
+		old = *p
+	}
+	if name, ok := old[pattern]; ok {
+		return name
+	}
+	name := ServerPrefix + pattern
+	if len(old) >= maxServerNames {
+		return name
+	}
+	names := make(map[string]string, len(old)+1)
+	maps.Copy(names, old)
+	names[name[len(ServerPrefix):]] = name
+	s.names.Store(&names)
+	return name
 }
 
 // reject answers a request that was not let through. err is what EnterContext returned: a

@@ -34,7 +34,8 @@ var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "ok")
 })
 
-// The resource is the ServeMux pattern when there is one, else the method and the path.
+// The resource is ServerPrefix and the ServeMux pattern when there is one, else
+// UnmatchedResource.
 func TestMiddlewareResource(t *testing.T) {
 	tests := []struct {
 		name string
@@ -50,7 +51,7 @@ func TestMiddlewareResource(t *testing.T) {
 				return mux
 			},
 			path: "/orders/7",
-			want: "GET /orders/{id}",
+			want: "@server GET /orders/{id}",
 		},
 		{
 			name: "inside a ServeMux, a pattern without a method",
@@ -60,7 +61,7 @@ func TestMiddlewareResource(t *testing.T) {
 				return mux
 			},
 			path: "/static/app.css",
-			want: "/static/",
+			want: "@server /static/",
 		},
 		{
 			name: "around a ServeMux",
@@ -70,7 +71,7 @@ func TestMiddlewareResource(t *testing.T) {
 				return mw(mux)
 			},
 			path: "/orders/7",
-			want: "GET /orders/{id}",
+			want: "@server GET /orders/{id}",
 		},
 		{
 			name: "around a ServeMux, no route",
@@ -92,7 +93,7 @@ func TestMiddlewareResource(t *testing.T) {
 				return outer
 			},
 			path: "/api/orders/7",
-			want: "GET /api/orders/{id}",
+			want: "@server GET /api/orders/{id}",
 		},
 		{
 			name: "no ServeMux",
@@ -109,19 +110,6 @@ func TestMiddlewareResource(t *testing.T) {
 			assert.NotEqual(t, http.StatusServiceUnavailable, resp.Code)
 		})
 	}
-}
-
-// WithResource replaces the resource name; inside a ServeMux it sees the pattern.
-func TestMiddlewareWithResource(t *testing.T) {
-	m, _, rec := newManager(t)
-	mw := breakerhttp.Middleware(m, breakerhttp.WithResource(func(r *http.Request) string {
-		return "orders " + r.Pattern
-	}))
-	mux := http.NewServeMux()
-	mux.Handle("GET /orders/{id}", mw(ok))
-
-	serve(mux, "/orders/7")
-	assert.Equal(t, "orders GET /orders/{id}", rec.only(t).resource)
 }
 
 // Given a handler that answers a status, or panics, then a 5xx or the panic, only, count as
@@ -327,7 +315,7 @@ func TestMiddlewareBlockedBySlot(t *testing.T) {
 
 // WithBlockedHandler replaces the answer to a blocked request; Retry-After is set already.
 func TestMiddlewareWithBlockedHandler(t *testing.T) {
-	m, clk, _ := newManager(t, tripOnFirstFailure("GET /orders/{id}"))
+	m, clk, _ := newManager(t, tripOnFirstFailure("@server GET /orders/{id}"))
 	var got *breaker.BlockError
 	mw := breakerhttp.Middleware(m, breakerhttp.WithBlockedHandler(
 		func(w http.ResponseWriter, r *http.Request, err *breaker.BlockError) {
@@ -346,7 +334,7 @@ func TestMiddlewareWithBlockedHandler(t *testing.T) {
 	assert.Equal(t, "6", resp.Header().Get("Retry-After"))
 	assert.Equal(t, `{"error":"orders unavailable","retryAfter":6}`, resp.Body.String())
 	require.NotNil(t, got)
-	assert.Equal(t, "GET /orders/{id}", got.Resource)
+	assert.Equal(t, "@server GET /orders/{id}", got.Resource)
 	assert.Equal(t, breaker.Open, got.State)
 }
 
@@ -429,8 +417,8 @@ func TestMiddlewareStreamsAndHijacks(t *testing.T) {
 
 	calls := rec.all()
 	require.Len(t, calls, 2)
-	assert.Equal(t, call{"GET /stream", nil}, calls[0])
-	assert.Equal(t, call{"GET /hijack", nil}, calls[1])
+	assert.Equal(t, call{"@server GET /stream", nil}, calls[0])
+	assert.Equal(t, call{"@server GET /hijack", nil}, calls[1])
 }
 
 // then calls h and closes done when it returns.
@@ -514,7 +502,7 @@ func TestMiddlewareUnmatchedIsOneResource(t *testing.T) {
 	}
 	serve(h, "/orders/7")
 
-	assert.Equal(t, map[string]int{breakerhttp.UnmatchedResource: 3 * n, "GET /orders/{id}": 1}, names)
+	assert.Equal(t, map[string]int{breakerhttp.UnmatchedResource: 3 * n, "@server GET /orders/{id}": 1}, names)
 }
 
 // Given a mux wrapped whole with a wildcard pattern that takes any method, when clients send
@@ -538,7 +526,7 @@ func TestMiddlewareMuxRedirectIsUnmatched(t *testing.T) {
 	assert.Equal(t, http.StatusTemporaryRedirect, serve(h, "/users/7").Code, "the mux adds the slash")
 	assert.Equal(t, http.StatusOK, serve(h, "/users/7/").Code)
 
-	assert.Equal(t, map[string]int{breakerhttp.UnmatchedResource: n + 1, "/users/{id}/": 1}, names)
+	assert.Equal(t, map[string]int{breakerhttp.UnmatchedResource: n + 1, "@server /users/{id}/": 1}, names)
 }
 
 // Given a resource that is ForceOpen, or at its MaxConcurrency, then a request gets 503 without

@@ -38,11 +38,14 @@ func newOptions(opts []Option) options {
 
 // WithResource names the resource of each request with f instead of the default: for
 // NewTransport, req.Method + " " + req.URL.Host of the request that started the redirect
-// chain; for Middleware, the ServeMux pattern or else UnmatchedResource. It applies to both
-// sides. For NewTransport, f sees each hop of a redirect chain; req.Response is the redirect
-// response of a hop, nil on the first request. Name requests by what the program chooses
-// (a route, a host it calls), never by what a remote client sends (a path, a method, a
-// header), lest each client request create a resource. A nil f keeps the default.
+// chain; for Middleware, ServerPrefix and the ServeMux pattern, or else UnmatchedResource. It
+// applies to both sides, and f's names are used as they are: begin a server's with
+// ServerPrefix to keep them apart from the names of the calls the program makes (the status
+// page and the exporters then show them as a server's). For NewTransport, f sees each hop of
+// a redirect chain; req.Response is the redirect response of a hop, nil on the first request.
+// Name requests by what the program chooses (a route, a host it calls), never by what a
+// remote client sends (a path, a method, a header), lest each client request create a
+// resource. A nil f keeps the default.
 //
 // For Middleware, f sees r.Pattern only when the middleware runs inside the ServeMux, since the
 // mux sets it when it routes the request.

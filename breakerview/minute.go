@@ -26,6 +26,10 @@ type Counts struct {
 	// Failed and Slow count the calls that ran and failed (as the Manager's Classifier says),
 	// or that a SlowRequestRatio rule found slow; a call may be both.
 	Failed, Slow uint64
+	// Refused counts the calls that ran and that the dependency refused (Outcome Refused): a
+	// live dependency saying how much it takes, never counted in Failed. A call may be refused
+	// and slow.
+	Refused uint64
 	// Rejected counts the calls that were not let through, by cause, indexed by BlockKind (see
 	// Causes).
 	Rejected [len(Causes)]uint64
@@ -50,6 +54,7 @@ func (c *Counts) add(o *Counts) {
 	c.Calls += o.Calls
 	c.Failed += o.Failed
 	c.Slow += o.Slow
+	c.Refused += o.Refused
 	for i := range c.Rejected {
 		c.Rejected[i] += o.Rejected[i]
 	}
@@ -78,9 +83,9 @@ type step struct {
 	mu  sync.Mutex    // held to reset the step for another second
 	key atomic.Uint64 // the second it counts (keyOf); 0: never used
 
-	calls, failed, slow atomic.Uint32
-	rejected            [len(Causes)]atomic.Uint32
-	longest             atomic.Int64 // nanoseconds, of the calls that ran
+	calls, failed, slow, refused atomic.Uint32
+	rejected                     [len(Causes)]atomic.Uint32
+	longest                      atomic.Int64 // nanoseconds, of the calls that ran
 }
 
 // keyOf numbers the second that holds t, in an order that keeps time's order, with 0 left for
@@ -109,8 +114,11 @@ func (m *minute) record(c *breaker.CallInfo) {
 		}
 		return
 	}
-	if c.Outcome == breaker.Failure {
+	switch c.Outcome {
+	case breaker.Failure:
 		s.failed.Add(1)
+	case breaker.Refused:
+		s.refused.Add(1)
 	}
 	if c.Slow {
 		s.slow.Add(1)
@@ -137,7 +145,7 @@ func (s *step) reset(k uint64) {
 	if s.key.Load() == k {
 		return
 	}
-	for _, c := range []*atomic.Uint32{&s.calls, &s.failed, &s.slow} {
+	for _, c := range []*atomic.Uint32{&s.calls, &s.failed, &s.slow, &s.refused} {
 		c.Store(0)
 	}
 	for i := range s.rejected {
@@ -160,7 +168,7 @@ func (m *minute) read(now time.Time) Minute {
 		}
 		age := k - held
 		c := Counts{Calls: uint64(s.calls.Load()), Failed: uint64(s.failed.Load()), Slow: uint64(s.slow.Load()),
-			Longest: time.Duration(s.longest.Load())}
+			Refused: uint64(s.refused.Load()), Longest: time.Duration(s.longest.Load())}
 		for j := range s.rejected {
 			c.Rejected[j] = uint64(s.rejected[j].Load())
 		}

@@ -97,13 +97,17 @@ func TestMinuteLastsAMinute(t *testing.T) {
 
 var errSlot = errors.New("slot")
 
-// Given calls that failed, were slow, or were rejected for each cause, the minute counts each
-// as it was, a rejected call takes no time, and the causes add up to the calls not let through.
+// Given calls that failed, were refused, were slow, or were rejected for each cause, the minute
+// counts each as it was, a refused call apart from the failed ones, a rejected call takes no
+// time, and the causes add up to the calls not let through.
 func TestMinuteCountsByCause(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	calls := newCalls(breakerview.Limits{})
 	calls.Record(breaker.CallInfo{Resource: "svc", At: at, RT: time.Second, Outcome: breaker.Failure, Slow: true})
 	calls.Record(breaker.CallInfo{Resource: "svc", At: at, RT: 2 * time.Second, Outcome: breaker.Failure})
+	calls.Record(breaker.CallInfo{Resource: "svc", At: at.Add(-20 * time.Second), Outcome: breaker.Refused, Slow: true})
+	calls.Record(breaker.CallInfo{Resource: "svc", At: at, Outcome: breaker.Refused})
+	calls.Record(breaker.CallInfo{Resource: "svc", At: at, Outcome: breaker.Ignore})
 	errs := map[breaker.BlockKind]error{breaker.BlockedByForce: breaker.ErrForcedOpen,
 		breaker.BlockedByLimit: breaker.ErrConcurrencyLimit, breaker.BlockedBySlot: errSlot,
 		breaker.BlockedByName: breaker.ErrNameTooLong, breaker.BlockedByRampUp: breaker.ErrRampingUp,
@@ -121,10 +125,13 @@ func TestMinuteCountsByCause(t *testing.T) {
 	calls.Record(breaker.CallInfo{Resource: "svc", At: at, NotCalled: errSlot}) // not a call
 
 	got := calledAt(calls, at)["svc"]
-	assert.Equal(t, uint64(2+28), got.Calls)
-	assert.Equal(t, uint64(2), got.Ran())
+	assert.Equal(t, uint64(5+28), got.Calls)
+	assert.Equal(t, uint64(5), got.Ran())
 	assert.Equal(t, uint64(2), got.Failed)
-	assert.Equal(t, uint64(1), got.Slow)
+	assert.Equal(t, uint64(2), got.Refused)
+	assert.Equal(t, uint64(2), got.Slow)
+	assert.Equal(t, uint64(1), got.Recent.Refused, "the other was 20 s ago")
+	assert.Equal(t, uint64(2), got.Recent.Failed)
 	assert.Equal(t, [len(breakerview.Causes)]uint64{1, 2, 3, 4, 5, 6, 7}, got.Rejected)
 	assert.Equal(t, 2*time.Second, got.Longest, "a rejected call takes no time")
 }

@@ -15,6 +15,9 @@ import (
 // moves between scrapes; counts of them add up.
 type Series struct {
 	Label string
+	// Side is the side of the names with the label (SideOf, which the label keeps); NoSide for
+	// Overflow, whose names may be of either side.
+	Side Side
 	// Breakers are the breakers of the name the label's breaker gauges report: one with rules
 	// of its own, or with breakers a template made if it is within the Limits (none are
 	// reported under Overflow, since callers choose those names). Nil for none.
@@ -55,17 +58,24 @@ type SeriesOverride struct {
 	Until time.Time
 }
 
-// seriesOf is the Series of v, with the longest call of each label whose calls ran and the
-// names configured and not called, uncalled.
-func seriesOf(v *View, longest map[string]time.Duration, uncalled []Uncalled) []Series {
+// seriesOf is the Series of v, with the longest call of each label whose calls ran, the
+// names configured and not called, uncalled, and the labels of the names a Calls keeps, kept:
+// every label of v's rows, of its names called and of kept has a Series, its Side at least.
+func seriesOf(v *View, longest map[string]time.Duration, uncalled []Uncalled, kept []string) []Series {
 	byLabel := map[string]*Series{}
 	series := func(label string) *Series {
 		s := byLabel[label]
 		if s == nil {
-			s = &Series{Label: label}
+			s = &Series{Label: label, Side: labelSide(label)}
 			byLabel[label] = s
 		}
 		return s
+	}
+	for _, label := range kept {
+		series(label)
+	}
+	for i := range v.Called {
+		series(v.Called[i].Label)
 	}
 	rows := map[string]*Resource{}
 	breakers := map[string]string{} // label → the name whose breakers it reports
@@ -81,6 +91,7 @@ func seriesOf(v *View, longest map[string]time.Duration, uncalled []Uncalled) []
 	for i := range v.Resources {
 		r := &v.Resources[i]
 		rows[r.Name] = r
+		series(r.Label)
 		if len(r.Breakers) > 0 && r.Label != Overflow {
 			claim(breakers, r.Label, r.Name)
 		}

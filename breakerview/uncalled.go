@@ -14,6 +14,8 @@ import (
 type Uncalled struct {
 	// Name is the name, and Label its Resource's label.
 	Name, Label string
+	// Side is the side of the name.
+	Side Side
 	// Configured is what it has of its own: "rules", "settings", "override", in that order.
 	Configured []string
 	// Nearest is the name called in the minute nearest to it by edit distance, "" when none is
@@ -49,7 +51,8 @@ func uncalledOf(v *View, snap *breaker.Snapshot, minutes map[string]Minute) []Un
 		if configured == nil {
 			continue // it has nothing of its own: a template made it, or gives it settings
 		}
-		u := Uncalled{Name: r.Name, Label: r.Label, Configured: configured, Nearest: nearestCalled(r.Name, minutes)}
+		u := Uncalled{Name: r.Name, Label: r.Label, Side: r.Side, Configured: configured,
+			Nearest: nearestCalled(r.Name, minutes)}
 		if u.Nearest != "" {
 			u.NearestLabel = Label(u.Nearest)
 		}

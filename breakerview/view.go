@@ -32,7 +32,8 @@ type View struct {
 	// while calls past the Limits counted in the minute (any of them could be a configured
 	// name's), or without a Calls.
 	Uncalled []Uncalled
-	// Series are what the exporters report, one for each resource label, by label.
+	// Series are what the exporters report, one for each resource label of the rows, of the
+	// names called and of the names the Calls keeps, by label.
 	Series []Series
 }
 
@@ -43,6 +44,9 @@ type Resource struct {
 	// template made, or with only an override) the label of its entry in the Calls, Overflow
 	// past the Limits.
 	Name, Label string
+	// Side is the side of its name: ServerSide for a route breakerhttp.Middleware serves,
+	// ClientSide for any other.
+	Side Side
 	// Template is the Resource (ending in "*") of the template rules that made its breakers;
 	// "" for a resource with rules of its own, or with none.
 	Template string
@@ -96,6 +100,8 @@ type Called struct {
 	// Name is the name, or Overflow for the calls of the names past the Limits; Label its
 	// label.
 	Name, Label string
+	// Side is the side of the name; NoSide for Overflow, whose names may be of either side.
+	Side Side
 	// Overflow reports that it counts the calls of the names past the Limits.
 	Overflow bool
 	// Unruled reports that it has neither rules, settings nor an override of its own, and that
@@ -113,8 +119,10 @@ func (c *Calls[T]) View(snap *breaker.Snapshot, since time.Time) *View {
 	v := &View{At: snap.At, Templates: snap.Templates, TemplatesLoaded: snap.Templates.Patterns > 0,
 		Resources: make([]Resource, len(snap.Resources))}
 	minutes := map[string]Minute{} // of the names c keeps, with calls in the minute
+	var kept []string              // the labels of the names c keeps
 	if c != nil {
 		c.each(func(name string, e *Entry[T]) {
+			kept = append(kept, e.label)
 			if m := e.minute.read(snap.At); m.Calls > 0 {
 				minutes[name] = m
 			}
@@ -126,7 +134,7 @@ func (c *Calls[T]) View(snap *breaker.Snapshot, since time.Time) *View {
 	v.TemplateSettings = templateSettingsOf(snap)
 	v.TemplatesLoaded = v.TemplatesLoaded || len(v.TemplateSettings) > 0
 	if c == nil {
-		v.Series = seriesOf(v, nil, nil)
+		v.Series = seriesOf(v, nil, nil, nil)
 		return v
 	}
 	over := c.overflow.minute.read(snap.At)
@@ -140,7 +148,7 @@ func (c *Calls[T]) View(snap *breaker.Snapshot, since time.Time) *View {
 			longest[called.Label] = max(longest[called.Label], called.Longest)
 		}
 	}
-	v.Series = seriesOf(v, longest, v.Uncalled)
+	v.Series = seriesOf(v, longest, v.Uncalled, kept)
 	return v
 }
 
@@ -148,7 +156,7 @@ func (c *Calls[T]) View(snap *breaker.Snapshot, since time.Time) *View {
 // keeps.
 func (c *Calls[T]) resourceOf(r *breaker.ResourceStatus, snap *breaker.Snapshot,
 	minutes map[string]Minute) Resource {
-	row := Resource{Name: r.Name, Template: r.Template, SettingsFrom: r.SettingsFrom, Force: r.Settings.Force,
+	row := Resource{Name: r.Name, Side: SideOf(r.Name), Template: r.Template, SettingsFrom: r.SettingsFrom, Force: r.Settings.Force,
 		Override: r.Override, InFlight: r.InFlight, Calls: minutes[r.Name],
 		Breakers: make([]Breaker, len(r.Breakers))}
 	if cfg, ok := snap.Settings[r.SettingsFrom]; ok && r.SettingsFrom != "" {
@@ -208,10 +216,10 @@ func calledOf(snap *breaker.Snapshot, minutes map[string]Minute, over *Minute) [
 	out := make([]Called, 0, len(minutes)+1)
 	for name, m := range minutes {
 		unruled := !own[name] && !slices.ContainsFunc(templates, func(p string) bool { return strings.HasPrefix(name, p) })
-		out = append(out, Called{Name: name, Label: Label(name), Unruled: unruled, Minute: m})
+		out = append(out, Called{Name: name, Label: Label(name), Side: SideOf(name), Unruled: unruled, Minute: m})
 	}
 	if over.Calls > 0 {
-		out = append(out, Called{Name: Overflow, Label: Overflow, Overflow: true, Unruled: true, Minute: *over})
+		out = append(out, Called{Name: Overflow, Label: Overflow, Side: NoSide, Overflow: true, Unruled: true, Minute: *over})
 	}
 	slices.SortFunc(out, func(a, b Called) int {
 		if c := cmp.Compare(b.Calls, a.Calls); c != 0 {

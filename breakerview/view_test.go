@@ -131,7 +131,7 @@ func TestUncalledNameThatATemplateCovers(t *testing.T) {
 	}
 	v := w.view()
 	require.NotNil(t, v.Uncalled)
-	assert.Equal(t, []breakerview.Uncalled{{Name: "GET api.paymnets:443", Label: "GET api.paymnets:443",
+	assert.Equal(t, []breakerview.Uncalled{{Name: "GET api.paymnets:443", Label: "GET api.paymnets:443", Side: breakerview.ClientSide,
 		Configured: []string{"rules"}, Nearest: "GET api.payments:443", NearestLabel: "GET api.payments:443"}}, v.Uncalled)
 }
 
@@ -202,4 +202,25 @@ func TestAMinuteAfterTheOnlyCall(t *testing.T) {
 	require.Len(t, v.Uncalled, 1)
 	assert.Equal(t, "payments", v.Uncalled[0].Name)
 	assert.Equal(t, []string{""}, v.Series[0].Uncalled)
+}
+
+// Given calls a dependency refused (CountAs Refused) and calls that failed, the name's minute
+// counts the refused ones apart from the failed ones, and its breakers' rows carry Stats as
+// the Manager reads it, Refused among Bad.
+func TestViewCountsRefusedApart(t *testing.T) {
+	w := newWatched(t, breakerview.Limits{}, breaker.Rule{Resource: "partner", Strategy: breaker.ErrorCount,
+		Threshold: 10, RetryTimeout: time.Minute})
+	for _, err := range []error{breaker.CountAs(errDown, breaker.Refused), breaker.CountAs(errDown, breaker.Refused),
+		errDown, nil} {
+		w.call("partner", 0, err)
+	}
+	v := w.view()
+	p := resourceOf(t, v, "partner")
+	assert.Equal(t, uint64(4), p.Calls.Calls)
+	assert.Equal(t, uint64(2), p.Calls.Refused)
+	assert.Equal(t, uint64(1), p.Calls.Failed)
+	require.Len(t, p.Breakers, 1)
+	st := w.m.Breakers("partner")[0].Stats()
+	assert.Equal(t, st.Refused, p.Breakers[0].Refused, "the breaker's Stats, as the Manager reads them")
+	assert.Equal(t, uint64(3), p.Breakers[0].Bad, "a refusal is bad in the window")
 }

@@ -16,11 +16,11 @@ type callObserver struct{ ins *Instruments }
 // resourceSets are the measurement options of one resource label, built when the name is first
 // seen. The slices are passed as variadic arguments as they are, so a call allocates nothing.
 type resourceSets struct {
-	passed       []metric.AddOption
-	failed, slow []metric.AddOption
-	blocked      [len(breakerview.Causes)][]metric.AddOption
-	wouldReject  [len(breakerview.DryModes)][]metric.AddOption
-	duration     []metric.RecordOption
+	passed                []metric.AddOption
+	failed, refused, slow []metric.AddOption
+	blocked               [len(breakerview.Causes)][]metric.AddOption
+	wouldReject           [len(breakerview.DryModes)][]metric.AddOption
+	duration              []metric.RecordOption
 }
 
 // OnCall counts c, in its resource's attribute sets and its last minute; see the outcome
@@ -43,8 +43,11 @@ func (o callObserver) OnCall(c breaker.CallInfo) {
 		return
 	}
 	ins.callsTotal.Add(ctx, 1, sets.passed...)
-	if c.Outcome == breaker.Failure {
+	switch c.Outcome {
+	case breaker.Failure:
 		ins.callsTotal.Add(ctx, 1, sets.failed...)
+	case breaker.Refused:
+		ins.callsTotal.Add(ctx, 1, sets.refused...)
 	}
 	if c.Slow {
 		ins.callsTotal.Add(ctx, 1, sets.slow...)
@@ -65,6 +68,7 @@ func (ins *Instruments) buildSets(label string) *resourceSets {
 	s := &resourceSets{
 		passed:   add(OutcomeKey.String(OutcomePassed)),
 		failed:   add(OutcomeKey.String(OutcomeFailed)),
+		refused:  add(OutcomeKey.String(OutcomeRefused)),
 		slow:     add(OutcomeKey.String(OutcomeSlow)),
 		duration: []metric.RecordOption{metric.WithAttributeSet(ins.set(res))},
 	}

@@ -68,6 +68,7 @@ func Example() {
 	// breaker.concurrency.limit{breaker.resource=payments,breaker.settings.from=own} 10
 	// breaker.force{breaker.resource=payments,breaker.settings.from=own} 0
 	// breaker.in_flight{breaker.resource=payments} 0
+	// breaker.resource.info{breaker.resource=payments,breaker.side=client} 1
 	// breaker.state{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0} 1
 	// breaker.status{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0,breaker.state=closed} 0
 	// breaker.status{breaker.dry_run=false,breaker.resource=payments,breaker.rule=ErrorCount#0,breaker.state=half_open} 0
@@ -77,6 +78,7 @@ func Example() {
 	// breaker.window.bad{breaker.resource=payments,breaker.rule=ErrorCount#0} 0
 	// breaker.window.calls{breaker.resource=payments,breaker.rule=ErrorCount#0} 0
 	// breaker.window.ratio{breaker.resource=payments,breaker.rule=ErrorCount#0} 0
+	// breaker.window.refused{breaker.resource=payments,breaker.rule=ErrorCount#0} 0
 }
 
 // summary prints each data point of rm on one line, sorted; durations only by their count, and

@@ -44,6 +44,10 @@ const (
 	WindowCallsName = "breaker.window.calls"
 	WindowBadName   = "breaker.window.bad"
 	WindowRatioName = "breaker.window.ratio"
+	// WindowRefusedName is, of a window's bad calls, those the dependency refused rather
+	// than failed (Stats.Refused): ErrorRatio and ErrorCount count them apart; 0 for
+	// SlowRequestRatio and ConsecutiveErrors, and unless CLOSED.
+	WindowRefusedName = "breaker.window.refused"
 	// The settings that apply to each resource that has them (breaker.Manager.LoadResources),
 	// its own or a template setting's, with SettingsFromKey, unless they are all zero; and its
 	// calls in flight. Observed when the reader collects; a template setting's key is no
@@ -74,6 +78,10 @@ const (
 	// own that had no call in the last minute, with NearestKey; nothing in the first minute
 	// after Watch, nor while breakerview.Overflow had calls in it.
 	UncalledName = "breaker.uncalled"
+	// ResourceInfoName is observed, 1, for each resource the Instruments report, with SideKey:
+	// the side of its name, a function of the name, which the other instruments leave out so
+	// that their series stay as they were.
+	ResourceInfoName = "breaker.resource.info"
 )
 
 // Attribute keys.
@@ -108,6 +116,11 @@ const (
 	// NearestKey, on breaker.uncalled, is the name called in the last minute nearest to the
 	// uncalled one by edit distance, "" when none is near enough.
 	NearestKey = attribute.Key("breaker.nearest")
+	// SideKey, on breaker.resource.info, is the side of the resource's name as
+	// breakerview.Side.String spells it: "server" for a route breakerhttp.Middleware serves (a
+	// name beginning with breakerhttp.ServerPrefix), "client" for a call the program makes.
+	// breakerview.Overflow has none: its names may be of either side.
+	SideKey = attribute.Key("breaker.side")
 )
 
 // Values of StateKey, one for each breaker.State.
@@ -118,14 +131,16 @@ const (
 )
 
 // Values of OutcomeKey. Every call that ran counts as OutcomePassed; those that failed count also
-// as OutcomeFailed, those that were slow also as OutcomeSlow, and those that a breaker would
-// have rejected also as OutcomeWouldReject (with ModeKey). A rejected call counts as
-// OutcomeBlocked only (with CauseKey). So passed + blocked is every call, and failed, slow and
-// would_reject are subsets of passed that may overlap.
+// as OutcomeFailed, those the dependency refused (breaker.Refused) also as OutcomeRefused, never
+// as failed, those that were slow also as OutcomeSlow, and those that a breaker would have
+// rejected also as OutcomeWouldReject (with ModeKey). A rejected call counts as OutcomeBlocked
+// only (with CauseKey). So passed + blocked is every call, and failed, refused, slow and
+// would_reject are subsets of passed that may overlap, but for failed and refused.
 const (
 	OutcomePassed      = "passed"
 	OutcomeBlocked     = "blocked"
 	OutcomeFailed      = "failed"
+	OutcomeRefused     = "refused"
 	OutcomeSlow        = "slow"
 	OutcomeWouldReject = "would_reject"
 )
@@ -162,6 +177,7 @@ type Instruments struct {
 	pacing       metric.Int64ObservableGauge
 	windowCalls  metric.Int64ObservableGauge
 	windowBad    metric.Int64ObservableGauge
+	windowRefd   metric.Int64ObservableGauge
 	windowRatio  metric.Float64ObservableGauge
 	transitions  metric.Int64Counter
 	force        metric.Int64ObservableGauge
@@ -176,6 +192,7 @@ type Instruments struct {
 	tmplDropped  metric.Int64ObservableCounter
 	callMax      metric.Float64ObservableGauge
 	uncalled     metric.Int64ObservableGauge
+	resourceInfo metric.Int64ObservableGauge
 
 	// calls keeps the resource names with attribute sets of their own, within the Limits, each
 	// with its last minute.
@@ -209,10 +226,10 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 		o.apply(&cfg)
 	}
 	ins := &Instruments{meter: meter, attrs: cfg.attrs}
-	var errs [22]error
+	var errs [24]error
 	ins.callsTotal, errs[0] = meter.Int64Counter(CallsName,
 		metric.WithUnit("{call}"),
-		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, slow and would_reject (by mode)."))
+		metric.WithDescription("Calls made through the breakers, by outcome: passed, blocked (by cause), and of the passed ones failed, refused (by the dependency, apart from failed), slow and would_reject (by mode)."))
 	ins.duration, errs[1] = meter.Float64Histogram(DurationName,
 		metric.WithUnit("s"),
 		metric.WithDescription("Response time of the calls that the breakers let through."),
@@ -235,6 +252,9 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.windowBad, errs[17] = meter.Int64ObservableGauge(WindowBadName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Of the calls in the window of each breaker, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED."))
+	ins.windowRefd, errs[22] = meter.Int64ObservableGauge(WindowRefusedName,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Of breaker.window.bad, the calls the dependency refused (Outcome Refused) rather than failed: ErrorRatio and ErrorCount count them apart; 0 for SlowRequestRatio and ConsecutiveErrors, and unless CLOSED."))
 	ins.windowRatio, errs[18] = meter.Float64ObservableGauge(WindowRatioName,
 		metric.WithUnit("1"),
 		metric.WithDescription("breaker.window.bad over breaker.window.calls, from 0 to 1: the slow-call rate (SlowRequestRatio) or the failure rate (ErrorRatio, ErrorCount) of the window of each breaker; 0 while the window is empty, as it is unless CLOSED. None for ConsecutiveErrors."))
@@ -277,6 +297,9 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.uncalled, errs[21] = meter.Int64ObservableGauge(UncalledName,
 		metric.WithUnit("1"),
 		metric.WithDescription("1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (breaker.nearest, empty when none is near). None in the first minute after Watch, nor while _other had calls in it."))
+	ins.resourceInfo, errs[23] = meter.Int64ObservableGauge(ResourceInfoName,
+		metric.WithUnit("{resource}"),
+		metric.WithDescription("1 for each resource the Instruments report, with its breaker.side: server for a route breakerhttp.Middleware serves (a name beginning with breakerhttp.ServerPrefix), client for a call the program makes; none for _other, whose names may be of either."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("breakerotel: creating instruments: %w", err)
 	}
@@ -291,7 +314,8 @@ func (ins *Instruments) Option() breaker.Option {
 	return breaker.WithCallObserver(callObserver{ins}.OnCall)
 }
 
-// Watch reports the state of m's breakers through the state gauge and breaker.status, their windows
+// Watch reports each resource's side through breaker.resource.info, the state of m's breakers
+// through the state gauge and breaker.status, their windows
 // through the window gauges, their state changes through the transitions counter, the settings of
 // m's resources through the force, in-flight, concurrency-limit and timeout gauges, the overrides
 // in force through the override gauges, its template breakers through the template instruments,
@@ -315,8 +339,9 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		snap := m.Snapshot() // one read: every instrument below reports one rule set, at one instant
 		ins.observeView(o, ins.calls.View(&snap, since))
 		return nil
-	}, ins.state, ins.status, ins.rampingUp, ins.pacing, ins.windowCalls, ins.windowBad, ins.windowRatio, ins.force, ins.inFlight, ins.limit, ins.timeout, ins.override,
-		ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit, ins.tmplDropped, ins.callMax, ins.uncalled)
+	}, ins.state, ins.status, ins.rampingUp, ins.pacing, ins.windowCalls, ins.windowBad, ins.windowRefd, ins.windowRatio, ins.force,
+		ins.inFlight, ins.limit, ins.timeout, ins.override, ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit,
+		ins.tmplDropped, ins.callMax, ins.uncalled, ins.resourceInfo)
 	if err != nil {
 		return fmt.Errorf("breakerotel: registering the state callback: %w", err)
 	}

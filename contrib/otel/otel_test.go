@@ -190,9 +190,9 @@ func dbRules() []breaker.Rule {
 	}
 }
 
-// Given calls that pass, fail, are slow, are ignored and are blocked, on a resource with rules
-// and one without, the calls counter holds each outcome per resource, and the histogram the
-// RTs of the calls that ran.
+// Given calls that pass, fail, are refused, are slow, are ignored and are blocked, on a resource
+// with rules and one without, the calls counter holds each outcome per resource, the refused
+// apart from the failed, and the histogram the RTs of the calls that ran.
 func TestCallsAndDurations(t *testing.T) {
 	f := newFixture(t, dbRules())
 
@@ -205,18 +205,20 @@ func TestCallsAndDurations(t *testing.T) {
 	for range 2 {
 		require.ErrorIs(t, f.call("db", time.Second, nil), breaker.ErrOpen) // blocked
 	}
-	require.NoError(t, f.call("cache", 500*time.Millisecond, nil)) // no rules: passed
+	require.NoError(t, f.call("cache", 500*time.Millisecond, nil))              // no rules: passed
+	require.ErrorIs(t, f.call("cache", 250*time.Millisecond, refused), errDown) // passed, refused
 
 	f.assertData(breakerotel.CallsName, counter(
 		calls("db", breakerotel.OutcomePassed, 5),
 		calls("db", breakerotel.OutcomeFailed, 2),
 		calls("db", breakerotel.OutcomeSlow, 2),
 		blocked("db", breaker.BlockedByBreaker.String(), 2),
-		calls("cache", breakerotel.OutcomePassed, 1),
+		calls("cache", breakerotel.OutcomePassed, 2),
+		calls("cache", breakerotel.OutcomeRefused, 1),
 	))
 	f.assertData(breakerotel.DurationName, histogram(
 		durations("db", 0.0625, 0.125, 0.25, 0.0625, 1.5),
-		durations("cache", 0.5),
+		durations("cache", 0.5, 0.25),
 	))
 }
 
@@ -304,7 +306,7 @@ func TestWithAttributes(t *testing.T) {
 		breakerotel.StatusName, breakerotel.TransitionsName, breakerotel.ForceName, breakerotel.InFlightName,
 		breakerotel.ConcurrencyLimitName, breakerotel.TimeoutName, breakerotel.OverrideName,
 		breakerotel.OverrideEndName, breakerotel.WindowCallsName, breakerotel.WindowBadName,
-		breakerotel.WindowRatioName} {
+		breakerotel.WindowRefusedName, breakerotel.WindowRatioName, breakerotel.ResourceInfoName} {
 		m, ok := f.metric(name)
 		require.True(t, ok, name)
 		metricdatatest.AssertHasAttributes(t, m, manager)
@@ -336,6 +338,7 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.pacing", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.window.calls", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.window.bad", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
+		{give: "breaker.window.refused", wantUnit: "{call}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.window.ratio", wantUnit: "1", wantKind: metricdata.Gauge[float64]{}},
 		{give: "breaker.transitions", wantUnit: "{transition}", wantKind: metricdata.Sum[int64]{}},
 		{give: "breaker.force", wantUnit: "1", wantKind: metricdata.Gauge[int64]{}},
@@ -348,6 +351,7 @@ func TestInstruments(t *testing.T) {
 		{give: "breaker.template.settings", wantUnit: "{resource}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.template.limit", wantUnit: "{breaker}", wantKind: metricdata.Gauge[int64]{}},
 		{give: "breaker.template.dropped", wantUnit: "{resource}", wantKind: metricdata.Sum[int64]{}},
+		{give: "breaker.resource.info", wantUnit: "{resource}", wantKind: metricdata.Gauge[int64]{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
@@ -376,7 +380,8 @@ func TestClose(t *testing.T) {
 	f.assertData(breakerotel.CallsName, counter(calls("db", breakerotel.OutcomePassed, 1)))
 	f.assertData(breakerotel.DurationName, histogram(durations("db", 0.001)))
 	for _, name := range []string{breakerotel.StateName, breakerotel.StatusName, breakerotel.TransitionsName,
-		breakerotel.WindowCallsName, breakerotel.WindowBadName, breakerotel.WindowRatioName} {
+		breakerotel.WindowCallsName, breakerotel.WindowBadName, breakerotel.WindowRefusedName,
+		breakerotel.WindowRatioName, breakerotel.ResourceInfoName} {
 		_, ok := f.metric(name)
 		assert.False(t, ok, "%s reports after Close", name)
 	}
@@ -428,8 +433,9 @@ func TestObserveErrors(t *testing.T) {
 	})
 }
 
-// Given many goroutines calling resources seen for the first time, when they race to build
-// the resource's attribute sets, then every call is counted exactly once.
+// Given many goroutines calling resources seen for the first time, a quarter of the calls
+// failing and a quarter refused, when they race to build the resource's attribute sets, then
+// every call is counted exactly once, the refused apart from the failed.
 func TestConcurrentCalls(t *testing.T) {
 	const goroutines, perGoroutine = 8, 200
 	resources := []string{"a", "b", "c"}
@@ -440,8 +446,11 @@ func TestConcurrentCalls(t *testing.T) {
 		wg.Go(func() {
 			for i := range perGoroutine {
 				var err error
-				if (g+i)%2 == 0 {
+				switch (g + i) % 4 {
+				case 0:
 					err = errDown
+				case 1:
+					err = breaker.CountAs(errDown, breaker.Refused)
 				}
 				_ = f.call(resources[i%len(resources)], 0, err)
 			}
@@ -451,24 +460,27 @@ func TestConcurrentCalls(t *testing.T) {
 
 	var want []metricdata.DataPoint[int64]
 	for i, r := range resources {
-		n := int64(0)
-		failed := int64(0)
+		var n, failed, refused int64
 		for g := range goroutines {
 			for j := i; j < perGoroutine; j += len(resources) {
 				n++
-				if (g+j)%2 == 0 {
+				switch (g + j) % 4 {
+				case 0:
 					failed++
+				case 1:
+					refused++
 				}
 			}
 		}
-		want = append(want, calls(r, breakerotel.OutcomePassed, n), calls(r, breakerotel.OutcomeFailed, failed))
+		want = append(want, calls(r, breakerotel.OutcomePassed, n), calls(r, breakerotel.OutcomeFailed, failed),
+			calls(r, breakerotel.OutcomeRefused, refused))
 	}
 	f.assertData(breakerotel.CallsName, counter(want...))
 }
 
-// Once a resource has been seen, a call allocates nothing in the Instruments: the same as
-// without them. Nor does a call to a name too long to keep, or to a new name once the
-// Instruments are full.
+// Once a resource has been seen, a call allocates nothing in the Instruments, whether it
+// succeeded, failed or was refused: the same as without them. Nor does a call to a name too
+// long to keep, or to a new name once the Instruments are full.
 func TestCallAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -487,6 +499,7 @@ func TestCallAllocations(t *testing.T) {
 	}{
 		{give: "pass", fn: succeed},
 		{give: "pass", fn: fail},
+		{give: "pass", fn: refuse},
 		{give: "open", fn: succeed},
 		{give: strings.Repeat("x", breakerotel.DefaultLimits().NameLength+1), fn: succeed},
 		{give: "new name past the bound", fn: succeed},
@@ -500,6 +513,11 @@ func TestCallAllocations(t *testing.T) {
 
 func succeed(context.Context) error { return nil }
 func fail(context.Context) error    { return errDown }
+
+// refused is made once, so that refuse allocates nothing.
+var refused = breaker.CountAs(errDown, breaker.Refused)
+
+func refuse(context.Context) error { return refused }
 
 // Given a template rule, then the state gauge and the window gauges have the breaker it made
 // for each name within the bound, and none for a name measured as "_other".

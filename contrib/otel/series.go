@@ -11,13 +11,18 @@ import (
 	"github.com/halfopen/breaker/breakerview"
 )
 
-// observeView reports the gauges of v: for each of its Series, as its breaker.resource, the
-// state (breaker.state and breaker.status) and window of each breaker, the settings and calls
+// observeView reports the gauges of v: for each of its Series, as its breaker.resource, its side
+// (breaker.resource.info), the state (breaker.state and breaker.status) and window of each breaker, the settings and calls
 // in flight, the overrides, the longest call of the minute and the names not called; and the
 // template counts while a template rule or setting is loaded.
 func (ins *Instruments) observeView(o metric.Observer, v *breakerview.View) {
 	for i := range v.Series {
 		s := &v.Series[i]
+		if s.Side == breakerview.NoSide {
+			o.ObserveInt64(ins.resourceInfo, 1, ins.with(ResourceKey.String(s.Label)))
+		} else {
+			o.ObserveInt64(ins.resourceInfo, 1, ins.with(ResourceKey.String(s.Label), SideKey.String(s.Side.String())))
+		}
 		for _, b := range s.Breakers {
 			if b.Label != "" { // a rule whose label another rule of the resource has
 				ins.observeBreaker(o, &b, s.Label)
@@ -56,7 +61,7 @@ func (ins *Instruments) observeView(o metric.Observer, v *breakerview.View) {
 // observeBreaker reports the breaker b of the breaker.resource resource: its state to the
 // state gauge, as breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), and to
 // breaker.status, with whether it is dry run; whether it ramps up or paces; and its window, its
-// calls and bad calls, and their ratio but for a ConsecutiveErrors rule, whose Bad is a run of
+// calls, bad calls and refused calls, and their ratio but for a ConsecutiveErrors rule, whose Bad is a run of
 // failures and not a share of a window.
 func (ins *Instruments) observeBreaker(o metric.Observer, b *breakerview.Breaker, resource string) {
 	kvs := []attribute.KeyValue{ResourceKey.String(resource), RuleKey.String(b.Label), DryRunKey.Bool(b.DryRun)}
@@ -72,6 +77,7 @@ func (ins *Instruments) observeBreaker(o metric.Observer, b *breakerview.Breaker
 	window := ins.with(ResourceKey.String(resource), RuleKey.String(b.Label))
 	o.ObserveInt64(ins.windowCalls, int64(b.Total), window)
 	o.ObserveInt64(ins.windowBad, int64(b.Bad), window)
+	o.ObserveInt64(ins.windowRefd, int64(b.Refused), window)
 	if b.Windowed {
 		o.ObserveFloat64(ins.windowRatio, b.Ratio(), window)
 	}

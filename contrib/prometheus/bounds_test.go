@@ -45,14 +45,17 @@ func TestMaxResources(t *testing.T) {
 		breaker_calls_total{outcome="blocked",resource="_other"} 2
 		breaker_calls_total{outcome="failed",resource="_other"} 2
 		breaker_calls_total{outcome="passed",resource="_other"} 3
+		breaker_calls_total{outcome="refused",resource="_other"} 0
 		breaker_calls_total{outcome="slow",resource="_other"} 0
 		breaker_calls_total{outcome="blocked",resource="a"} 0
 		breaker_calls_total{outcome="failed",resource="a"} 0
 		breaker_calls_total{outcome="passed",resource="a"} 2
+		breaker_calls_total{outcome="refused",resource="a"} 0
 		breaker_calls_total{outcome="slow",resource="a"} 0
 		breaker_calls_total{outcome="blocked",resource="b"} 0
 		breaker_calls_total{outcome="failed",resource="b"} 0
 		breaker_calls_total{outcome="passed",resource="b"} 1
+		breaker_calls_total{outcome="refused",resource="b"} 0
 		breaker_calls_total{outcome="slow",resource="b"} 0
 		breaker_rt_seconds_bucket{resource="_other",le="0.01"} 0
 		breaker_rt_seconds_bucket{resource="_other",le="0.05"} 2
@@ -144,7 +147,7 @@ func TestDefaultMaxResources(t *testing.T) {
 	wg.Wait()
 
 	series := breakerview.DefaultLimits().Names + 1
-	assert.Equal(t, 4*series, testutil.CollectAndCount(c, "breaker_calls_total"))
+	assert.Equal(t, 5*series, testutil.CollectAndCount(c, "breaker_calls_total"))
 	assert.Equal(t, 7*series, testutil.CollectAndCount(c, "breaker_rejected_total"))
 	assert.Equal(t, 2*series, testutil.CollectAndCount(c, "breaker_would_reject_total"))
 	assert.Equal(t, series, testutil.CollectAndCount(c, "breaker_rt_seconds"))
@@ -173,7 +176,7 @@ func TestMaxResourcesBelowOne(t *testing.T) {
 		for i := range breakerview.DefaultLimits().Names + 3 {
 			_ = m.Do(context.Background(), strconv.Itoa(i), func(context.Context) error { return nil })
 		}
-		assert.Equal(t, 4*(breakerview.DefaultLimits().Names+1), testutil.CollectAndCount(c, "breaker_calls_total"), "n=%d", n)
+		assert.Equal(t, 5*(breakerview.DefaultLimits().Names+1), testutil.CollectAndCount(c, "breaker_calls_total"), "n=%d", n)
 	}
 }
 
@@ -408,10 +411,12 @@ func TestResourceNamedAsTheOverflow(t *testing.T) {
 		breaker_calls_total{outcome="blocked",resource="_other"} 0
 		breaker_calls_total{outcome="failed",resource="_other"} 0
 		breaker_calls_total{outcome="passed",resource="_other"} 1
+		breaker_calls_total{outcome="refused",resource="_other"} 0
 		breaker_calls_total{outcome="slow",resource="_other"} 0
 		breaker_calls_total{outcome="blocked",resource="_other�"} 0
 		breaker_calls_total{outcome="failed",resource="_other�"} 0
 		breaker_calls_total{outcome="passed",resource="_other�"} 2
+		breaker_calls_total{outcome="refused",resource="_other�"} 0
 		breaker_calls_total{outcome="slow",resource="_other�"} 0
 	`, "breaker_calls_total")
 	assertMetrics(t, f.c, ``, "breaker_uncalled")

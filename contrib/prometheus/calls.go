@@ -20,10 +20,10 @@ type resourceSeries struct {
 // callSeries is the series of one resource's calls, taken from the vectors once so that a call
 // only adds to them.
 type callSeries struct {
-	passed, blocked, failed, slow prometheus.Counter
-	rejected                      [len(breakerview.Causes)]prometheus.Counter
-	wouldReject                   [len(breakerview.DryModes)]prometheus.Counter
-	rt                            prometheus.Observer
+	passed, blocked, failed, refused, slow prometheus.Counter
+	rejected                               [len(breakerview.Causes)]prometheus.Counter
+	wouldReject                            [len(breakerview.DryModes)]prometheus.Counter
+	rt                                     prometheus.Observer
 }
 
 // callObserver counts a Manager's calls into its Collector.
@@ -46,8 +46,11 @@ func (o callObserver) OnCall(info breaker.CallInfo) {
 		return
 	}
 	r.passed.Inc()
-	if info.Outcome == breaker.Failure {
+	switch info.Outcome {
+	case breaker.Failure:
 		r.failed.Inc()
+	case breaker.Refused:
+		r.refused.Inc()
 	}
 	if info.Slow {
 		r.slow.Inc()
@@ -71,6 +74,7 @@ func (c *Collector) newCallSeries(label string) *callSeries {
 		passed:  c.callsTotal.WithLabelValues(label, OutcomePassed),
 		blocked: c.callsTotal.WithLabelValues(label, OutcomeBlocked),
 		failed:  c.callsTotal.WithLabelValues(label, OutcomeFailed),
+		refused: c.callsTotal.WithLabelValues(label, OutcomeRefused),
 		slow:    c.callsTotal.WithLabelValues(label, OutcomeSlow),
 		rt:      c.rt.WithLabelValues(label),
 	}

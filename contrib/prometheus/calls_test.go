@@ -14,7 +14,8 @@ import (
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
 )
 
-// Once a resource has its series, a call allocates nothing in the Collector; nor does a call
+// Once a resource has its series, a call allocates nothing in the Collector, whether it
+// succeeded, failed or was refused; nor does a call
 // to a name too long to keep, or to a new name once the Collector is full.
 func TestCallAllocations(t *testing.T) {
 	if raceEnabled {
@@ -27,6 +28,8 @@ func TestCallAllocations(t *testing.T) {
 	ctx := context.Background()
 	ok := func(context.Context) error { return nil }
 	fail := func(context.Context) error { return errDown }
+	refused := breaker.CountAs(errDown, breaker.Refused) // made once: the function allocates nothing
+	refuse := func(context.Context) error { return refused }
 	_ = m.Do(ctx, "open", fail)
 	require.ErrorIs(t, m.Do(ctx, "open", ok), breaker.ErrOpen)
 
@@ -36,6 +39,7 @@ func TestCallAllocations(t *testing.T) {
 	}{
 		{give: "pass", fn: ok},
 		{give: "pass", fn: fail},
+		{give: "pass", fn: refuse},
 		{give: "open", fn: ok},
 		{give: strings.Repeat("x", breakerview.DefaultLimits().NameLength+1), fn: ok},
 		{give: "new name past the bound", fn: ok},

@@ -31,6 +31,7 @@ const (
 	OutcomePassed  = "passed"
 	OutcomeBlocked = "blocked"
 	OutcomeFailed  = "failed"
+	OutcomeRefused = "refused"
 	OutcomeSlow    = "slow"
 )
 
@@ -50,6 +51,7 @@ type Collector struct {
 	pacing       *prometheus.Desc
 	windowCalls  *prometheus.Desc
 	windowBad    *prometheus.Desc
+	windowRefd   *prometheus.Desc
 	windowRatio  *prometheus.Desc
 	force        *prometheus.Desc
 	inFlight     *prometheus.Desc
@@ -63,6 +65,7 @@ type Collector struct {
 	dynDropped   *prometheus.Desc
 	callMax      *prometheus.Desc
 	uncalled     *prometheus.Desc
+	info         *prometheus.Desc
 
 	// calls keeps the resource names with series of their own, within the Limits, each with
 	// its last minute.
@@ -88,7 +91,7 @@ func New(opts ...Option) *Collector {
 		}),
 		callsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_calls_total",
-			Help: "Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).",
+			Help: "Calls by outcome: passed (every call that ran), failed, refused (by the dependency, apart from failed) and slow (of those), blocked (rejected).",
 		}, []string{"resource", "outcome"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "breaker_rejected_total",
@@ -121,6 +124,9 @@ func New(opts ...Option) *Collector {
 			[]string{"resource", "rule"}, nil),
 		windowBad: prometheus.NewDesc("breaker_window_bad",
 			"Of the calls in the window of the breaker of each loaded rule, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.",
+			[]string{"resource", "rule"}, nil),
+		windowRefd: prometheus.NewDesc("breaker_window_refused",
+			"Of breaker_window_bad, the calls the dependency refused (Outcome Refused) rather than failed: ErrorRatio and ErrorCount count them apart; 0 for SlowRequestRatio and ConsecutiveErrors, and unless CLOSED.",
 			[]string{"resource", "rule"}, nil),
 		windowRatio: prometheus.NewDesc("breaker_window_ratio",
 			"breaker_window_bad over breaker_window_calls, from 0 to 1: the slow-call rate (SlowRequestRatio) or the failure rate (ErrorRatio, ErrorCount) of the window of each breaker; 0 while the window is empty, as it is unless CLOSED. None for ConsecutiveErrors.",
@@ -157,6 +163,9 @@ func New(opts ...Option) *Collector {
 		uncalled: prometheus.NewDesc("breaker_uncalled",
 			"1 for each resource with rules, settings or an override of its own and no call in the last minute, most often a misspelt name, with the called name nearest to it by edit distance (nearest, empty when none is near). None in the first minute after Watch, nor while resource=\"_other\" had calls in it.",
 			[]string{"resource", "nearest"}, nil),
+		info: prometheus.NewDesc("breaker_resource_info",
+			"1 for each resource the Collector reports, with its side: server for a route breakerhttp.Middleware serves (a name beginning with breakerhttp.ServerPrefix), client for a call the program makes; no side for resource=\"_other\", whose names may be of either. Join on resource for it.",
+			[]string{"resource", "side"}, nil),
 	}
 }
 
@@ -220,6 +229,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.pacing
 	ch <- c.windowCalls
 	ch <- c.windowBad
+	ch <- c.windowRefd
 	ch <- c.windowRatio
 	ch <- c.force
 	ch <- c.inFlight
@@ -233,6 +243,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.dynDropped
 	ch <- c.callMax
 	ch <- c.uncalled
+	ch <- c.info
 }
 
 // Collect sends c's metrics; see prometheus.Collector. Its gauges are read from one

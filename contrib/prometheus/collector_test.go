@@ -28,7 +28,7 @@ func errorCount(resource string, n float64) breaker.Rule {
 }
 
 // Given a resource's rules, when calls end in each way, then each counts as passed and, of
-// those, as failed or slow; a rejected call as blocked only; and the RT of each call that ran
+// those, as failed, refused (apart from failed) or slow; a rejected call as blocked only; and the RT of each call that ran
 // lands in its bucket.
 func TestCalls(t *testing.T) {
 	tests := []struct {
@@ -47,6 +47,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="inventory"} 0
 				breaker_calls_total{outcome="failed",resource="inventory"} 0
 				breaker_calls_total{outcome="passed",resource="inventory"} 1
+				breaker_calls_total{outcome="refused",resource="inventory"} 0
 				breaker_calls_total{outcome="slow",resource="inventory"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 1
 				breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 1
@@ -66,12 +67,34 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="inventory"} 0
 				breaker_calls_total{outcome="failed",resource="inventory"} 1
 				breaker_calls_total{outcome="passed",resource="inventory"} 1
+				breaker_calls_total{outcome="refused",resource="inventory"} 0
 				breaker_calls_total{outcome="slow",resource="inventory"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 1
 				breaker_rt_seconds_bucket{resource="inventory",le="0.1"} 1
 				breaker_rt_seconds_bucket{resource="inventory",le="+Inf"} 1
 				breaker_rt_seconds_sum{resource="inventory"} 0.02
+				breaker_rt_seconds_count{resource="inventory"} 1
+			`,
+		},
+		{
+			name:  "a call the dependency refused, and slow",
+			rules: []breaker.Rule{slowInventory},
+			give: func(f *fixture) {
+				refused := breaker.CountAs(errDown, breaker.Refused)
+				assert.ErrorIs(t, f.call("inventory", 70*time.Millisecond, refused), errDown)
+			},
+			want: `
+				breaker_calls_total{outcome="blocked",resource="inventory"} 0
+				breaker_calls_total{outcome="failed",resource="inventory"} 0
+				breaker_calls_total{outcome="passed",resource="inventory"} 1
+				breaker_calls_total{outcome="refused",resource="inventory"} 1
+				breaker_calls_total{outcome="slow",resource="inventory"} 1
+				breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 0
+				breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 0
+				breaker_rt_seconds_bucket{resource="inventory",le="0.1"} 1
+				breaker_rt_seconds_bucket{resource="inventory",le="+Inf"} 1
+				breaker_rt_seconds_sum{resource="inventory"} 0.07
 				breaker_rt_seconds_count{resource="inventory"} 1
 			`,
 		},
@@ -85,6 +108,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="inventory"} 0
 				breaker_calls_total{outcome="failed",resource="inventory"} 0
 				breaker_calls_total{outcome="passed",resource="inventory"} 1
+				breaker_calls_total{outcome="refused",resource="inventory"} 0
 				breaker_calls_total{outcome="slow",resource="inventory"} 1
 				breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 0
@@ -104,6 +128,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="inventory"} 0
 				breaker_calls_total{outcome="failed",resource="inventory"} 0
 				breaker_calls_total{outcome="passed",resource="inventory"} 1
+				breaker_calls_total{outcome="refused",resource="inventory"} 0
 				breaker_calls_total{outcome="slow",resource="inventory"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 1
@@ -124,6 +149,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="inventory"} 0
 				breaker_calls_total{outcome="failed",resource="inventory"} 2
 				breaker_calls_total{outcome="passed",resource="inventory"} 2
+				breaker_calls_total{outcome="refused",resource="inventory"} 0
 				breaker_calls_total{outcome="slow",resource="inventory"} 2
 				breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 0
@@ -143,6 +169,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="inventory"} 0
 				breaker_calls_total{outcome="failed",resource="inventory"} 0
 				breaker_calls_total{outcome="passed",resource="inventory"} 1
+				breaker_calls_total{outcome="refused",resource="inventory"} 0
 				breaker_calls_total{outcome="slow",resource="inventory"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 1
 				breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 1
@@ -167,6 +194,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="inventory"} 0
 				breaker_calls_total{outcome="failed",resource="inventory"} 1
 				breaker_calls_total{outcome="passed",resource="inventory"} 1
+				breaker_calls_total{outcome="refused",resource="inventory"} 0
 				breaker_calls_total{outcome="slow",resource="inventory"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 0
 				breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 1
@@ -188,6 +216,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="payments"} 2
 				breaker_calls_total{outcome="failed",resource="payments"} 1
 				breaker_calls_total{outcome="passed",resource="payments"} 1
+				breaker_calls_total{outcome="refused",resource="payments"} 0
 				breaker_calls_total{outcome="slow",resource="payments"} 0
 				breaker_rt_seconds_bucket{resource="payments",le="0.01"} 1
 				breaker_rt_seconds_bucket{resource="payments",le="0.05"} 1
@@ -206,6 +235,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="unruled"} 0
 				breaker_calls_total{outcome="failed",resource="unruled"} 0
 				breaker_calls_total{outcome="passed",resource="unruled"} 1
+				breaker_calls_total{outcome="refused",resource="unruled"} 0
 				breaker_calls_total{outcome="slow",resource="unruled"} 0
 				breaker_rt_seconds_bucket{resource="unruled",le="0.01"} 0
 				breaker_rt_seconds_bucket{resource="unruled",le="0.05"} 0
@@ -224,6 +254,7 @@ func TestCalls(t *testing.T) {
 				breaker_calls_total{outcome="blocked",resource="bad�name"} 0
 				breaker_calls_total{outcome="failed",resource="bad�name"} 0
 				breaker_calls_total{outcome="passed",resource="bad�name"} 1
+				breaker_calls_total{outcome="refused",resource="bad�name"} 0
 				breaker_calls_total{outcome="slow",resource="bad�name"} 0
 				breaker_rt_seconds_bucket{resource="bad�name",le="0.01"} 1
 				breaker_rt_seconds_bucket{resource="bad�name",le="0.05"} 1
@@ -313,6 +344,7 @@ func TestTripAndRecovery(t *testing.T) {
 		breaker_calls_total{outcome="blocked",resource="flaky"} 1
 		breaker_calls_total{outcome="failed",resource="flaky"} 3
 		breaker_calls_total{outcome="passed",resource="flaky"} 4
+		breaker_calls_total{outcome="refused",resource="flaky"} 0
 		breaker_calls_total{outcome="slow",resource="flaky"} 0
 	`, "breaker_calls_total")
 }
@@ -354,6 +386,7 @@ func TestStatesAfterReload(t *testing.T) {
 		breaker_calls_total{outcome="blocked",resource="orders"} 0
 		breaker_calls_total{outcome="failed",resource="orders"} 1
 		breaker_calls_total{outcome="passed",resource="orders"} 1
+		breaker_calls_total{outcome="refused",resource="orders"} 0
 		breaker_calls_total{outcome="slow",resource="orders"} 1
 	`, "breaker_calls_total")
 }
@@ -442,6 +475,7 @@ func TestUnwatched(t *testing.T) {
 		breaker_calls_total{outcome="blocked",resource="svc"} 0
 		breaker_calls_total{outcome="failed",resource="svc"} 1
 		breaker_calls_total{outcome="passed",resource="svc"} 1
+		breaker_calls_total{outcome="refused",resource="svc"} 0
 		breaker_calls_total{outcome="slow",resource="svc"} 0
 	`, "breaker_calls_total", "breaker_state", "breaker_transitions_total")
 
@@ -473,6 +507,7 @@ func TestWatchAnother(t *testing.T) {
 		breaker_calls_total{outcome="blocked",resource="first"} 0
 		breaker_calls_total{outcome="failed",resource="first"} 1
 		breaker_calls_total{outcome="passed",resource="first"} 2
+		breaker_calls_total{outcome="refused",resource="first"} 0
 		breaker_calls_total{outcome="slow",resource="first"} 0
 		breaker_state{dry_run="false",resource="second",rule="ErrorCount#0"} 1
 		breaker_transitions_total{dry_run="false",from="CLOSED",reason="ThresholdExceeded",resource="first",to="OPEN"} 1
@@ -483,7 +518,8 @@ func TestWatchAnother(t *testing.T) {
 	assertMetrics(t, f.c, ``, "breaker_state")
 }
 
-// Given calls from many goroutines while scrapes run, then the counts are exact.
+// Given calls from many goroutines while scrapes run, a quarter failing and a quarter refused,
+// then the counts are exact, the refused apart from the failed.
 func TestConcurrentCalls(t *testing.T) {
 	const goroutines, calls = 8, 500
 	f := newFixture(t, slowInventory)
@@ -494,8 +530,11 @@ func TestConcurrentCalls(t *testing.T) {
 		wg.Go(func() {
 			for i := range calls {
 				err := error(nil)
-				if (g+i)%2 == 0 {
+				switch (g + i) % 4 {
+				case 0:
 					err = errDown
+				case 1:
+					err = breaker.CountAs(errDown, breaker.Refused)
 				}
 				_ = f.m.Do(t.Context(), "inventory", func(context.Context) error { return err })
 			}
@@ -503,15 +542,16 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	wg.Go(func() {
 		for range 20 {
-			assert.Equal(t, 5, testutil.CollectAndCount(f.c, "breaker_calls_total", "breaker_state"))
+			assert.Equal(t, 6, testutil.CollectAndCount(f.c, "breaker_calls_total", "breaker_state"))
 		}
 	})
 	wg.Wait()
 
 	assertMetrics(t, f.c, `
 		breaker_calls_total{outcome="blocked",resource="inventory"} 0
-		breaker_calls_total{outcome="failed",resource="inventory"} 2000
+		breaker_calls_total{outcome="failed",resource="inventory"} 1000
 		breaker_calls_total{outcome="passed",resource="inventory"} 4001
+		breaker_calls_total{outcome="refused",resource="inventory"} 1000
 		breaker_calls_total{outcome="slow",resource="inventory"} 0
 		breaker_rt_seconds_bucket{resource="inventory",le="0.01"} 4001
 		breaker_rt_seconds_bucket{resource="inventory",le="0.05"} 4001

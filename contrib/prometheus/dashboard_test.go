@@ -126,6 +126,6 @@ func exportedFamilies(t *testing.T) map[string]dto.MetricType {
 	for _, family := range families {
 		exported[family.GetName()] = family.GetType()
 	}
-	require.Len(t, exported, 17)
+	require.Len(t, exported, 19)
 	return exported
 }

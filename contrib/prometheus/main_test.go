@@ -102,7 +102,7 @@ func familyOf(line string, names []string) string {
 
 // headers are the HELP and TYPE lines of each family, as the collector writes them.
 var headers = map[string]string{
-	"breaker_calls_total": `# HELP breaker_calls_total Calls by outcome: passed (every call that ran), failed and slow (of those), blocked (rejected).
+	"breaker_calls_total": `# HELP breaker_calls_total Calls by outcome: passed (every call that ran), failed, refused (by the dependency, apart from failed) and slow (of those), blocked (rejected).
 # TYPE breaker_calls_total counter
 `,
 	"breaker_rejected_total": `# HELP breaker_rejected_total Blocked calls by cause: open (a breaker), forced_open, concurrency_limit, slot, name_too_long, ramping_up, pacing.
@@ -128,6 +128,12 @@ var headers = map[string]string{
 `,
 	"breaker_window_bad": `# HELP breaker_window_bad Of the calls in the window of the breaker of each loaded rule, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.
 # TYPE breaker_window_bad gauge
+`,
+	"breaker_window_refused": `# HELP breaker_window_refused Of breaker_window_bad, the calls the dependency refused (Outcome Refused) rather than failed: ErrorRatio and ErrorCount count them apart; 0 for SlowRequestRatio and ConsecutiveErrors, and unless CLOSED.
+# TYPE breaker_window_refused gauge
+`,
+	"breaker_resource_info": `# HELP breaker_resource_info 1 for each resource the Collector reports, with its side: server for a route breakerhttp.Middleware serves (a name beginning with breakerhttp.ServerPrefix), client for a call the program makes; no side for resource="_other", whose names may be of either. Join on resource for it.
+# TYPE breaker_resource_info gauge
 `,
 	"breaker_window_ratio": `# HELP breaker_window_ratio breaker_window_bad over breaker_window_calls, from 0 to 1: the slow-call rate (SlowRequestRatio) or the failure rate (ErrorRatio, ErrorCount) of the window of each breaker; 0 while the window is empty, as it is unless CLOSED. None for ConsecutiveErrors.
 # TYPE breaker_window_ratio gauge

@@ -74,14 +74,17 @@ func TestRejectionCauses(t *testing.T) {
 		breaker_calls_total{outcome="blocked",resource="pool"} 2
 		breaker_calls_total{outcome="failed",resource="pool"} 0
 		breaker_calls_total{outcome="passed",resource="pool"} 1
+		breaker_calls_total{outcome="refused",resource="pool"} 0
 		breaker_calls_total{outcome="slow",resource="pool"} 0
 		breaker_calls_total{outcome="blocked",resource="quota"} 4
 		breaker_calls_total{outcome="failed",resource="quota"} 0
 		breaker_calls_total{outcome="passed",resource="quota"} 0
+		breaker_calls_total{outcome="refused",resource="quota"} 0
 		breaker_calls_total{outcome="slow",resource="quota"} 0
 		breaker_calls_total{outcome="blocked",resource="svc"} 5
 		breaker_calls_total{outcome="failed",resource="svc"} 1
 		breaker_calls_total{outcome="passed",resource="svc"} 1
+		breaker_calls_total{outcome="refused",resource="svc"} 0
 		breaker_calls_total{outcome="slow",resource="svc"} 0
 		breaker_rejected_total{cause="concurrency_limit",resource="pool"} 2
 		breaker_rejected_total{cause="forced_open",resource="pool"} 0
@@ -137,10 +140,12 @@ func TestDryRunAndForceClosed(t *testing.T) {
 		breaker_calls_total{outcome="blocked",resource="bypassed"} 0
 		breaker_calls_total{outcome="failed",resource="bypassed"} 5
 		breaker_calls_total{outcome="passed",resource="bypassed"} 5
+		breaker_calls_total{outcome="refused",resource="bypassed"} 0
 		breaker_calls_total{outcome="slow",resource="bypassed"} 0
 		breaker_calls_total{outcome="blocked",resource="shadow"} 0
 		breaker_calls_total{outcome="failed",resource="shadow"} 2
 		breaker_calls_total{outcome="passed",resource="shadow"} 5
+		breaker_calls_total{outcome="refused",resource="shadow"} 0
 		breaker_calls_total{outcome="slow",resource="shadow"} 0
 		breaker_would_reject_total{mode="dry_run",resource="bypassed"} 0
 		breaker_would_reject_total{mode="force_closed",resource="bypassed"} 4

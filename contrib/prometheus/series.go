@@ -10,13 +10,14 @@ import (
 	"github.com/halfopen/breaker/breakerview"
 )
 
-// collectView sends the gauges of v: for each of its Series, under its resource label, the
-// state and window of each breaker, the settings and calls in flight, the overrides, the
-// longest call of the minute and the names not called; and the template counts while a template
-// rule or setting is loaded.
+// collectView sends the gauges of v: for each of its Series, under its resource label, its
+// side, the state and window of each breaker, the settings and calls in flight, the overrides,
+// the longest call of the minute and the names not called; and the template counts while a
+// template rule or setting is loaded.
 func (c *Collector) collectView(v *breakerview.View, ch chan<- prometheus.Metric) {
 	for i := range v.Series {
 		s := &v.Series[i]
+		gauge(ch, c.info, 1, s.Label, s.Side.String())
 		for _, b := range s.Breakers {
 			if b.Label != "" { // a rule whose label another rule of the resource has
 				c.sendBreaker(ch, &b, s.Label)
@@ -51,8 +52,9 @@ func (c *Collector) collectView(v *breakerview.View, ch chan<- prometheus.Metric
 
 // sendBreaker sends breaker_state, breaker_ramping_up for a rule with RampUp, breaker_pacing
 // for one with Pace, and the window gauges of the breaker b of the resource label resource:
-// breaker_window_calls and breaker_window_bad, and breaker_window_ratio but for a
-// ConsecutiveErrors rule, whose Bad is a run of failures and not a share of a window.
+// breaker_window_calls, breaker_window_bad and breaker_window_refused, and
+// breaker_window_ratio but for a ConsecutiveErrors rule, whose Bad is a run of failures and not
+// a share of a window.
 func (c *Collector) sendBreaker(ch chan<- prometheus.Metric, b *breakerview.Breaker, resource string) {
 	gauge(ch, c.state, stateValue(b.State), resource, b.Label, strconv.FormatBool(b.DryRun))
 	if b.Rule.RampUp > 0 {
@@ -63,6 +65,7 @@ func (c *Collector) sendBreaker(ch chan<- prometheus.Metric, b *breakerview.Brea
 	}
 	gauge(ch, c.windowCalls, float64(b.Total), resource, b.Label)
 	gauge(ch, c.windowBad, float64(b.Bad), resource, b.Label)
+	gauge(ch, c.windowRefd, float64(b.Refused), resource, b.Label)
 	if b.Windowed {
 		gauge(ch, c.windowRatio, b.Ratio(), resource, b.Label)
 	}

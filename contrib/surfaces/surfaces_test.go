@@ -23,6 +23,7 @@ import (
 
 	"github.com/halfopen/breaker"
 	"github.com/halfopen/breaker/breakerdebug"
+	"github.com/halfopen/breaker/breakerhttp"
 	"github.com/halfopen/breaker/breakertest"
 	breakerotel "github.com/halfopen/breaker/contrib/otel"
 	breakerprom "github.com/halfopen/breaker/contrib/prometheus"
@@ -34,6 +35,9 @@ import (
 type said struct {
 	state              string // "CLOSED", "OPEN", "HALF_OPEN"
 	calls, bad         float64
+	refused            float64 // of a breaker's bad calls, the refused; of a name's calls, the refused
+	failed             float64 // of a name's calls, the failed, refused ones apart
+	side               string  // of a name: "server" or "client"
 	pacing             bool
 	timeout, limit     float64 // seconds; calls
 	settingsFrom       string  // "own" or the template key
@@ -44,6 +48,12 @@ type said struct {
 }
 
 var errDown = errors.New("down")
+
+// refused is an error the dependency refused the call with (a 429, say).
+var refused = breaker.CountAs(errDown, breaker.Refused)
+
+// route is a name breakerhttp.Middleware makes, on the server's side.
+const route = breakerhttp.ServerPrefix + "POST /orders"
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -92,14 +102,16 @@ func (s *surfaces) call(name string, rt time.Duration, err error) {
 var quiet = slog.New(slog.DiscardHandler)
 
 // Given an incident on one Manager (payments OPEN, inventory pacing under settings of its own,
-// search CLOSED with a slow call in its window, payments and search under the "*" template
-// setting, a rule for "paymnets", a typo, and ledger, whose only call took 3 s and ended 65 s
-// ago), when the status page's JSON, a Prometheus scrape, an OpenTelemetry collection and the
-// event stream read it at one instant of the fake clock, then all four say the same of every
-// resource: each breaker's state, its window's calls and bad calls, whether it paces, the
-// timeout and limit that apply with the key they come from, the longest call of the minute
-// (none for ledger: its call is more than a minute old), the names configured and not called
-// (paymnets, nearest payments, and ledger), and how many transitions of each kind there were.
+// search CLOSED with a slow call in its window and a call its dependency refused, payments and
+// search under the "*" template setting, a rule for "paymnets", a typo, ledger, whose only call
+// took 3 s and ended 65 s ago, and a route the program serves, "@server POST /orders", with
+// calls refused and failed in its window), when the status page's JSON, a Prometheus scrape, an
+// OpenTelemetry collection and the event stream read it at one instant of the fake clock, then
+// all four say the same of every resource: its side, each breaker's state, its window's calls,
+// bad calls and refused calls, whether it paces, the timeout and limit that apply with the key
+// they come from, its failed and refused calls apart, the longest call of the minute (none for
+// ledger: its call is more than a minute old), the names configured and not called (paymnets,
+// nearest payments, and ledger), and how many transitions of each kind there were.
 func TestEverySurfaceSaysTheSame(t *testing.T) {
 	s := newSurfaces(t, breakertest.NewClock())
 	require.NoError(t, s.m.LoadRules([]breaker.Rule{
@@ -111,6 +123,8 @@ func TestEverySurfaceSaysTheSame(t *testing.T) {
 			MaxAllowedRT: 50 * time.Millisecond, MinRequestAmount: 4, RetryTimeout: time.Minute},
 		{ID: "typo-errors", Resource: "paymnets", Strategy: breaker.ErrorCount, Threshold: 5, RetryTimeout: time.Minute},
 		{ID: "ledger-errors", Resource: "ledger", Strategy: breaker.ErrorCount, Threshold: 5, RetryTimeout: time.Minute},
+		{ID: "orders-errors", Resource: route, Strategy: breaker.ErrorRatio, Threshold: 0.9, MinRequestAmount: 10,
+			RetryTimeout: time.Minute},
 	}))
 	require.NoError(t, s.m.LoadResources(map[string]breaker.ResourceConfig{
 		"*":         {Timeout: 500 * time.Millisecond, MaxConcurrency: 20},
@@ -128,13 +142,17 @@ func TestEverySurfaceSaysTheSame(t *testing.T) {
 	s.call("search", 0, nil)
 	s.call("search", 80*time.Millisecond, nil)
 	s.call("search", 0, nil)
+	s.call("search", 0, refused) // judged by its time: not slow
+	for _, err := range []error{refused, refused, errDown, nil} {
+		s.call(route, 0, err)
+	}
 
 	page := fromPage(t, s.page)
 	stream := fromStream(t, s.server.URL)
 	prom := fromPrometheus(t, s.registry)
 	otel := fromOTel(t, s.reader)
-	require.Len(t, page, 17, "5 breakers, the settings of 4 resources, 4 longest calls, 2 names not "+
-		"called and 2 kinds of transition: %v", page)
+	require.Len(t, page, 30, "6 breakers, the settings of 6 resources, 4 longest calls, 2 names not "+
+		"called, 2 kinds of transition, the sides of 6 names and 4 names' failed or refused calls: %v", page)
 	require.Equal(t, "OPEN", page["payments/payments-errors"].state, "the incident is as set up")
 	require.True(t, page["inventory/inventory-errors"].pacing)
 	require.Equal(t, "*", page["payments"].settingsFrom)
@@ -142,15 +160,21 @@ func TestEverySurfaceSaysTheSame(t *testing.T) {
 	require.NotContains(t, page, "longest/ledger", "its one call ended 65 s ago")
 	require.Equal(t, "payments", page["uncalled/paymnets"].nearest)
 	require.Contains(t, page, "uncalled/ledger")
+	require.Equal(t, "server", page["side/"+route].side)
+	require.Equal(t, "client", page["side/search"].side)
+	require.Equal(t, said{failed: 1, refused: 2}, page["outcomes/"+route], "refused apart from failed")
+	require.Equal(t, said{refused: 1}, page["outcomes/search"])
+	require.Equal(t, float64(3), page[route+"/orders-errors"].bad, "refusals are bad in the window")
 	assert.Equal(t, page, stream, "the page and the event stream")
 	assert.Equal(t, page, prom, "the page and Prometheus")
 	assert.Equal(t, page, otel, "the page and OpenTelemetry")
 }
 
 // Given a Manager on a clock at the Unix epoch, in 1969 and in 2300 (past the year 2262, where
-// nanoseconds since 1970 overflow), when calls are made in each second of a minute, then every
-// surface counts every call, in its counters and in its last minute, with the longest of them,
-// and no call observer panics.
+// nanoseconds since 1970 overflow), when calls are made in each second of a minute, a third of
+// them failing and a third refused, then every surface counts every call, in its counters and
+// in its last minute, the failed and the refused apart, with the longest of them, and no call
+// observer panics.
 func TestEverySurfaceCountsEveryCallAtAnyTime(t *testing.T) {
 	tests := []struct {
 		name string
@@ -170,8 +194,11 @@ func TestEverySurfaceCountsEveryCallAtAnyTime(t *testing.T) {
 				Strategy: breaker.ErrorCount, Threshold: 100, RetryTimeout: time.Minute}}))
 			for i := range 60 {
 				var err error
-				if i%3 == 0 {
+				switch i % 3 {
+				case 0:
 					err = errDown
+				case 1:
+					err = refused
 				}
 				s.call("svc", time.Duration(i)*time.Millisecond, err)
 				s.clock.Advance(time.Second - time.Duration(i)*time.Millisecond)
@@ -179,7 +206,7 @@ func TestEverySurfaceCountsEveryCallAtAnyTime(t *testing.T) {
 			s.clock.Advance(-time.Second) // the second of the last call
 			s.call("svc", 0, nil)
 
-			want := said{calls: 61, longest: 0.059}
+			want := said{calls: 61, failed: 20, refused: 20, longest: 0.059}
 			assert.Equal(t, want, callsOnPage(t, s.page), "the page's minute")
 			assert.Equal(t, want, callsInPrometheus(t, s.registry), "Prometheus: breaker_calls_total and the minute's longest")
 			assert.Equal(t, want, callsInOTel(t, s.reader), "OpenTelemetry: breaker.calls and the minute's longest")
@@ -193,20 +220,21 @@ func TestEverySurfaceCountsEveryCallAtAnyTime(t *testing.T) {
 type pageDoc struct {
 	Resources []struct {
 		Resource string
+		Side     string
 		Settings *struct {
 			Timeout        string
 			MaxConcurrency int
 		}
 		SettingsFrom string
 		Breakers     []struct {
-			Rule       breaker.Rule
-			State      string
-			Total, Bad uint64
-			Pacing     bool
+			Rule                breaker.Rule
+			State               string
+			Total, Bad, Refused uint64
+			Pacing              bool
 		}
 		Calls *struct {
-			Calls uint64
-			RTMax string
+			Calls, Failures, Refused uint64
+			RTMax                    string
 		}
 	}
 	Uncalled []struct {
@@ -288,8 +316,9 @@ func fromStream(t *testing.T, url string) map[string]said {
 }
 
 // saidOfPage reads a status of the page: each breaker under "resource/rule", the settings of
-// each listed resource under its name, the longest call of each under "longest/resource", each
-// name configured and not called under "uncalled/name".
+// each listed resource under its name, its side under "side/resource", the longest call of each
+// under "longest/resource", its failed and refused calls, where it had any, under
+// "outcomes/resource", each name configured and not called under "uncalled/name".
 func saidOfPage(t *testing.T, body []byte) map[string]said {
 	t.Helper()
 	var doc pageDoc
@@ -308,12 +337,17 @@ func saidOfPage(t *testing.T, body []byte) map[string]said {
 		}
 		for _, b := range r.Breakers {
 			out[r.Resource+"/"+b.Rule.ID] = said{ruled: true, state: b.State, calls: float64(b.Total),
-				bad: float64(b.Bad), pacing: b.Pacing}
+				bad: float64(b.Bad), refused: float64(b.Refused), pacing: b.Pacing}
 		}
+		out["side/"+r.Resource] = said{side: r.Side}
 		if r.Calls != nil && r.Calls.RTMax != "" {
 			d, err := time.ParseDuration(r.Calls.RTMax)
 			require.NoError(t, err)
 			out["longest/"+r.Resource] = said{longest: d.Seconds()}
+		}
+		if r.Calls != nil {
+			outcomes(out, r.Resource, "failed", float64(r.Calls.Failures))
+			outcomes(out, r.Resource, "refused", float64(r.Calls.Refused))
 		}
 	}
 	for _, u := range doc.Uncalled {
@@ -322,7 +356,25 @@ func saidOfPage(t *testing.T, body []byte) map[string]said {
 	return out
 }
 
-// callsOnPage reads the page's last minute of svc: its calls and its longest call.
+// outcomes counts n calls of resource that ended as outcome ("failed" or "refused") in out, under
+// "outcomes/resource", when there are any: the page keeps a minute and the exporters count
+// for good, so a name without either has no entry.
+func outcomes(out map[string]said, resource, outcome string, n float64) {
+	if n == 0 {
+		return
+	}
+	key := "outcomes/" + resource
+	s := out[key]
+	if outcome == "failed" {
+		s.failed += n
+	} else {
+		s.refused += n
+	}
+	out[key] = s
+}
+
+// callsOnPage reads the page's last minute of svc: its calls, the failed and refused ones, and
+// its longest call.
 func callsOnPage(t *testing.T, h http.Handler) said {
 	t.Helper()
 	var doc pageDoc
@@ -332,10 +384,11 @@ func callsOnPage(t *testing.T, h http.Handler) said {
 	require.NotNil(t, c)
 	d, err := time.ParseDuration(c.RTMax)
 	require.NoError(t, err)
-	return said{calls: float64(c.Calls), longest: d.Seconds()}
+	return said{calls: float64(c.Calls), failed: float64(c.Failures), refused: float64(c.Refused), longest: d.Seconds()}
 }
 
-// callsInPrometheus reads one scrape's calls of svc, passed and blocked, and its longest call.
+// callsInPrometheus reads one scrape's calls of svc, passed and blocked, the failed and refused
+// ones, and its longest call.
 func callsInPrometheus(t *testing.T, registry *prometheus.Registry) said {
 	t.Helper()
 	families, err := registry.Gather()
@@ -352,6 +405,10 @@ func callsInPrometheus(t *testing.T, registry *prometheus.Registry) said {
 			switch {
 			case f.GetName() == "breaker_calls_total" && (outcome == "passed" || outcome == "blocked"):
 				out.calls += mt.GetCounter().GetValue()
+			case f.GetName() == "breaker_calls_total" && outcome == breakerprom.OutcomeFailed:
+				out.failed += mt.GetCounter().GetValue()
+			case f.GetName() == "breaker_calls_total" && outcome == breakerprom.OutcomeRefused:
+				out.refused += mt.GetCounter().GetValue()
 			case f.GetName() == "breaker_call_duration_max_seconds":
 				out.longest = mt.GetGauge().GetValue()
 			}
@@ -360,7 +417,8 @@ func callsInPrometheus(t *testing.T, registry *prometheus.Registry) said {
 	return out
 }
 
-// callsInOTel reads one collection's calls of svc, passed and blocked, and its longest call.
+// callsInOTel reads one collection's calls of svc, passed and blocked, the failed and refused
+// ones, and its longest call.
 func callsInOTel(t *testing.T, reader *sdkmetric.ManualReader) said {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
@@ -374,9 +432,13 @@ func callsInOTel(t *testing.T, reader *sdkmetric.ManualReader) said {
 					continue
 				}
 				for _, p := range d.DataPoints {
-					if o, _ := p.Attributes.Value(breakerotel.OutcomeKey); o.AsString() == breakerotel.OutcomePassed ||
-						o.AsString() == breakerotel.OutcomeBlocked {
+					switch o, _ := p.Attributes.Value(breakerotel.OutcomeKey); o.AsString() {
+					case breakerotel.OutcomePassed, breakerotel.OutcomeBlocked:
 						out.calls += float64(p.Value)
+					case breakerotel.OutcomeFailed:
+						out.failed += float64(p.Value)
+					case breakerotel.OutcomeRefused:
+						out.refused += float64(p.Value)
 					}
 				}
 			case metricdata.Gauge[float64]:
@@ -416,6 +478,16 @@ func fromPrometheus(t *testing.T, registry *prometheus.Registry) map[string]said
 				s := out[breakerKey]
 				s.bad = v
 				out[breakerKey] = s
+			case "breaker_window_refused":
+				s := out[breakerKey]
+				s.refused = v
+				out[breakerKey] = s
+			case "breaker_resource_info":
+				out["side/"+resource] = said{side: labels["side"]}
+			case "breaker_calls_total":
+				if o := labels["outcome"]; o == breakerprom.OutcomeFailed || o == breakerprom.OutcomeRefused {
+					outcomes(out, resource, o, mt.GetCounter().GetValue())
+				}
 			case "breaker_pacing":
 				s := out[breakerKey]
 				s.pacing = v == 1
@@ -465,6 +537,16 @@ func fromOTel(t *testing.T, reader *sdkmetric.ManualReader) map[string]said {
 					s := out[breakerKey]
 					s.bad = v
 					out[breakerKey] = s
+				case breakerotel.WindowRefusedName:
+					s := out[breakerKey]
+					s.refused = v
+					out[breakerKey] = s
+				case breakerotel.ResourceInfoName:
+					out["side/"+resource] = said{side: get(breakerotel.SideKey)}
+				case breakerotel.CallsName:
+					if o := get(breakerotel.OutcomeKey); o == breakerotel.OutcomeFailed || o == breakerotel.OutcomeRefused {
+						outcomes(out, resource, o, v)
+					}
 				case breakerotel.PacingName:
 					s := out[breakerKey]
 					s.pacing = v == 1

@@ -31,8 +31,13 @@ import (
 	"github.com/halfopen/breaker/breakerhttp"
 )
 
-// resource is the ServeMux pattern of the endpoint, which the middleware names its calls by.
-const resource = "GET /orders/{id}"
+// pattern is the ServeMux pattern of the endpoint, and resource the name the middleware gives
+// its calls: the pattern after breakerhttp.ServerPrefix, so that no rule written for the hosts
+// the program calls takes it.
+const (
+	pattern  = "GET /orders/{id}"
+	resource = breakerhttp.ServerPrefix + pattern
+)
 
 // The schedule of the run. The outage starts and ends halfway between steps, and the retry
 // timeout is not a whole number of steps, so that the real run, whose steps start a little
@@ -110,7 +115,7 @@ func run(w io.Writer, clk breaker.Clock, sleep func(time.Duration), linger time.
 	defer remove()
 
 	mux := http.NewServeMux()
-	mux.Handle(resource, breakerhttp.Middleware(m)(&orders{clk: clk, start: start}))
+	mux.Handle(pattern, breakerhttp.Middleware(m)(&orders{clk: clk, start: start}))
 	mux.Handle("GET /debug/breakers", status)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

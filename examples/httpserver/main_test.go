@@ -50,7 +50,7 @@ func TestRunShowsTripAndRecovery(t *testing.T) {
 	// The summary read from /debug/breakers?format=json. The window holds the 40 requests
 	// from 1500ms on, but the probe: the window starts empty after it.
 	assert.Contains(t, out, "\n/debug/breakers?format=json says:\n"+
-		"  GET /orders/{id}: CLOSED after 5 transitions; in the window, 0 of 39 requests failed\n"+
+		"  @server GET /orders/{id}: CLOSED after 5 transitions; in the window, 0 of 39 requests failed\n"+
 		"  transitions, newest first: ProbeSucceeded, RetryTimeoutElapsed, ProbeFailed, RetryTimeoutElapsed, ThresholdExceeded\n")
 }
 
