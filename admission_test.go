@@ -295,6 +295,21 @@ func TestCallPastItsTimeoutFailedWhateverItReturned(t *testing.T) {
 	}
 }
 
+// Given a resource with a Timeout, when a call runs past it and then returns a refusal with a
+// retry hint, then it counts as a plain failure: the Timeout decides, so the breaker it trips
+// stays OPEN for its RetryTimeout, not for the late answer's hint.
+func TestCallPastItsTimeoutTakesNoHint(t *testing.T) {
+	r := errorCount(1, 1)
+	r.RetryTimeout, r.MaxRetryTimeout = time.Second, 10*time.Second
+	h := newHarness(t, r)
+	require.NoError(t, h.m.LoadResources(map[string]breaker.ResourceConfig{"svc": {Timeout: time.Nanosecond}}))
+	lateRefusal := func(ctx context.Context) error { <-ctx.Done(); return refusedFor(3 * time.Second) }
+	err := h.m.Do(context.Background(), "svc", lateRefusal)
+	assert.ErrorIs(t, err, errQuota, "the caller gets the answer as it is")
+	assert.Equal(t, []string{tripped}, h.events.transitions())
+	assert.Equal(t, h.clock.Now().Add(time.Second), h.stats().RetryAt)
+}
+
 // A call that ends at the caller's own, earlier deadline was not cut off by the library: the
 // rule judges it by its response time alone.
 func TestCallerDeadlineIsNotACutOff(t *testing.T) {

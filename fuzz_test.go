@@ -851,8 +851,8 @@ func checkBlock(t *testing.T, step int, resource string, err error, want *modelB
 	if be.Rule == nil || *be.Rule != *want.rule || be.State != want.state || !be.RetryAt.Equal(retryAt) ||
 		be.Resource != resource || errors.Is(err, breaker.ErrOpen) == (want.ramping || want.pacing) ||
 		errors.Is(err, breaker.ErrRampingUp) != want.ramping || errors.Is(err, breaker.ErrPacing) != want.pacing {
-		t.Fatalf("step %d: %s: BlockError %+v (rule %+v); want rule %+v, state %v, retry at %v",
-			step, resource, be, be.Rule, *want.rule, want.state, want.retryAt)
+		t.Fatalf("step %d: %s: BlockError %+v (rule %+v, state %v, retry at %v); want rule %+v, state %v, retry at %v",
+			step, resource, be, be.Rule, be.State, be.RetryAt.Sub(breakertest.Start), *want.rule, want.state, want.retryAt)
 	}
 }
 

@@ -175,7 +175,7 @@ func (m *Manager) resultOf(err error, how ending) result {
 	res := result{o: m.classify(err), hint: retryHint(err)}
 	switch {
 	case how == outlived:
-		res.o, res.cutOff = Failure, true
+		res.o, res.cutOff, res.hint = Failure, true, 0 // the Timeout decides, not the late answer's hint
 	case how == canceled && err != ErrPanicked:
 		res.o = Ignore
 	}
