@@ -11,8 +11,9 @@ import (
 // Recorder is a call observer that keeps each resource's last minute of calls for the
 // status page: pass r.Option() to breaker.NewManager, and r to Handler with WithRecorder. It
 // counts each second's calls, those rejected by each cause, those that failed, those the
-// dependency refused and those that were slow, and the longest response time, as breakerview does for every surface, at the
-// time the Manager reports each call: it reads no clock of its own.
+// dependency refused and those that were slow, and the longest response time, as breakerview
+// does for every surface, at the time the Manager reports each call: it reads no clock of its
+// own.
 //
 // Its memory is bounded: it keeps the names within its limits (RecorderLimits: 1,000 names by
 // default, each about 4 KB of counters, none longer than 1 KiB, 128 KiB of them in all), and

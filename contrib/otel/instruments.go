@@ -167,32 +167,32 @@ var (
 //
 // Every method is safe for concurrent use. The zero value is not usable.
 type Instruments struct {
-	meter        metric.Meter
-	attrs        []attribute.KeyValue // from WithAttributes; never modified after New
-	callsTotal   metric.Int64Counter
-	duration     metric.Float64Histogram
-	state        metric.Int64ObservableGauge
-	status       metric.Int64ObservableUpDownCounter
-	rampingUp    metric.Int64ObservableGauge
-	pacing       metric.Int64ObservableGauge
-	windowCalls  metric.Int64ObservableGauge
-	windowBad    metric.Int64ObservableGauge
-	windowRefd   metric.Int64ObservableGauge
-	windowRatio  metric.Float64ObservableGauge
-	transitions  metric.Int64Counter
-	force        metric.Int64ObservableGauge
-	inFlight     metric.Int64ObservableGauge
-	limit        metric.Int64ObservableGauge
-	timeout      metric.Float64ObservableGauge
-	override     metric.Int64ObservableGauge
-	overrideEnd  metric.Float64ObservableGauge
-	tmplBreakers metric.Int64ObservableGauge
-	tmplSettings metric.Int64ObservableGauge
-	tmplLimit    metric.Int64ObservableGauge
-	tmplDropped  metric.Int64ObservableCounter
-	callMax      metric.Float64ObservableGauge
-	uncalled     metric.Int64ObservableGauge
-	resourceInfo metric.Int64ObservableGauge
+	meter         metric.Meter
+	attrs         []attribute.KeyValue // from WithAttributes; never modified after New
+	callsTotal    metric.Int64Counter
+	duration      metric.Float64Histogram
+	state         metric.Int64ObservableGauge
+	status        metric.Int64ObservableUpDownCounter
+	rampingUp     metric.Int64ObservableGauge
+	pacing        metric.Int64ObservableGauge
+	windowCalls   metric.Int64ObservableGauge
+	windowBad     metric.Int64ObservableGauge
+	windowRefused metric.Int64ObservableGauge
+	windowRatio   metric.Float64ObservableGauge
+	transitions   metric.Int64Counter
+	force         metric.Int64ObservableGauge
+	inFlight      metric.Int64ObservableGauge
+	limit         metric.Int64ObservableGauge
+	timeout       metric.Float64ObservableGauge
+	override      metric.Int64ObservableGauge
+	overrideEnd   metric.Float64ObservableGauge
+	tmplBreakers  metric.Int64ObservableGauge
+	tmplSettings  metric.Int64ObservableGauge
+	tmplLimit     metric.Int64ObservableGauge
+	tmplDropped   metric.Int64ObservableCounter
+	callMax       metric.Float64ObservableGauge
+	uncalled      metric.Int64ObservableGauge
+	resourceInfo  metric.Int64ObservableGauge
 
 	// calls keeps the resource names with attribute sets of their own, within the Limits, each
 	// with its last minute.
@@ -252,7 +252,7 @@ func NewWithMeter(meter metric.Meter, opts ...Option) (*Instruments, error) {
 	ins.windowBad, errs[17] = meter.Int64ObservableGauge(WindowBadName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Of the calls in the window of each breaker, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED."))
-	ins.windowRefd, errs[22] = meter.Int64ObservableGauge(WindowRefusedName,
+	ins.windowRefused, errs[22] = meter.Int64ObservableGauge(WindowRefusedName,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Of breaker.window.bad, the calls the dependency refused (Outcome Refused) rather than failed: ErrorRatio and ErrorCount count them apart; 0 for SlowRequestRatio and ConsecutiveErrors, and unless CLOSED."))
 	ins.windowRatio, errs[18] = meter.Float64ObservableGauge(WindowRatioName,
@@ -339,7 +339,7 @@ func (ins *Instruments) Watch(m *breaker.Manager) error {
 		snap := m.Snapshot() // one read: every instrument below reports one rule set, at one instant
 		ins.observeView(o, ins.calls.View(&snap, since))
 		return nil
-	}, ins.state, ins.status, ins.rampingUp, ins.pacing, ins.windowCalls, ins.windowBad, ins.windowRefd, ins.windowRatio, ins.force,
+	}, ins.state, ins.status, ins.rampingUp, ins.pacing, ins.windowCalls, ins.windowBad, ins.windowRefused, ins.windowRatio, ins.force,
 		ins.inFlight, ins.limit, ins.timeout, ins.override, ins.overrideEnd, ins.tmplBreakers, ins.tmplSettings, ins.tmplLimit,
 		ins.tmplDropped, ins.callMax, ins.uncalled, ins.resourceInfo)
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 	"github.com/halfopen/breaker/breakerview"
 )
 
-// observeView reports the gauges of v: for each of its Series, as its breaker.resource, its side
-// (breaker.resource.info), the state (breaker.state and breaker.status) and window of each breaker, the settings and calls
-// in flight, the overrides, the longest call of the minute and the names not called; and the
-// template counts while a template rule or setting is loaded.
+// observeView reports the gauges of v: for each of its Series, as its breaker.resource, its
+// side (breaker.resource.info), the state (breaker.state and breaker.status) and window of each
+// breaker, the settings and calls in flight, the overrides, the longest call of the minute and
+// the names not called; and the template counts while a template rule or setting is loaded.
 func (ins *Instruments) observeView(o metric.Observer, v *breakerview.View) {
 	for i := range v.Series {
 		s := &v.Series[i]
@@ -61,8 +61,8 @@ func (ins *Instruments) observeView(o metric.Observer, v *breakerview.View) {
 // observeBreaker reports the breaker b of the breaker.resource resource: its state to the
 // state gauge, as breaker.State's value (0 CLOSED, 1 OPEN, 2 HALF_OPEN), and to
 // breaker.status, with whether it is dry run; whether it ramps up or paces; and its window, its
-// calls, bad calls and refused calls, and their ratio but for a ConsecutiveErrors rule, whose Bad is a run of
-// failures and not a share of a window.
+// calls, bad calls and refused calls, and their ratio but for a ConsecutiveErrors rule, whose
+// Bad is a run of failures and not a share of a window.
 func (ins *Instruments) observeBreaker(o metric.Observer, b *breakerview.Breaker, resource string) {
 	kvs := []attribute.KeyValue{ResourceKey.String(resource), RuleKey.String(b.Label), DryRunKey.Bool(b.DryRun)}
 	opt := ins.with(kvs...)
@@ -77,7 +77,7 @@ func (ins *Instruments) observeBreaker(o metric.Observer, b *breakerview.Breaker
 	window := ins.with(ResourceKey.String(resource), RuleKey.String(b.Label))
 	o.ObserveInt64(ins.windowCalls, int64(b.Total), window)
 	o.ObserveInt64(ins.windowBad, int64(b.Bad), window)
-	o.ObserveInt64(ins.windowRefd, int64(b.Refused), window)
+	o.ObserveInt64(ins.windowRefused, int64(b.Refused), window)
 	if b.Windowed {
 		o.ObserveFloat64(ins.windowRatio, b.Ratio(), window)
 	}

@@ -26,7 +26,7 @@ type observed struct {
 func (o *observed) ObserveFloat64(metric.Float64Observable, float64, ...metric.ObserveOption) {}
 
 func (o *observed) ObserveInt64(obs metric.Int64Observable, v int64, opts ...metric.ObserveOption) {
-	name := map[metric.Int64Observable]string{o.ins.windowBad: WindowBadName, o.ins.windowRefd: WindowRefusedName,
+	name := map[metric.Int64Observable]string{o.ins.windowBad: WindowBadName, o.ins.windowRefused: WindowRefusedName,
 		o.ins.resourceInfo: ResourceInfoName}[obs]
 	if name == "" {
 		return

@@ -41,31 +41,31 @@ const (
 //
 // Its methods are safe for concurrent use.
 type Collector struct {
-	callsTotal   *prometheus.CounterVec
-	rejected     *prometheus.CounterVec
-	wouldReject  *prometheus.CounterVec
-	rt           *prometheus.HistogramVec
-	transitions  *prometheus.CounterVec
-	state        *prometheus.Desc
-	rampingUp    *prometheus.Desc
-	pacing       *prometheus.Desc
-	windowCalls  *prometheus.Desc
-	windowBad    *prometheus.Desc
-	windowRefd   *prometheus.Desc
-	windowRatio  *prometheus.Desc
-	force        *prometheus.Desc
-	inFlight     *prometheus.Desc
-	maxConc      *prometheus.Desc
-	timeout      *prometheus.Desc
-	override     *prometheus.Desc
-	overrideEnd  *prometheus.Desc
-	templates    *prometheus.Desc
-	tmplSettings *prometheus.Desc
-	dynLimit     *prometheus.Desc
-	dynDropped   *prometheus.Desc
-	callMax      *prometheus.Desc
-	uncalled     *prometheus.Desc
-	info         *prometheus.Desc
+	callsTotal    *prometheus.CounterVec
+	rejected      *prometheus.CounterVec
+	wouldReject   *prometheus.CounterVec
+	rt            *prometheus.HistogramVec
+	transitions   *prometheus.CounterVec
+	state         *prometheus.Desc
+	rampingUp     *prometheus.Desc
+	pacing        *prometheus.Desc
+	windowCalls   *prometheus.Desc
+	windowBad     *prometheus.Desc
+	windowRefused *prometheus.Desc
+	windowRatio   *prometheus.Desc
+	force         *prometheus.Desc
+	inFlight      *prometheus.Desc
+	maxConc       *prometheus.Desc
+	timeout       *prometheus.Desc
+	override      *prometheus.Desc
+	overrideEnd   *prometheus.Desc
+	templates     *prometheus.Desc
+	tmplSettings  *prometheus.Desc
+	dynLimit      *prometheus.Desc
+	dynDropped    *prometheus.Desc
+	callMax       *prometheus.Desc
+	uncalled      *prometheus.Desc
+	info          *prometheus.Desc
 
 	// calls keeps the resource names with series of their own, within the Limits, each with
 	// its last minute.
@@ -125,7 +125,7 @@ func New(opts ...Option) *Collector {
 		windowBad: prometheus.NewDesc("breaker_window_bad",
 			"Of the calls in the window of the breaker of each loaded rule, the slow ones (SlowRequestRatio) or the failed ones (ErrorRatio, ErrorCount); for ConsecutiveErrors, its current run of failures. 0 unless CLOSED.",
 			[]string{"resource", "rule"}, nil),
-		windowRefd: prometheus.NewDesc("breaker_window_refused",
+		windowRefused: prometheus.NewDesc("breaker_window_refused",
 			"Of breaker_window_bad, the calls the dependency refused (Outcome Refused) rather than failed: ErrorRatio and ErrorCount count them apart; 0 for SlowRequestRatio and ConsecutiveErrors, and unless CLOSED.",
 			[]string{"resource", "rule"}, nil),
 		windowRatio: prometheus.NewDesc("breaker_window_ratio",
@@ -229,7 +229,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.pacing
 	ch <- c.windowCalls
 	ch <- c.windowBad
-	ch <- c.windowRefd
+	ch <- c.windowRefused
 	ch <- c.windowRatio
 	ch <- c.force
 	ch <- c.inFlight

@@ -28,8 +28,8 @@ func errorCount(resource string, n float64) breaker.Rule {
 }
 
 // Given a resource's rules, when calls end in each way, then each counts as passed and, of
-// those, as failed, refused (apart from failed) or slow; a rejected call as blocked only; and the RT of each call that ran
-// lands in its bucket.
+// those, as failed, refused (apart from failed) or slow; a rejected call as blocked only; and
+// the RT of each call that ran lands in its bucket.
 func TestCalls(t *testing.T) {
 	tests := []struct {
 		name  string

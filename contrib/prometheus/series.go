@@ -65,7 +65,7 @@ func (c *Collector) sendBreaker(ch chan<- prometheus.Metric, b *breakerview.Brea
 	}
 	gauge(ch, c.windowCalls, float64(b.Total), resource, b.Label)
 	gauge(ch, c.windowBad, float64(b.Bad), resource, b.Label)
-	gauge(ch, c.windowRefd, float64(b.Refused), resource, b.Label)
+	gauge(ch, c.windowRefused, float64(b.Refused), resource, b.Label)
 	if b.Windowed {
 		gauge(ch, c.windowRatio, b.Ratio(), resource, b.Label)
 	}
