@@ -269,7 +269,7 @@ var forProbe = &BlockError{}
 // which a HALF_OPEN breaker of res rejected: when c is nested in a call that holds that probe
 // (nested.go) it passes the breakers uncounted and meets MaxConcurrency; else it is refused.
 func (m *Manager) admitInProbe(c *call, resource string, res *resource, ctx context.Context) *BlockError {
-	if !m.nestedInProbe(ctx, resource, res, c.start) {
+	if !c.nestedInProbe(ctx, res) {
 		return m.refuse(c)
 	}
 	c.passNested()

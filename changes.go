@@ -206,7 +206,7 @@ func (m *Manager) publish(next *ruleSet, now int64) []StateChange {
 	m.rules.Store(next)
 	m.tmpl.maxBytes = next.nameBudget
 	m.releaseCounts(next)
-	return append(heard, m.makeRoom(0, 0, now)...)
+	return append(heard, m.evict(0, 0, now)...)
 }
 
 // startRules publishes the empty rule set of a new Manager, its breakers to be striped for the

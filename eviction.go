@@ -13,22 +13,22 @@ import (
 // budget leaves for names), idlest first. It drops at least a sixteenth of the bound, but of
 // idle entries only: an entry with a breaker OPEN, HALF_OPEN, ramping up or pacing holds what
 // is known of its dependency, and one with calls in flight under its template settings holds
-// their count, so it is dropped only while there is still no room. It requires mu held.
-func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
-	d := &m.tmpl
+// their count, so it is dropped only while there is still no room. It returns the transitions
+// to report, and whether there was no room at first (the Manager then releases the counts no
+// entry uses: evict). It requires mu held.
+func (d *templateBreakers) makeRoom(n int, nameLen int64, now int64) (changes []StateChange, full bool) {
 	room := func() bool {
 		return int(d.count.Load()+d.settings.Load())+n <= d.limit && d.bytes+nameLen <= d.maxBytes
 	}
 	if room() {
-		return nil
+		return nil, false
 	}
 	all := make([]idleness, 0, d.names.Load())
 	d.each(func(e *templateEntry) { all = append(all, e.idlenessAt(now)) })
 	batch := max(1, d.limit/16)
-	var changes []StateChange
 	var names []string
 	drop := func(e *templateEntry) {
-		changes = append(changes, m.tmpl.drop(e, Evicted, now)...)
+		changes = append(changes, d.drop(e, Evicted, now)...)
 		names = append(names, e.name)
 	}
 	// dropClosed walks idlest first. Only the entries it looks at are read for their state.
@@ -57,11 +57,7 @@ func (m *Manager) makeRoom(n int, nameLen int64, now int64) []StateChange {
 		}
 	}
 	d.dropped.Add(uint64(len(names)))
-	// Every count that is 0 and unused goes, not only those of the names dropped now: a name
-	// dropped while its calls were in flight keeps its count until they exit, and only a later
-	// drop finds it 0.
-	m.releaseCounts(m.rules.Load())
-	return changes
+	return changes, true
 }
 
 // idleness orders entries for dropping: idle the longest first, then made first.

@@ -34,17 +34,18 @@ func (c *call) withProbe(ctx context.Context) context.Context {
 	return context.WithValue(ctx, probeKey{}, mark)
 }
 
-// nestedInProbe reports whether a call to the resource name, whose breakers are res, made with
-// ctx and rejected by them at now, is nested in a call that holds a probe of them: ctx carries
-// that call's mark, and each breaker either let that call through in the period it is in now
-// (its probe, or its place in a ramp), or lets every call through (CLOSED, or dry).
-func (m *Manager) nestedInProbe(ctx context.Context, name string, res *resource, now int64) bool {
+// nestedInProbe reports whether the call c, made with ctx to a resource whose breakers are res
+// and rejected by them at its start, is nested in a call that holds a probe of them: ctx
+// carries that call's mark, of the same Manager and name, and each breaker either let that call
+// through in the period it is in now (its probe, or its place in a ramp), or lets every call
+// through (CLOSED, or dry).
+func (c *call) nestedInProbe(ctx context.Context, res *resource) bool {
 	mark, _ := ctx.Value(probeKey{}).(*probeMark)
-	if mark == nil || mark.m != m || mark.name != name {
+	if mark == nil || mark.m != c.m || mark.name != c.name {
 		return false
 	}
-	for _, c := range res.breakers {
-		if p := c.cur.Load(); !(p.state == Closed && p.ramp == nil || mark.admittedIn(c, p) || c.dry(now)) {
+	for _, b := range res.breakers {
+		if p := b.cur.Load(); !(p.state == Closed && p.ramp == nil || mark.admittedIn(b, p) || b.dry(c.start)) {
 			return false
 		}
 	}

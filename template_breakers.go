@@ -131,7 +131,7 @@ func (m *Manager) makeTemplateBreakers(name string) (*resource, []StateChange) {
 	if t != nil {
 		units += len(t.rules)
 	}
-	changes := m.makeRoom(units, int64(len(name)), now)
+	changes := m.evict(units, int64(len(name)), now)
 	if m.tmpl.bytes+int64(len(name)) > m.tmpl.maxBytes {
 		return refused(name), changes // the name alone is past what the budget leaves for names
 	}
@@ -187,6 +187,19 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// evict makes room for n more units and a name of nameLen bytes (templateBreakers.makeRoom),
+// and returns the transitions to report. Where there was no room, every count that is 0 and
+// unused goes too, not only those of the names dropped now: a name dropped while its calls were
+// in flight keeps its count until they exit, and only a later drop finds it 0. It requires mu
+// held.
+func (m *Manager) evict(n int, nameLen int64, now int64) []StateChange {
+	changes, full := m.tmpl.makeRoom(n, nameLen, now)
+	if full {
+		m.releaseCounts(m.rules.Load())
+	}
+	return changes
 }
 
 // releaseCounts lets go of the counts of calls in flight of names that are 0 and that neither
