@@ -92,18 +92,7 @@ func TestCountAs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, errorCount(1, 1))
-			err := h.m.Do(t.Context(), "svc", func(context.Context) error { return tt.give })
-			assert.Equal(t, tt.wantErr, err)
-			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
-
-			// The same through an Entry.
-			h2 := newHarness(t, errorCount(1, 1))
-			e, err := h2.m.Enter("svc")
-			require.NoError(t, err)
-			e.SetError(tt.give)
-			e.Exit()
-			assert.Equal(t, tt.wantOpen, h2.state("svc", 0) == breaker.Open)
+			assertOpensThroughDoAndEntry(t, tt.give, tt.wantErr, tt.wantOpen)
 		})
 	}
 	// A resource without rules returns the error CountAs marks too, not the mark.
@@ -159,17 +148,7 @@ func TestCountAsSurvivesWrapping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, errorCount(1, 1))
-			err := h.m.Do(t.Context(), "svc", func(context.Context) error { return tt.give })
-			assert.Equal(t, tt.give, err)
-			assert.Equal(t, tt.wantOpen, h.state("svc", 0) == breaker.Open)
-
-			h2 := newHarness(t, errorCount(1, 1))
-			e, err := h2.m.Enter("svc")
-			require.NoError(t, err)
-			e.SetError(tt.give)
-			e.Exit()
-			assert.Equal(t, tt.wantOpen, h2.state("svc", 0) == breaker.Open)
+			assertOpensThroughDoAndEntry(t, tt.give, tt.give, tt.wantOpen)
 		})
 	}
 	assert.ErrorIs(t, fmt.Errorf("wrapped: %w", breaker.CountAs(errDown, breaker.Ignore)), errDown)
@@ -256,4 +235,22 @@ func TestCanceledProbe(t *testing.T) {
 	assert.Equal(t, "HALF_OPEN->OPEN ProbeIgnored", h.events.transitions()[2])
 	require.NoError(t, h.complete("svc", 0, nil), "the next call may probe at once")
 	assert.Equal(t, breaker.Closed, h.state("svc", 0))
+}
+
+// assertOpensThroughDoAndEntry checks that a call of "svc", under an ErrorCount rule that one
+// failure trips, that ends with give opens the breaker when wantOpen says so: through Do, which
+// returns wantErr, and through an Entry.
+func assertOpensThroughDoAndEntry(t *testing.T, give, wantErr error, wantOpen bool) {
+	t.Helper()
+	h := newHarness(t, errorCount(1, 1))
+	err := h.m.Do(t.Context(), "svc", func(context.Context) error { return give })
+	assert.Equal(t, wantErr, err)
+	assert.Equal(t, wantOpen, h.state("svc", 0) == breaker.Open, "through Do")
+
+	h = newHarness(t, errorCount(1, 1))
+	e, err := h.m.Enter("svc")
+	require.NoError(t, err)
+	e.SetError(give)
+	e.Exit()
+	assert.Equal(t, wantOpen, h.state("svc", 0) == breaker.Open, "through an Entry")
 }

@@ -90,16 +90,22 @@ func headline(b *strings.Builder, r scenarioResult) {
 	fmt.Fprintln(b)
 }
 
-func perPhase(b *strings.Builder, r scenarioResult) {
-	fmt.Fprint(b, "| callers' view | ")
-	for _, p := range r.script.Phases {
+// phaseHeader starts a table with a column per phase of s: its title, then each phase's name,
+// each column aligned as align says ("---|" or "---:|").
+func phaseHeader(b *strings.Builder, title, align string, s scenario.Script) {
+	fmt.Fprintf(b, "| %s | ", title)
+	for _, p := range s.Phases {
 		fmt.Fprintf(b, "%s | ", p.Name)
 	}
 	fmt.Fprint(b, "\n|---|")
-	for range r.script.Phases {
-		fmt.Fprint(b, "---|")
+	for range s.Phases {
+		fmt.Fprint(b, align)
 	}
 	fmt.Fprintln(b)
+}
+
+func perPhase(b *strings.Builder, r scenarioResult) {
+	phaseHeader(b, "callers' view", "---|", r.script)
 	for i, lib := range r.libs {
 		ms := r.measures[i]
 		fmt.Fprintf(b, "| %s | ", lib.Name)
@@ -119,15 +125,7 @@ func perPhase(b *strings.Builder, r scenarioResult) {
 // goodputTable gives, per library and phase, the median of the calls per second that the
 // library admitted and that succeeded.
 func goodputTable(b *strings.Builder, r scenarioResult) {
-	fmt.Fprint(b, "| goodput (calls/s) | ")
-	for _, p := range r.script.Phases {
-		fmt.Fprintf(b, "%s | ", p.Name)
-	}
-	fmt.Fprint(b, "\n|---|")
-	for range r.script.Phases {
-		fmt.Fprint(b, "---:|")
-	}
-	fmt.Fprintln(b)
+	phaseHeader(b, "goodput (calls/s)", "---:|", r.script)
 	for i, lib := range r.libs {
 		fmt.Fprintf(b, "| %s | ", lib.Name)
 		for k := range r.script.Phases {
@@ -148,15 +146,7 @@ func callsTable(b *strings.Builder, r scenarioResult) {
 	if refuses {
 		head += " · refused (429)"
 	}
-	fmt.Fprintf(b, "| %s | ", head)
-	for _, p := range r.script.Phases {
-		fmt.Fprintf(b, "%s | ", p.Name)
-	}
-	fmt.Fprint(b, "\n|---|")
-	for range r.script.Phases {
-		fmt.Fprint(b, "---:|")
-	}
-	fmt.Fprintln(b)
+	phaseHeader(b, head, "---:|", r.script)
 	for i, lib := range r.libs {
 		ms := r.measures[i]
 		fmt.Fprintf(b, "| %s | ", lib.Name)
