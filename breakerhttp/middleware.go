@@ -115,6 +115,7 @@ type handler struct {
 	m     *breaker.Manager
 	o     options
 	names *serverNames
+	first atomic.Pointer[serverName] // the first pattern this handler named (nameOf)
 }
 
 // serverFailure is the default failure decision of a server request: a 5xx.
@@ -167,11 +168,11 @@ func (h *handler) resource(r *http.Request) string {
 		// for one can be a path of the client's making (a CONNECT request's, cleaned).
 		next, pattern := h.mux.Handler(r)
 		if pattern != "" && reflect.TypeOf(next) != redirectType {
-			return h.names.of(pattern)
+			return h.nameOf(pattern)
 		}
 	}
 	if r.Pattern != "" {
-		return h.names.of(r.Pattern)
+		return h.nameOf(r.Pattern)
 	}
 	return UnmatchedResource
 }
@@ -180,19 +181,23 @@ func (h *handler) resource(r *http.Request) string {
 // program's, so a program stays far below it; a pattern past it is named on each request.
 const maxServerNames = 1000
 
-// serverNames are the resource names of the patterns a Middleware has seen, ServerPrefix and
-// the pattern, each made once, so that naming a request allocates nothing. The zero value is
-// empty and ready; it is safe for concurrent use.
+// serverName is a ServeMux pattern and the resource name Middleware gives it: ServerPrefix and
+// the pattern, made once.
+type serverName struct{ pattern, name string }
+
+// serverNames are the names of the patterns a Middleware has seen, each made once, so that
+// naming a request allocates nothing. The zero value is empty and ready; it is safe for
+// concurrent use.
 type serverNames struct {
-	names atomic.Pointer[map[string]string] // pattern → name; copied on write, under mu
+	names atomic.Pointer[map[string]*serverName] // by pattern; copied on write, under mu
 	mu    sync.Mutex
 }
 
 // of returns the name of pattern.
-func (s *serverNames) of(pattern string) string {
+func (s *serverNames) of(pattern string) *serverName {
 	if names := s.names.Load(); names != nil {
-		if name, ok := (*names)[pattern]; ok {
-			return name
+		if n, ok := (*names)[pattern]; ok {
+			return n
 		}
 	}
 	return s.add(pattern)
@@ -200,24 +205,41 @@ func (s *serverNames) of(pattern string) string {
 
 // add is the slow path of of: it makes the name of pattern, and keeps it while there is room.
 // The key is the name's own tail, never the caller's string.
-func (s *serverNames) add(pattern string) string {
+func (s *serverNames) add(pattern string) *serverName {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var old map[string]string
+	var old map[string]*serverName
 	if p := s.names.Load(); p != nil {
 		old = *p
 	}
-	if name, ok := old[pattern]; ok {
-		return name
+	if n, ok := old[pattern]; ok {
+		return n
 	}
 	name := ServerPrefix + pattern
+	n := &serverName{pattern: name[len(ServerPrefix):], name: name}
 	if len(old) >= maxServerNames {
-		return name
+		return n
 	}
-	names := make(map[string]string, len(old)+1)
+	names := make(map[string]*serverName, len(old)+1)
 	maps.Copy(names, old)
-	names[name[len(ServerPrefix):]] = name
+	names[n.pattern] = n
 	s.names.Store(&names)
+	return n
+}
+
+// nameOf returns the resource name of a request that matched pattern. A handler wrapped inside
+// a ServeMux sees one pattern, the first it met, and finds its name without a lookup: it keeps
+// the mux's own string of it, which the next request carries again, so the comparison is of
+// two pointers. Any other pattern (a handler around the whole mux) is looked up. The first is
+// set once, so that handlers serving many patterns never write it again.
+func (h *handler) nameOf(pattern string) string {
+	if f := h.first.Load(); f != nil && f.pattern == pattern {
+		return f.name
+	}
+	name := h.names.of(pattern).name
+	if h.first.Load() == nil {
+		h.first.CompareAndSwap(nil, &serverName{pattern: pattern, name: name})
+	}
 	return name
 }
 

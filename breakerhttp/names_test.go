@@ -143,6 +143,27 @@ func TestMiddlewareWithResourceKeepsItsNames(t *testing.T) {
 	assert.Equal(t, map[string]int{"orders GET /orders/{id}": 1, "orders ": 1}, names)
 }
 
+// Given one Middleware around a mux and the same one inside it on two routes, when requests
+// alternate between the routes, then each is named by its own pattern: the name a handler
+// found first is not taken for another's.
+func TestMiddlewareNamesEachPatternItServes(t *testing.T) {
+	var names []string
+	m := breaker.NewManager(breaker.WithClock(breakertest.NewClock()),
+		breaker.WithCallObserver(func(c breaker.CallInfo) { names = append(names, c.Resource) }))
+	mw := breakerhttp.Middleware(m)
+	inner := http.NewServeMux()
+	inner.Handle("GET /orders/{id}", mw(ok))
+	inner.Handle("GET /users/{id}", mw(ok))
+	outer := mw(inner)
+	for range 2 {
+		serve(outer, "/orders/7")
+		serve(outer, "/users/7")
+	}
+	orders, users := breakerhttp.ServerPrefix+"GET /orders/{id}", breakerhttp.ServerPrefix+"GET /users/{id}"
+	// Each request is a call of the outer handler, then one of the inner, which ends first.
+	assert.Equal(t, []string{orders, orders, users, users, orders, orders, users, users}, names)
+}
+
 // Given routes named by their pattern, inside a mux and around it, then a request allocates
 // no more for its name than one named by WithResource with a constant (around the mux, one that
 // asks the mux for the route, as the default does): each name is made once.
